@@ -1,0 +1,190 @@
+//! Calls on their way down: a top-level reason comes off, and nothing else changes
+//! (R9, R10).
+
+use crate::json::{self, Object};
+use alloc::collections::BTreeMap;
+use alloc::string::String;
+use alloc::vec::Vec;
+use serde_json::value::RawValue;
+
+/// What a call's arguments hold of the parameter.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Found {
+    /// No top-level member by that name, or arguments that are not one valid JSON object:
+    /// the call is forwarded untouched.
+    Absent,
+    /// The member is there.
+    Present {
+        /// The arguments without it, compact, every other member kept by value and order.
+        without: String,
+        /// Whether its (last) value was `null`.
+        is_null: bool,
+    },
+}
+
+/// Looks for the top-level member `name` in the arguments' text.
+pub(crate) fn find(text: &str, name: &str) -> Found {
+    // Text that cannot spell the key is never parsed: the name's characters can only be
+    // spelled otherwise by a `\u` escape (see `Options::validate`).
+    if !text.contains(name) && !text.contains("\\u") {
+        return Found::Absent;
+    }
+    let Some(object) = Object::parse(text) else {
+        return Found::Absent;
+    };
+    let Some(reason) = object.get(name) else {
+        return Found::Absent;
+    };
+    match without(&object, name) {
+        Some(without) => Found::Present {
+            without,
+            is_null: reason.get() == "null",
+        },
+        None => Found::Absent,
+    }
+}
+
+/// The object re-serialised compactly without `name`: each other key at its first
+/// position with its last value, as JSON parsers read repeated keys. `None` when the
+/// text turns out not to be valid JSON after all (a lone surrogate escape).
+fn without(object: &Object<'_>, name: &str) -> Option<String> {
+    let mut kept: Vec<(&str, &RawValue)> = Vec::with_capacity(object.members.len());
+    let mut first_at: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut dropped = String::new();
+    for member in &object.members {
+        let key = member.key.as_str();
+        if key == name {
+            // Dropped, but still checked: invalid text is left alone whole.
+            dropped.clear();
+            json::push_compact(&mut dropped, member.value.get())?;
+            continue;
+        }
+        match first_at.get(key) {
+            Some(&at) => {
+                let (_, old) = kept.get_mut(at)?;
+                dropped.clear();
+                json::push_compact(&mut dropped, old.get())?;
+                *old = member.value;
+            }
+            None => {
+                first_at.insert(key, kept.len());
+                kept.push((key, member.value));
+            }
+        }
+    }
+    let mut out = String::with_capacity(object.text.len());
+    out.push('{');
+    for (at, (key, value)) in kept.into_iter().enumerate() {
+        if at > 0 {
+            out.push(',');
+        }
+        json::push_string(&mut out, key);
+        out.push(':');
+        json::push_compact(&mut out, value.get())?;
+    }
+    out.push('}');
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strip(text: &str) -> Option<String> {
+        match find(text, "reason") {
+            Found::Absent => None,
+            Found::Present { without, .. } => Some(without),
+        }
+    }
+
+    #[test]
+    fn only_a_top_level_reason_comes_off() {
+        // R9
+        assert_eq!(strip(r#"{"a":1,"reason":"why"}"#).unwrap(), r#"{"a":1}"#);
+        assert_eq!(strip(r#"{"a":{"reason":"deep"}}"#), None);
+        assert_eq!(strip(r#"{"a":"reason"}"#), None);
+        assert_eq!(strip(r#"["reason"]"#), None);
+        for value in ["null", "3", "{\"x\":[1]}", "[]", "true"] {
+            assert_eq!(
+                strip(&alloc::format!(r#"{{"reason":{value},"b":2}}"#)).unwrap(),
+                r#"{"b":2}"#
+            );
+        }
+    }
+
+    #[test]
+    fn numbers_keep_their_digits() {
+        // R10
+        let text = r#"{"big":123456789012345678901234567890,"a":1.10,"z":-0,"e":1e400,"f":0.30000000000000004,"reason":"x"}"#;
+        assert_eq!(
+            strip(text).unwrap(),
+            r#"{"big":123456789012345678901234567890,"a":1.10,"z":-0,"e":1e400,"f":0.30000000000000004}"#
+        );
+    }
+
+    #[test]
+    fn repeated_keys_keep_first_position_and_last_value() {
+        // R10
+        assert_eq!(
+            strip(r#"{"a":1,"reason":"x","b":2,"a":3,"reason":"y"}"#).unwrap(),
+            r#"{"a":3,"b":2}"#
+        );
+    }
+
+    #[test]
+    fn escaped_keys_are_the_key() {
+        // R10
+        assert_eq!(
+            strip(r#"{"\u0072eason":"x","k\u00e9":"\u00e9"}"#).unwrap(),
+            r#"{"ké":"\u00e9"}"#
+        );
+    }
+
+    #[test]
+    fn text_that_is_not_an_object_is_untouched() {
+        // R10
+        for text in [
+            "",
+            "  \n",
+            "null",
+            "[1]",
+            "\"reason\"",
+            "{\"reason\":}",
+            "{\"reason\":1} x",
+        ] {
+            assert_eq!(strip(text), None, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn lone_surrogates_make_the_text_invalid() {
+        // R10
+        for text in [
+            r#"{"reason":"x","a":"\ud800"}"#,
+            r#"{"reason":"\udc00"}"#,
+            r#"{"a":"\ud800","a":1,"reason":1}"#,
+        ] {
+            assert_eq!(strip(text), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn whitespace_goes_and_strings_stay() {
+        // R10
+        assert_eq!(
+            strip("{ \"a\" : [ 1 , { \"b\" : \"x  y\\n\" } ] ,\n \"reason\" : \"z\" }").unwrap(),
+            r#"{"a":[1,{"b":"x  y\n"}]}"#
+        );
+    }
+
+    #[test]
+    fn null_is_reported() {
+        assert_eq!(
+            find(r#"{"reason":null}"#, "reason"),
+            Found::Present {
+                without: "{}".into(),
+                is_null: true
+            }
+        );
+    }
+}

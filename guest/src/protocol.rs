@@ -1,0 +1,233 @@
+//! The provider contract's values, as plain Rust, and the never-throw rule (R13).
+//!
+//! These mirror the WIT package's `types` interface one to one. The component's adapter
+//! and the wasmtime host convert their generated types into these at the boundary, so the
+//! transform, the host's layers and the tests all speak one language.
+
+use alloc::collections::BTreeMap;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+/// JSON text, exactly as it travels.
+pub type Json = String;
+
+/// A tool's arguments, in the shape they travelled.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Arguments {
+    /// A JSON object the host already holds, serialised as JSON text.
+    Object(Json),
+    /// The JSON text a model's function call travels as; empty or blank means none.
+    Text(String),
+}
+
+impl Arguments {
+    /// The arguments' text, whichever shape they travelled in.
+    pub fn text(&self) -> &str {
+        match self {
+            Arguments::Object(text) | Arguments::Text(text) => text,
+        }
+    }
+
+    /// The same shape around other text.
+    pub fn with_text(&self, text: String) -> Arguments {
+        match self {
+            Arguments::Object(_) => Arguments::Object(text),
+            Arguments::Text(_) => Arguments::Text(text),
+        }
+    }
+}
+
+/// One call the model asked for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolCall {
+    /// The host's id for the call.
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments, in the shape they travelled.
+    pub arguments: Arguments,
+}
+
+/// The answer to one call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolResult {
+    /// The id of the call this answers.
+    pub call_id: String,
+    /// What the tool returned, as JSON text.
+    pub content: Json,
+    /// True when this reports a failure to the model.
+    pub is_error: bool,
+}
+
+impl ToolResult {
+    /// An `is_error` result for `call_id` whose content is `message` as a JSON string.
+    pub fn error(call_id: &str, message: &str) -> ToolResult {
+        let mut content = String::with_capacity(message.len() + 2);
+        crate::json::push_string(&mut content, message);
+        ToolResult {
+            call_id: call_id.into(),
+            content,
+            is_error: true,
+        }
+    }
+}
+
+/// Why a provider could not answer at all.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ProviderError {
+    /// The provider tried and failed.
+    Failed(String),
+    /// Any other error.
+    Other(String),
+}
+
+impl ProviderError {
+    /// The error's message, whichever kind it is.
+    pub fn message(&self) -> &str {
+        match self {
+            ProviderError::Failed(message) | ProviderError::Other(message) => message,
+        }
+    }
+}
+
+impl core::fmt::Display for ProviderError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.message())
+    }
+}
+
+/// The message of the result a call gets when the provider below failed as a whole (R13).
+pub fn provider_failed(error: &ProviderError) -> String {
+    alloc::format!("The tool provider failed: {}", error.message())
+}
+
+/// The message of the result a call gets when the provider below gave it none (R13).
+pub const NO_RESULT: &str = "The tool provider returned no result for this call";
+
+/// Turns whatever the provider below answered into exactly one result per call, in the
+/// callers' order, each carrying its call's id (R13).
+///
+/// A failure becomes one `is_error` result per call. Results that came back are passed
+/// on as they came, matched to calls by id (the first unclaimed result for each call, so
+/// repeated ids are answered in order); a call left without one gets an `is_error` result;
+/// results for no call are dropped, because the caller has nowhere to put them.
+pub fn complete<'a>(
+    call_ids: impl IntoIterator<Item = &'a str>,
+    answer: Result<Vec<ToolResult>, ProviderError>,
+) -> Vec<ToolResult> {
+    let call_ids = call_ids.into_iter();
+    let results = match answer {
+        Ok(results) => results,
+        Err(error) => {
+            let message = provider_failed(&error);
+            return call_ids.map(|id| ToolResult::error(id, &message)).collect();
+        }
+    };
+    // Each id's results, last first, so that `pop` hands them out in the order they came.
+    let mut by_id: BTreeMap<String, Vec<ToolResult>> = BTreeMap::new();
+    for result in results.into_iter().rev() {
+        by_id
+            .entry(result.call_id.clone())
+            .or_default()
+            .push(result);
+    }
+    call_ids
+        .map(|id| {
+            by_id
+                .get_mut(id)
+                .and_then(Vec::pop)
+                .unwrap_or_else(|| ToolResult::error(id, NO_RESULT))
+        })
+        .collect()
+}
+
+/// Answers a batch in which some calls are answered here and the rest by the provider
+/// below: `route` either passes a call on (`Ok`, possibly rewritten) or answers it
+/// (`Err`). The passed calls go down as one batch (none at all when every call was
+/// answered here, R13) and every call gets exactly one result, in the caller's order.
+pub fn answer(
+    calls: Vec<ToolCall>,
+    mut route: impl FnMut(ToolCall) -> Result<ToolCall, ToolResult>,
+    below: impl FnOnce(Vec<ToolCall>) -> Result<Vec<ToolResult>, ProviderError>,
+) -> Vec<ToolResult> {
+    let mut forward = Vec::with_capacity(calls.len());
+    let answered_here: Vec<Option<ToolResult>> = calls
+        .into_iter()
+        .map(|call| match route(call) {
+            Ok(call) => {
+                forward.push(call);
+                None
+            }
+            Err(result) => Some(result),
+        })
+        .collect();
+    let answered_below = if forward.is_empty() {
+        Vec::new()
+    } else {
+        let ids: Vec<String> = forward.iter().map(|call| call.id.clone()).collect();
+        complete(ids.iter().map(String::as_str), below(forward))
+    };
+    let mut answered_below = answered_below.into_iter();
+    answered_here
+        .into_iter()
+        .filter_map(|here| here.or_else(|| answered_below.next()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::vec;
+
+    fn ok(id: &str, content: &str) -> ToolResult {
+        ToolResult {
+            call_id: id.into(),
+            content: content.into(),
+            is_error: false,
+        }
+    }
+
+    #[test]
+    fn a_failure_becomes_one_error_per_call_in_order() {
+        // R13
+        let results = complete(["b", "a"], Err(ProviderError::Failed("disk full".into())));
+        assert_eq!(
+            results,
+            vec![
+                ToolResult::error("b", "The tool provider failed: disk full"),
+                ToolResult::error("a", "The tool provider failed: disk full"),
+            ]
+        );
+        assert_eq!(
+            results[0].content,
+            r#""The tool provider failed: disk full""#
+        );
+    }
+
+    #[test]
+    fn results_are_matched_by_id_and_missing_ones_filled() {
+        // R13
+        let answer = Ok(vec![
+            ok("c", "3"),
+            ok("x", "stray"),
+            ok("a", "1"),
+            ok("a", "1b"),
+        ]);
+        let results = complete(["a", "b", "c", "a"], answer);
+        assert_eq!(
+            results,
+            vec![
+                ok("a", "1"),
+                ToolResult::error("b", NO_RESULT),
+                ok("c", "3"),
+                ok("a", "1b")
+            ]
+        );
+    }
+
+    #[test]
+    fn an_empty_batch_gets_an_empty_answer() {
+        // R13
+        assert!(complete([], Ok(vec![ok("a", "1")])).is_empty());
+    }
+}
