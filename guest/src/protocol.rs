@@ -96,6 +96,8 @@ impl core::fmt::Display for ProviderError {
     }
 }
 
+impl core::error::Error for ProviderError {}
+
 /// The message of the result a call gets when the provider below failed as a whole (R13).
 pub fn provider_failed(error: &ProviderError) -> String {
     alloc::format!("The tool provider failed: {}", error.message())

@@ -1,0 +1,175 @@
+//! `reasons transform`: a layer run over your own catalogue and calls, printing what the
+//! model would see and what the provider below would receive.
+
+use crate::plugin::Plugin;
+use crate::provider::{Json, Provider};
+use crate::recorder::Recorder;
+use anyhow::Context;
+use reasons::{Arguments, Options, ProviderError, ToolCall, ToolResult};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use std::path::Path;
+
+/// What the dry run found.
+#[derive(Debug, Serialize)]
+pub struct Report {
+    /// The catalogue as the model would see it.
+    pub tools: Vec<Box<RawValue>>,
+    /// The names that listing augmented: the names whose calls are stripped.
+    pub augmented: Vec<String>,
+    /// The calls as the provider below received them.
+    pub calls: Vec<ReceivedCall>,
+}
+
+/// A call as the provider below received it.
+#[derive(Debug, Serialize)]
+pub struct ReceivedCall {
+    /// The call's id.
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// An object for object-form arguments; a JSON string holding the text, exactly as
+    /// forwarded, for text-form arguments.
+    pub arguments: Box<RawValue>,
+}
+
+/// A call as `CALLS.json` spells it.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CallFile {
+    id: String,
+    name: String,
+    arguments: Box<RawValue>,
+}
+
+/// Reads `TOOLS.json`: a JSON array of declarations, each kept as its exact text.
+pub fn read_tools(path: &Path) -> anyhow::Result<Vec<Json>> {
+    let text = read(path)?;
+    let tools: Vec<Box<RawValue>> = serde_json::from_str(&text).with_context(|| {
+        format!(
+            "{} must be a JSON array of tool declarations",
+            path.display()
+        )
+    })?;
+    Ok(tools
+        .into_iter()
+        .map(|tool| tool.get().to_string())
+        .collect())
+}
+
+/// Reads `CALLS.json`: a JSON array of `{"id","name","arguments"}`, where `arguments`
+/// is a JSON object (object form) or a JSON string (text form).
+pub fn read_calls(path: &Path) -> anyhow::Result<Vec<ToolCall>> {
+    let text = read(path)?;
+    let calls: Vec<CallFile> = serde_json::from_str(&text).with_context(|| {
+        format!(
+            "{} must be a JSON array of {{\"id\", \"name\", \"arguments\"}} objects",
+            path.display()
+        )
+    })?;
+    calls
+        .into_iter()
+        .enumerate()
+        .map(|(at, call)| {
+            let raw = call.arguments.get();
+            let arguments = match raw.as_bytes().first() {
+                Some(b'{') => Arguments::Object(raw.to_string()),
+                Some(b'"') => Arguments::Text(serde_json::from_str(raw)?),
+                _ => anyhow::bail!(
+                    "{}: call {at} ({:?}): `arguments` must be a JSON object or a JSON string, not {raw}",
+                    path.display(),
+                    call.id
+                ),
+            };
+            Ok(ToolCall {
+                id: call.id,
+                name: call.name,
+                arguments,
+            })
+        })
+        .collect()
+}
+
+fn read(path: &Path) -> anyhow::Result<String> {
+    std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
+}
+
+/// Lists `tools` through a layer of `plugin` configured with `options`, executes `calls`
+/// through it, and reports what came out on both sides.
+pub fn run(
+    plugin: &Plugin,
+    options: Options,
+    tools: Vec<Json>,
+    calls: Vec<ToolCall>,
+) -> anyhow::Result<Report> {
+    let (recorder, received) = Recorder::new(Box::new(Catalogue(tools)));
+    let mut layer = plugin.layer(Box::new(recorder));
+    if plugin.is_reasons() {
+        layer.configure(options)?;
+    }
+    let listed = layer
+        .tools_for_llm()
+        .context("listing the catalogue through the plugin failed")?;
+    let augmented = if plugin.is_reasons() {
+        layer.augmented_tools()?
+    } else {
+        Vec::new()
+    };
+    layer.execute_tool_calls(calls)?;
+    let received = received
+        .lock()
+        .map_err(|_| anyhow::anyhow!("the recorder was poisoned"))?;
+    Ok(Report {
+        tools: listed
+            .into_iter()
+            .map(raw_or_string)
+            .collect::<anyhow::Result<_>>()?,
+        augmented,
+        calls: received
+            .iter()
+            .map(|call| {
+                let arguments = match &call.arguments {
+                    Arguments::Object(text) => raw_or_string(text.clone())?,
+                    Arguments::Text(text) => RawValue::from_string(serde_json::to_string(text)?)?,
+                };
+                Ok(ReceivedCall {
+                    id: call.id.clone(),
+                    name: call.name.clone(),
+                    arguments,
+                })
+            })
+            .collect::<anyhow::Result<_>>()?,
+    })
+}
+
+/// `text` as it is when it is JSON, else as a JSON string: a plugin may answer anything.
+fn raw_or_string(text: String) -> anyhow::Result<Box<RawValue>> {
+    let text = match serde_json::from_str::<&RawValue>(&text) {
+        Ok(_) => text,
+        Err(_) => serde_json::to_string(&text)?,
+    };
+    Ok(RawValue::from_string(text)?)
+}
+
+/// The provider at the bottom of a dry run: it lists the catalogue and runs nothing.
+struct Catalogue(Vec<Json>);
+
+impl Provider for Catalogue {
+    fn tools_for_llm(&mut self) -> Result<Vec<Json>, ProviderError> {
+        Ok(self.0.clone())
+    }
+
+    fn execute_tool_calls(
+        &mut self,
+        calls: Vec<ToolCall>,
+    ) -> Result<Vec<ToolResult>, ProviderError> {
+        Ok(calls
+            .into_iter()
+            .map(|call| ToolResult {
+                call_id: call.id,
+                content: "\"dry run: not executed\"".into(),
+                is_error: false,
+            })
+            .collect())
+    }
+}
