@@ -51,7 +51,7 @@ mod protocol;
 mod schema;
 mod shape;
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "component"))]
 mod component;
 #[cfg(target_arch = "wasm32")]
 mod runtime;

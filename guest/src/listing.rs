@@ -80,7 +80,8 @@ fn read(declaration: &str, options: &Options) -> Reading {
 /// The declaration with the property added to its schema, by inserting text: every byte
 /// of the original stays where it was (R2).
 fn extend(declaration: &str, schema: &Extensible<'_>, strict: bool, options: &Options) -> String {
-    let property = property(options, strict);
+    // R6: strict mode spells "optional" as nullable; required mode wants a string.
+    let property = property(options, strict && !options.required);
     let mut edits = Vec::with_capacity(2);
     let mut new_members = Vec::new();
     match &schema.properties {
@@ -93,7 +94,7 @@ fn extend(declaration: &str, schema: &Extensible<'_>, strict: bool, options: &Op
         )),
         None => new_members.push(alloc::format!("\"properties\":{{{property}}}")),
     }
-    // R6: strict mode spells "optional" as nullable and required.
+    // R6: strict mode lists every property in `required`.
     if strict || options.required {
         let mut name = String::new();
         json::push_string(&mut name, &options.name);
@@ -121,10 +122,10 @@ fn extend(declaration: &str, schema: &Extensible<'_>, strict: bool, options: &Op
 }
 
 /// The member `"reason":{…}` as the model reads it.
-fn property(options: &Options, strict: bool) -> String {
+fn property(options: &Options, nullable: bool) -> String {
     let mut out = String::with_capacity(options.description.len() + 64);
     json::push_string(&mut out, &options.name);
-    out.push_str(if strict {
+    out.push_str(if nullable {
         r#":{"type":["string","null"],"description":"#
     } else {
         r#":{"type":"string","description":"#

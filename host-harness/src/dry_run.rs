@@ -1,6 +1,7 @@
 //! `reasons transform`: a layer run over your own catalogue and calls, printing what the
 //! model would see and what the provider below would receive.
 
+use crate::native::NativeReasons;
 use crate::plugin::Plugin;
 use crate::provider::{Json, Provider};
 use crate::recorder::Recorder;
@@ -19,6 +20,20 @@ pub struct Report {
     pub augmented: Vec<String>,
     /// The calls as the provider below received them.
     pub calls: Vec<ReceivedCall>,
+    /// What the caller got back for each call: the provider's answer, or the layer's own
+    /// (a call refused in required mode).
+    pub results: Vec<CallResult>,
+}
+
+/// A result as the caller received it.
+#[derive(Debug, Serialize)]
+pub struct CallResult {
+    /// The call it answers.
+    pub call_id: String,
+    /// Its content, as JSON.
+    pub content: Box<RawValue>,
+    /// Whether it reports an error.
+    pub is_error: bool,
 }
 
 /// A call as the provider below received it.
@@ -60,12 +75,13 @@ pub fn read_tools(path: &Path) -> anyhow::Result<Vec<Json>> {
 /// Reads `CALLS.json`: a JSON array of `{"id","name","arguments"}`, where `arguments`
 /// is a JSON object (object form) or a JSON string (text form).
 pub fn read_calls(path: &Path) -> anyhow::Result<Vec<ToolCall>> {
-    let text = read(path)?;
-    let calls: Vec<CallFile> = serde_json::from_str(&text).with_context(|| {
-        format!(
-            "{} must be a JSON array of {{\"id\", \"name\", \"arguments\"}} objects",
-            path.display()
-        )
+    parse_calls(&read(path)?, &path.display().to_string())
+}
+
+/// Parses calls in `CALLS.json`'s format; `origin` names the text in errors.
+pub fn parse_calls(text: &str, origin: &str) -> anyhow::Result<Vec<ToolCall>> {
+    let calls: Vec<CallFile> = serde_json::from_str(text).with_context(|| {
+        format!("{origin} must be a JSON array of {{\"id\", \"name\", \"arguments\"}} objects")
     })?;
     calls
         .into_iter()
@@ -76,8 +92,7 @@ pub fn read_calls(path: &Path) -> anyhow::Result<Vec<ToolCall>> {
                 Some(b'{') => Arguments::Object(raw.to_string()),
                 Some(b'"') => Arguments::Text(serde_json::from_str(raw)?),
                 _ => anyhow::bail!(
-                    "{}: call {at} ({:?}): `arguments` must be a JSON object or a JSON string, not {raw}",
-                    path.display(),
+                    "{origin}: call {at} ({:?}): `arguments` must be a JSON object or a JSON string, not {raw}",
                     call.id
                 ),
             };
@@ -94,28 +109,52 @@ fn read(path: &Path) -> anyhow::Result<String> {
     std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
 }
 
-/// Lists `tools` through a layer of `plugin` configured with `options`, executes `calls`
-/// through it, and reports what came out on both sides.
+/// Which build of a layer a dry run goes through.
+pub enum Layer<'a> {
+    /// A component: the built-in reasons plugin or any other middleware.
+    Component(&'a Plugin),
+    /// The reasons transform compiled into this host.
+    Native,
+}
+
+/// Lists `tools` through `layer` configured with `options`, executes `calls` through it,
+/// and reports what came out on both sides.
 pub fn run(
-    plugin: &Plugin,
+    layer: Layer<'_>,
     options: Options,
     tools: Vec<Json>,
     calls: Vec<ToolCall>,
 ) -> anyhow::Result<Report> {
     let (recorder, received) = Recorder::new(Box::new(Catalogue(tools)));
-    let mut layer = plugin.layer(Box::new(recorder));
-    if plugin.is_reasons() {
-        layer.configure(options)?;
-    }
-    let listed = layer
-        .tools_for_llm()
-        .context("listing the catalogue through the plugin failed")?;
-    let augmented = if plugin.is_reasons() {
-        layer.augmented_tools()?
-    } else {
-        Vec::new()
+    let below = Box::new(recorder);
+    let (listed, augmented, results) = match layer {
+        Layer::Component(plugin) => {
+            let mut layer = plugin.layer(below);
+            if plugin.is_reasons() {
+                layer.configure(options)?;
+            }
+            let listed = layer
+                .tools_for_llm()
+                .context("listing the catalogue failed")?;
+            let augmented = if plugin.is_reasons() {
+                layer.augmented_tools()?
+            } else {
+                Vec::new()
+            };
+            (listed, augmented, layer.execute_tool_calls(calls)?)
+        }
+        Layer::Native => {
+            let mut layer = NativeReasons::new(below, options).map_err(anyhow::Error::msg)?;
+            let listed = layer
+                .tools_for_llm()
+                .context("listing the catalogue failed")?;
+            (
+                listed,
+                layer.augmented_tools(),
+                layer.execute_tool_calls(calls)?,
+            )
+        }
     };
-    layer.execute_tool_calls(calls)?;
     let received = received
         .lock()
         .map_err(|_| anyhow::anyhow!("the recorder was poisoned"))?;
@@ -136,6 +175,16 @@ pub fn run(
                     id: call.id.clone(),
                     name: call.name.clone(),
                     arguments,
+                })
+            })
+            .collect::<anyhow::Result<_>>()?,
+        results: results
+            .into_iter()
+            .map(|result| {
+                Ok(CallResult {
+                    call_id: result.call_id,
+                    content: raw_or_string(result.content)?,
+                    is_error: result.is_error,
                 })
             })
             .collect::<anyhow::Result<_>>()?,

@@ -18,6 +18,7 @@ pub mod demo;
 pub mod dry_run;
 pub mod fs_tools;
 pub mod inert;
+pub mod native;
 pub mod plugin;
 pub mod policy;
 pub mod provider;
@@ -25,6 +26,7 @@ pub mod recorder;
 pub mod stack;
 
 pub use fs_tools::FsTools;
+pub use native::NativeReasons;
 pub use plugin::StripSet;
 pub use plugin::{Limits, Plugin, WasmLayer};
 pub use policy::{AskRequest, Decision, OnAsk, Policy, ReasonSource, Rule, prompt};

@@ -135,7 +135,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 Some(path) => dry_run::read_calls(&path)?,
                 None => Vec::new(),
             };
-            let report = dry_run::run(&plugin, options.into(), tools, calls)?;
+            let report = dry_run::run(
+                dry_run::Layer::Component(&plugin),
+                options.into(),
+                tools,
+                calls,
+            )?;
             println!("{}", serde_json::to_string_pretty(&report)?);
             Ok(())
         }

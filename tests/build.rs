@@ -1,0 +1,8 @@
+//! Builds the test fixtures' components.
+
+include!("../host-harness/build_wasm.rs");
+
+fn main() {
+    let wasm = build_component("reasons-unruly", "reasons_unruly.wasm");
+    println!("cargo:rustc-env=UNRULY_WASM={}", wasm.display());
+}

@@ -1,0 +1,82 @@
+//! The contract's vectors (`tests/vectors/*.json`), each run through the transform
+//! compiled natively and through the component under wasmtime: both must give exactly
+//! the expected output, byte for byte the same as each other.
+
+use reasons_harness::Plugin;
+use reasons_harness::dry_run::{Layer, Report};
+use reasons_tests::{Case, received_calls, vectors};
+
+fn check(file: &str, case: &Case, report: &Report, build: &str) {
+    let at = format!("{file}: {} ({}, {build})", case.name, case.rule);
+    let listed: Vec<&str> = report.tools.iter().map(|tool| tool.get()).collect();
+    assert_eq!(listed, case.listed(), "{at}: the catalogue the model sees");
+    let mut expected_augmented = case.augmented.clone();
+    expected_augmented.sort();
+    assert_eq!(report.augmented, expected_augmented, "{at}: the strip set");
+    assert_eq!(
+        received_calls(report),
+        case.received(),
+        "{at}: what the provider below received"
+    );
+    for result in &report.results {
+        let refused = case.refused.contains(&result.call_id);
+        assert_eq!(
+            result.is_error, refused,
+            "{at}: call {} refused?",
+            result.call_id
+        );
+    }
+    assert_eq!(
+        report.results.len(),
+        case.calls().len(),
+        "{at}: one result per call"
+    );
+}
+
+fn run_file(name: &str) {
+    let plugin = Plugin::reasons().expect("the built-in plugin compiles");
+    let cases: Vec<_> = vectors()
+        .into_iter()
+        .filter(|(file, _)| file == name)
+        .collect();
+    assert!(!cases.is_empty(), "{name} holds cases");
+    for (file, case) in cases {
+        let native = case.run(Layer::Native);
+        let component = case.run(Layer::Component(&plugin));
+        check(&file, &case, &native, "native");
+        check(&file, &case, &component, "component");
+        assert_eq!(
+            serde_json::to_string(&native).unwrap(),
+            serde_json::to_string(&component).unwrap(),
+            "{file}: {}: the native build and the component differ",
+            case.name
+        );
+    }
+}
+
+#[test]
+fn declarations() {
+    // R1 R2 R3 R4 R5 R6 R7
+    run_file("declarations.json");
+}
+
+#[test]
+fn calls() {
+    // R9 R10
+    run_file("calls.json");
+}
+
+#[test]
+fn options() {
+    // R1 R5 R6 R8 R11, under the layer's options
+    run_file("options.json");
+}
+
+#[test]
+fn every_rule_of_the_transform_has_vectors() {
+    let rules: std::collections::BTreeSet<String> =
+        vectors().into_iter().map(|(_, case)| case.rule).collect();
+    for rule in ["R1", "R2", "R3", "R4", "R5", "R6", "R7", "R9", "R10"] {
+        assert!(rules.contains(rule), "no vector proves {rule}");
+    }
+}
