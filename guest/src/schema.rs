@@ -29,10 +29,10 @@ const BRANCHES: [&str; 3] = ["allOf", "anyOf", "oneOf"];
 /// Reads `text` as a parameters schema that the parameter `name` can be added to.
 pub(crate) fn read<'a>(text: &'a str, name: &str) -> Result<Extensible<'a>, Untouched> {
     let schema = Object::parse(text).ok_or(Untouched::Unreadable)?;
-    if let Some(kind) = schema.get("type") {
-        if json::string(kind).as_deref() != Some("object") {
-            return Err(Untouched::Unreadable);
-        }
+    if let Some(kind) = schema.get("type")
+        && json::string(kind).as_deref() != Some("object")
+    {
+        return Err(Untouched::Unreadable);
     }
     let properties = match schema.object("properties") {
         None => None,

@@ -1,6 +1,8 @@
 //! Support for the end-to-end tests: the fixture component, and the contract's vectors
 //! (`tests/vectors/*.json`) run through the native transform and the component alike.
 
+pub mod providers;
+
 use once_cell::sync::Lazy;
 use reasons::{Options, Position, ToolCall};
 use reasons_harness::Plugin;

@@ -1,0 +1,310 @@
+//! The reasons component under wasmtime: what it can reach, its state, and the host's
+//! never-throw promise around it and around the middleware fixture that misbehaves.
+
+use reasons::{NO_RESULT, Options, ToolCall, ToolResult};
+use reasons_harness::{Limits, Plugin, Provider, WasmLayer};
+use reasons_tests::providers::{Behaviour, Scripted, text_call};
+use reasons_tests::unruly;
+
+const TOOL: &str = r#"{"name":"t","inputSchema":{"type":"object"}}"#;
+const OTHER: &str = r#"{"name":"u","inputSchema":{"type":"object"}}"#;
+
+fn reasons_over(provider: &Scripted) -> WasmLayer {
+    Plugin::reasons().unwrap().layer(Box::new(provider.clone()))
+}
+
+fn arguments(calls: &[ToolCall]) -> Vec<&str> {
+    calls.iter().map(|call| call.arguments.text()).collect()
+}
+
+fn errors(results: &[ToolResult]) -> Vec<(&str, bool)> {
+    results
+        .iter()
+        .map(|result| (result.call_id.as_str(), result.is_error))
+        .collect()
+}
+
+#[test]
+fn the_component_imports_nothing_but_its_provider() {
+    // R15: no WASI, so no files, network, clock or environment.
+    let mut imports = Plugin::reasons().unwrap().imports();
+    imports.sort();
+    assert_eq!(
+        imports,
+        ["agent:tools/provider@0.1.0", "agent:tools/types@0.1.0"]
+    );
+    assert!(Plugin::reasons().unwrap().is_reasons());
+}
+
+#[test]
+fn a_component_that_needs_more_is_refused_with_its_name() {
+    let error = Plugin::new("not-wasm", b"hello").err().unwrap();
+    assert!(format!("{error:#}").contains("`not-wasm` is not a WebAssembly component"));
+}
+
+#[test]
+fn the_parameter_name_is_published() {
+    // R11
+    let provider = Scripted::new(&[TOOL]);
+    let mut layer = reasons_over(&provider);
+    assert_eq!(layer.reason_param().unwrap(), "reason");
+    layer
+        .configure(Options {
+            name: "why".into(),
+            ..Options::default()
+        })
+        .unwrap();
+    assert_eq!(layer.reason_param().unwrap(), "why");
+}
+
+#[test]
+fn bad_options_are_refused_whole() {
+    let provider = Scripted::new(&[TOOL]);
+    let mut layer = reasons_over(&provider);
+    let error = layer
+        .configure(Options {
+            name: "no spaces".into(),
+            required: true,
+            ..Options::default()
+        })
+        .unwrap_err();
+    assert!(error.to_string().contains("option `name`"), "{error}");
+    let listed = layer.tools_for_llm().unwrap();
+    assert!(listed[0].contains(r#""reason":{"type":"string""#));
+    assert!(
+        !listed[0].contains("required"),
+        "required mode was not half-applied"
+    );
+}
+
+#[test]
+fn nothing_is_stripped_before_the_first_listing() {
+    // R8
+    let provider = Scripted::new(&[TOOL]);
+    let mut layer = reasons_over(&provider);
+    layer
+        .execute_tool_calls(vec![text_call("1", "t", r#"{"reason":"x"}"#)])
+        .unwrap();
+    assert_eq!(arguments(&provider.take_received()), [r#"{"reason":"x"}"#]);
+}
+
+#[test]
+fn each_listing_replaces_the_strip_set_and_a_failed_one_keeps_it() {
+    // R8
+    let provider = Scripted::new(&[TOOL, OTHER]);
+    let mut layer = reasons_over(&provider);
+    layer.tools_for_llm().unwrap();
+    assert_eq!(layer.augmented_tools().unwrap(), ["t", "u"]);
+
+    provider.set_catalogue(&[OTHER]);
+    layer.tools_for_llm().unwrap();
+    assert_eq!(layer.augmented_tools().unwrap(), ["u"]);
+
+    provider.behave(Behaviour::Fail("offline".into()));
+    assert!(layer.tools_for_llm().is_err());
+    provider.behave(Behaviour::Echo);
+    assert_eq!(layer.augmented_tools().unwrap(), ["u"]);
+
+    let calls = vec![
+        text_call("1", "t", r#"{"reason":"x"}"#),
+        text_call("2", "u", r#"{"reason":"x"}"#),
+    ];
+    layer.execute_tool_calls(calls).unwrap();
+    assert_eq!(
+        arguments(&provider.take_received()),
+        [r#"{"reason":"x"}"#, "{}"]
+    );
+}
+
+#[test]
+fn a_failing_provider_becomes_one_error_per_call() {
+    // R13
+    let provider = Scripted::new(&[TOOL]);
+    let mut layer = reasons_over(&provider);
+    layer.tools_for_llm().unwrap();
+    provider.behave(Behaviour::Fail("disk full".into()));
+    let results = layer
+        .execute_tool_calls(vec![text_call("b", "t", "{}"), text_call("a", "t", "{}")])
+        .unwrap();
+    assert_eq!(errors(&results), [("b", true), ("a", true)]);
+    assert_eq!(
+        results[0].content,
+        r#""The tool provider failed: disk full""#
+    );
+}
+
+#[test]
+fn a_panicking_provider_becomes_one_error_per_call() {
+    // R13
+    let provider = Scripted::new(&[TOOL]);
+    let mut layer = reasons_over(&provider);
+    layer.tools_for_llm().unwrap();
+    provider.behave(Behaviour::Panic);
+    let results = layer
+        .execute_tool_calls(vec![text_call("1", "t", "{}")])
+        .unwrap();
+    assert_eq!(errors(&results), [("1", true)]);
+    assert!(
+        results[0].content.contains("panicked"),
+        "{}",
+        results[0].content
+    );
+    provider.behave(Behaviour::Echo);
+    let results = layer
+        .execute_tool_calls(vec![text_call("2", "t", "{}")])
+        .unwrap();
+    assert_eq!(errors(&results), [("2", false)]);
+}
+
+#[test]
+fn a_call_left_without_a_result_gets_one() {
+    // R13
+    let provider = Scripted::new(&[TOOL]);
+    let mut layer = reasons_over(&provider);
+    provider.behave(Behaviour::AnswerFirstOnly);
+    let results = layer
+        .execute_tool_calls(vec![text_call("1", "t", "{}"), text_call("2", "t", "{}")])
+        .unwrap();
+    assert_eq!(errors(&results), [("1", false), ("2", true)]);
+    assert_eq!(results[1].content, format!("{:?}", NO_RESULT));
+}
+
+#[test]
+fn an_empty_batch_never_reaches_the_provider() {
+    // R13
+    let provider = Scripted::new(&[TOOL]);
+    let mut layer = reasons_over(&provider);
+    assert!(layer.execute_tool_calls(Vec::new()).unwrap().is_empty());
+    assert!(provider.take_received().is_empty());
+}
+
+#[test]
+fn a_provider_that_cannot_list_fails_the_listing() {
+    // R14
+    let provider = Scripted::new(&[TOOL]);
+    let mut layer = reasons_over(&provider);
+    provider.behave(Behaviour::Fail("server down".into()));
+    assert_eq!(
+        layer.tools_for_llm().unwrap_err().to_string(),
+        "server down"
+    );
+    provider.behave(Behaviour::Panic);
+    assert!(
+        layer
+            .tools_for_llm()
+            .unwrap_err()
+            .to_string()
+            .contains("panicked")
+    );
+}
+
+/// A batch through `Unruly(Scripted)` that includes a call named `name`.
+fn unruly_batch(name: &str, limits: Limits) -> (Vec<ToolResult>, WasmLayer, Scripted) {
+    let provider = Scripted::new(&[TOOL]);
+    let mut layer = unruly()
+        .with_limits(limits)
+        .layer(Box::new(provider.clone()));
+    let results = layer
+        .execute_tool_calls(vec![text_call("1", "t", "{}"), text_call("2", name, "{}")])
+        .unwrap();
+    (results, layer, provider)
+}
+
+#[test]
+fn a_plugin_that_breaks_is_contained_and_the_next_call_works() {
+    // R13 R15
+    let small = Limits {
+        fuel: 50_000_000,
+        memory: 16 << 20,
+    };
+    for (name, expected) in [
+        ("trap", "trapped"),
+        ("spin", "ran out of fuel"),
+        ("hog", "trapped"),
+        ("fail", "the unruly layer refuses"),
+    ] {
+        let (results, mut layer, _) = unruly_batch(name, small);
+        assert_eq!(errors(&results), [("1", true), ("2", true)], "{name}");
+        assert!(
+            results[0].content.contains(expected),
+            "{name}: {}",
+            results[0].content
+        );
+        let next = layer
+            .execute_tool_calls(vec![text_call("3", "t", "{}")])
+            .unwrap();
+        assert_eq!(errors(&next), [("3", false)], "{name}: the next call works");
+    }
+}
+
+#[test]
+fn a_plugin_with_a_malformed_answer_still_answers_every_call() {
+    // R13 R15
+    let (results, _, _) = unruly_batch("drop-last", Limits::default());
+    assert_eq!(errors(&results), [("1", false), ("2", true)]);
+    let (results, _, _) = unruly_batch("wrong-ids", Limits::default());
+    assert_eq!(errors(&results), [("1", true), ("2", true)]);
+    assert_eq!(results[0].content, format!("{:?}", NO_RESULT));
+}
+
+#[test]
+fn a_plugin_that_traps_while_listing_fails_the_listing() {
+    // R14 R15
+    let provider = Scripted::new(&[r#"{"name":"trap-listing","inputSchema":{}}"#]);
+    let mut layer = unruly().layer(Box::new(provider.clone()));
+    assert!(
+        layer
+            .tools_for_llm()
+            .unwrap_err()
+            .to_string()
+            .contains("trapped")
+    );
+    provider.set_catalogue(&[TOOL]);
+    assert_eq!(layer.tools_for_llm().unwrap(), [TOOL]);
+}
+
+#[test]
+fn after_a_trap_a_fresh_instance_still_knows_the_strip_set() {
+    // R15 R8
+    let provider = Scripted::new(&[TOOL]);
+    let limits = Limits {
+        memory: 4 << 20,
+        ..Limits::default()
+    };
+    let mut layer = Plugin::reasons()
+        .unwrap()
+        .with_limits(limits)
+        .layer(Box::new(provider.clone()));
+    layer
+        .configure(Options {
+            name: "why".into(),
+            ..Options::default()
+        })
+        .unwrap();
+    layer.tools_for_llm().unwrap();
+    assert_eq!(provider.listings(), 1);
+
+    // Arguments bigger than the instance may hold: the component runs out of memory.
+    let huge = format!(r#"{{"why":"x","blob":"{}"}}"#, "a".repeat(8 << 20));
+    let results = layer
+        .execute_tool_calls(vec![text_call("1", "t", &huge)])
+        .unwrap();
+    assert_eq!(errors(&results), [("1", true)]);
+    assert!(
+        results[0].content.contains("plugin `reasons`"),
+        "{}",
+        results[0].content
+    );
+
+    let results = layer
+        .execute_tool_calls(vec![text_call("2", "t", r#"{"a":1,"why":"x"}"#)])
+        .unwrap();
+    assert_eq!(errors(&results), [("2", false)]);
+    assert_eq!(arguments(&provider.take_received()), [r#"{"a":1}"#]);
+    assert_eq!(layer.augmented_tools().unwrap(), ["t"]);
+    assert_eq!(
+        provider.listings(),
+        1,
+        "the strip set came back without listing again"
+    );
+}
