@@ -87,3 +87,70 @@ impl Reasons {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::Arguments;
+    use alloc::vec;
+
+    const T: &str = r#"{"name":"t","inputSchema":{}}"#;
+    const U: &str = r#"{"name":"u","inputSchema":{}}"#;
+
+    /// The arguments `layer` forwards for one call to `name`.
+    fn forwarded(layer: &Reasons, name: &str, arguments: &str) -> String {
+        let call = ToolCall {
+            id: "1".into(),
+            name: name.into(),
+            arguments: Arguments::Text(arguments.into()),
+        };
+        let mut got = String::new();
+        layer.execute(vec![call], |calls| {
+            got = calls[0].arguments.text().into();
+            Ok(vec![])
+        });
+        got
+    }
+
+    #[test]
+    fn the_strip_set_is_the_last_listings() {
+        // R8
+        let mut layer = Reasons::new();
+        assert_eq!(forwarded(&layer, "t", r#"{"reason":1}"#), r#"{"reason":1}"#);
+        layer.list(vec![T.into(), U.into()]);
+        assert_eq!(layer.augmented_tools(), ["t", "u"]);
+        assert_eq!(forwarded(&layer, "t", r#"{"reason":1}"#), "{}");
+        layer.list(vec![U.into()]);
+        assert_eq!(forwarded(&layer, "t", r#"{"reason":1}"#), r#"{"reason":1}"#);
+        assert_eq!(forwarded(&layer, "u", r#"{"reason":1}"#), "{}");
+    }
+
+    #[test]
+    fn new_options_empty_the_set_and_bad_ones_change_nothing() {
+        // R8
+        let mut layer = Reasons::new();
+        layer.list(vec![T.into()]);
+        let bad = Options {
+            name: String::new(),
+            ..Options::default()
+        };
+        assert!(layer.configure(bad).is_err());
+        assert_eq!(layer.augmented_tools(), ["t"]);
+        layer
+            .configure(Options {
+                name: "why".into(),
+                ..Options::default()
+            })
+            .unwrap();
+        assert!(layer.augmented_tools().is_empty());
+        assert_eq!(layer.options().name, "why");
+    }
+
+    #[test]
+    fn an_empty_batch_never_reaches_the_provider() {
+        // R13
+        let layer = Reasons::new();
+        let results = layer.execute(Vec::new(), |_| panic!("called with nothing to do"));
+        assert!(results.is_empty());
+    }
+}
