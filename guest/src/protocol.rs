@@ -60,6 +60,15 @@ pub struct ToolResult {
 }
 
 impl ToolResult {
+    /// A successful result for `call_id` with `content` (JSON text).
+    pub fn ok(call_id: &str, content: &str) -> ToolResult {
+        ToolResult {
+            call_id: call_id.into(),
+            content: content.into(),
+            is_error: false,
+        }
+    }
+
     /// An `is_error` result for `call_id` whose content is `message` as a JSON string.
     pub fn error(call_id: &str, message: &str) -> ToolResult {
         let mut content = String::with_capacity(message.len() + 2);

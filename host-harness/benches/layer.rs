@@ -5,33 +5,11 @@
 //! through the component under wasmtime, and, when `REASONS_BENCH_ALT` names another
 //! build of the component, through that one too.
 
-use reasons::{Arguments, ProviderError, Reasons, ToolCall, ToolResult};
+use reasons::{Arguments, Reasons, ToolCall, ToolResult};
+use reasons_harness::provider::Catalogue;
 use reasons_harness::{Json, Plugin, Provider, WasmLayer};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
-
-/// A provider that lists a fixed catalogue and answers every call with `null`.
-struct Quiet(Vec<Json>);
-
-impl Provider for Quiet {
-    fn tools_for_llm(&mut self) -> Result<Vec<Json>, ProviderError> {
-        Ok(self.0.clone())
-    }
-
-    fn execute_tool_calls(
-        &mut self,
-        calls: Vec<ToolCall>,
-    ) -> Result<Vec<ToolResult>, ProviderError> {
-        Ok(calls
-            .into_iter()
-            .map(|call| ToolResult {
-                call_id: call.id,
-                content: "null".into(),
-                is_error: false,
-            })
-            .collect())
-    }
-}
 
 /// The median time of one `work`, over batches that each take about 20 ms.
 fn time(mut work: impl FnMut()) -> Duration {
@@ -97,12 +75,30 @@ impl Builds {
         let components = plugins
             .into_iter()
             .map(|(label, plugin)| {
-                let mut layer = plugin.layer(Box::new(Quiet(tools.to_vec())));
+                let mut layer = plugin.layer(Box::new(Catalogue::new(tools.to_vec(), "null")));
                 layer.tools_for_llm().unwrap();
                 (label, layer)
             })
             .collect();
         Builds { native, components }
+    }
+
+    /// A row for one batch of calls: the native layer answers them as `Catalogue` does.
+    fn call_row(&mut self, label: &str, calls: impl Fn() -> Vec<ToolCall>) {
+        self.row(
+            label,
+            |native| {
+                black_box(native.execute(calls(), |calls| {
+                    Ok(calls
+                        .iter()
+                        .map(|call| ToolResult::ok(&call.id, "null"))
+                        .collect())
+                }));
+            },
+            |layer| {
+                black_box(layer.execute_tool_calls(calls()).unwrap());
+            },
+        );
     }
 
     fn row(
@@ -124,10 +120,10 @@ impl Builds {
     }
 }
 
-fn call(arguments: &str) -> Vec<ToolCall> {
+fn call(tool: &str, arguments: &str) -> Vec<ToolCall> {
     vec![ToolCall {
         id: "1".into(),
-        name: "tool_0".into(),
+        name: tool.into(),
         arguments: Arguments::Text(arguments.into()),
     }]
 }
@@ -143,43 +139,13 @@ fn main() {
     for bytes in [100, 10_000, 1_000_000] {
         for (kind, reason) in [("stripped", true), ("no reason", false)] {
             let text = arguments(bytes, reason);
-            builds.row(
-                &format!("{kind}, {} B of arguments", text.len()),
-                |native| {
-                    black_box(native.execute(call(&text), |calls| {
-                        Ok(vec![ToolResult {
-                            call_id: calls[0].id.clone(),
-                            content: "null".into(),
-                            is_error: false,
-                        }])
-                    }));
-                },
-                |layer| {
-                    black_box(layer.execute_tool_calls(call(&text)).unwrap());
-                },
-            );
+            builds.call_row(&format!("{kind}, {} B of arguments", text.len()), || {
+                call("tool_0", &text)
+            });
         }
     }
     let text = arguments(10_000, true);
-    builds.row(
-        "untracked tool, 10 kB",
-        |native| {
-            let mut calls = call(&text);
-            calls[0].name = "elsewhere".into();
-            black_box(native.execute(calls, |calls| {
-                Ok(vec![ToolResult {
-                    call_id: calls[0].id.clone(),
-                    content: "null".into(),
-                    is_error: false,
-                }])
-            }));
-        },
-        |layer| {
-            let mut calls = call(&text);
-            calls[0].name = "elsewhere".into();
-            black_box(layer.execute_tool_calls(calls).unwrap());
-        },
-    );
+    builds.call_row("untracked tool, 10 kB", || call("elsewhere", &text));
     println!("\nlisting a catalogue");
     for count in [10, 100, 1000] {
         let tools = catalogue(count);

@@ -3,10 +3,10 @@
 
 use crate::native::NativeReasons;
 use crate::plugin::Plugin;
-use crate::provider::{Json, Provider};
+use crate::provider::{Catalogue, Json, Provider};
 use crate::recorder::Recorder;
 use anyhow::Context;
-use reasons::{Arguments, Options, ProviderError, ToolCall, ToolResult};
+use reasons::{Arguments, Options, ToolCall};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use std::path::Path;
@@ -125,7 +125,8 @@ pub fn run(
     tools: Vec<Json>,
     calls: Vec<ToolCall>,
 ) -> anyhow::Result<Report> {
-    let (recorder, received) = Recorder::new(Box::new(Catalogue(tools)));
+    let (recorder, received) =
+        Recorder::new(Box::new(Catalogue::new(tools, "\"dry run: not executed\"")));
     let below = Box::new(recorder);
     let (listed, augmented, results) = match layer {
         Layer::Component(plugin) => {
@@ -198,27 +199,4 @@ fn raw_or_string(text: String) -> anyhow::Result<Box<RawValue>> {
         Err(_) => serde_json::to_string(&text)?,
     };
     Ok(RawValue::from_string(text)?)
-}
-
-/// The provider at the bottom of a dry run: it lists the catalogue and runs nothing.
-struct Catalogue(Vec<Json>);
-
-impl Provider for Catalogue {
-    fn tools_for_llm(&mut self) -> Result<Vec<Json>, ProviderError> {
-        Ok(self.0.clone())
-    }
-
-    fn execute_tool_calls(
-        &mut self,
-        calls: Vec<ToolCall>,
-    ) -> Result<Vec<ToolResult>, ProviderError> {
-        Ok(calls
-            .into_iter()
-            .map(|call| ToolResult {
-                call_id: call.id,
-                content: "\"dry run: not executed\"".into(),
-                is_error: false,
-            })
-            .collect())
-    }
 }

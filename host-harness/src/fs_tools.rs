@@ -196,11 +196,7 @@ impl Provider for FsTools {
                     }
                 };
                 match arguments.and_then(|arguments| self.run(&call.name, &arguments)) {
-                    Ok(value) => ToolResult {
-                        call_id: call.id,
-                        content: value.to_string(),
-                        is_error: false,
-                    },
+                    Ok(value) => ToolResult::ok(&call.id, &value.to_string()),
                     Err(message) => ToolResult::error(&call.id, &message),
                 }
             })

@@ -61,6 +61,39 @@ pub fn execute(provider: &mut dyn Provider, calls: Vec<ToolCall>) -> Vec<ToolRes
     reasons::complete(ids.iter().map(String::as_str), answer)
 }
 
+/// A provider with a fixed catalogue that runs nothing: it answers every call with the
+/// same content. The bottom of a dry run, and of a benchmark.
+pub struct Catalogue {
+    declarations: Vec<Json>,
+    answer: Json,
+}
+
+impl Catalogue {
+    /// A provider listing `declarations` and answering every call with `answer`.
+    pub fn new(declarations: Vec<Json>, answer: &str) -> Catalogue {
+        Catalogue {
+            declarations,
+            answer: answer.to_string(),
+        }
+    }
+}
+
+impl Provider for Catalogue {
+    fn tools_for_llm(&mut self) -> Result<Vec<Json>, ProviderError> {
+        Ok(self.declarations.clone())
+    }
+
+    fn execute_tool_calls(
+        &mut self,
+        calls: Vec<ToolCall>,
+    ) -> Result<Vec<ToolResult>, ProviderError> {
+        Ok(calls
+            .iter()
+            .map(|call| ToolResult::ok(&call.id, &self.answer))
+            .collect())
+    }
+}
+
 fn panic_message(payload: &(dyn Any + Send)) -> &str {
     payload
         .downcast_ref::<&str>()

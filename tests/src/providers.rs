@@ -77,10 +77,11 @@ impl Provider for Scripted {
         calls: Vec<ToolCall>,
     ) -> Result<Vec<ToolResult>, ProviderError> {
         self.received.lock().unwrap().extend(calls.iter().cloned());
-        let echo = |call: &ToolCall| ToolResult {
-            call_id: call.id.clone(),
-            content: serde_json::to_string(call.arguments.text()).unwrap(),
-            is_error: false,
+        let echo = |call: &ToolCall| {
+            ToolResult::ok(
+                &call.id,
+                &serde_json::to_string(call.arguments.text()).unwrap(),
+            )
         };
         let behaviour = self.behaviour.lock().unwrap().clone();
         match behaviour {

@@ -30,7 +30,7 @@ fuzz_target!(|data: &[u8]| {
     let mut forwarded = Vec::new();
     let results = layer.execute(calls.clone(), |calls| {
         forwarded = calls.clone();
-        Ok(calls.into_iter().map(|call| ToolResult { call_id: call.id, content: "null".into(), is_error: false }).collect())
+        Ok(calls.iter().map(|call| ToolResult::ok(&call.id, "null")).collect())
     });
     assert_eq!(results.len(), calls.len());
     for (sent, got) in calls.iter().zip(&forwarded) {
