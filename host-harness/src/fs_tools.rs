@@ -25,6 +25,23 @@ pub struct FsTools {
 }
 
 impl FsTools {
+    /// Replaces the file at `path` with `content` whole or not at all: the content goes
+    /// to a temporary file beside it, which is then renamed over it.
+    fn write_whole(&self, path: &Path, content: &str) -> std::io::Result<()> {
+        let name = path.file_name().ok_or(std::io::ErrorKind::InvalidInput)?;
+        let temporary = path.with_file_name(format!(
+            ".{}.reasons-{}.tmp",
+            name.to_string_lossy(),
+            std::process::id()
+        ));
+        self.dir.write(&temporary, content)?;
+        self.dir
+            .rename(&temporary, &self.dir, path)
+            .inspect_err(|_| {
+                let _ = self.dir.remove_file(&temporary);
+            })
+    }
+
     /// Tools confined to `root`, which must be an existing directory.
     pub fn new(root: &Path) -> anyhow::Result<FsTools> {
         let dir = Dir::open_ambient_dir(root, ambient_authority()).map_err(|error| {
@@ -98,7 +115,7 @@ impl FsTools {
             "fs_write" => {
                 let at = path("path")?;
                 let content = text("content")?;
-                self.dir.write(at, content).map_err(failed(at))?;
+                self.write_whole(at, content).map_err(failed(at))?;
                 Ok(json!(format!(
                     "wrote {} bytes to {}",
                     content.len(),

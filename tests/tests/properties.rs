@@ -155,9 +155,8 @@ fn oracle(arguments: &str) -> Option<Value> {
     }
 }
 
+// 256 cases each by default; `PROPTEST_CASES` sets another number.
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
-
     #[test]
     fn native_and_component_agree_byte_for_byte(tools in prop::collection::vec(declaration(), 0..5), calls in calls()) {
         // R1–R10: the same code, two builds, one output; neither panics nor traps.

@@ -166,3 +166,27 @@ fn file_tools_stay_in_their_directory() {
     }
     assert!(!dir.path().join("x.txt").exists());
 }
+
+#[test]
+fn a_write_replaces_the_file_whole_and_leaves_nothing_beside_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "old").unwrap();
+    let mut tools = FsTools::new(dir.path()).unwrap();
+    let results = tools
+        .execute_tool_calls(vec![
+            text_call("1", "fs_write", r#"{"path":"a.txt","content":"new"}"#),
+            text_call("2", "fs_write", r#"{"path":"missing/b.txt","content":"x"}"#),
+        ])
+        .unwrap();
+    assert!(!results[0].is_error, "{}", results[0].content);
+    assert!(results[1].is_error && results[1].content.contains("missing/b.txt"));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+        "new"
+    );
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["a.txt"]);
+}
