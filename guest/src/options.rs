@@ -114,55 +114,24 @@ mod tests {
         assert_eq!(options.validate(), Ok(()));
     }
 
+    /// The error for the default options changed by `change`.
+    fn refusal(change: impl FnOnce(&mut Options)) -> String {
+        let mut options = Options::default();
+        change(&mut options);
+        options.validate().unwrap_err()
+    }
+
     #[test]
     fn bad_options_are_named() {
-        let cases = [
-            (
-                Options {
-                    name: "".into(),
-                    ..Options::default()
-                },
-                "option `name`",
-            ),
-            (
-                Options {
-                    name: "why not".into(),
-                    ..Options::default()
-                },
-                "option `name`",
-            ),
-            (
-                Options {
-                    name: "x".repeat(65),
-                    ..Options::default()
-                },
-                "option `name`",
-            ),
-            (
-                Options {
-                    description: " ".into(),
-                    ..Options::default()
-                },
-                "option `description`",
-            ),
-            (
-                Options {
-                    description: "x".repeat(1025),
-                    ..Options::default()
-                },
-                "option `description`",
-            ),
-            (
-                Options {
-                    leave_alone: vec!["a".into(), "".into()],
-                    ..Options::default()
-                },
-                "entry 2",
-            ),
-        ];
-        for (options, expected) in cases {
-            let error = options.validate().unwrap_err();
-            assert!(error.contains(expected), "{error}");
-        }
+        assert!(refusal(|o| o.name = "".into()).contains("option `name`"));
+        assert!(refusal(|o| o.name = "why not".into()).contains("option `name`"));
+        assert!(refusal(|o| o.name = "x".repeat(65)).contains("option `name`"));
+        assert!(refusal(|o| o.description = " ".into()).contains("option `description`"));
+        assert!(refusal(|o| o.description = "x".repeat(1025)).contains("option `description`"));
+        let error = refusal(|o| o.leave_alone = vec!["a".into(), "".into()]);
+        assert!(
+            error.contains("option `leave-alone`") && error.contains("entry 2"),
+            "{error}"
+        );
     }
 }

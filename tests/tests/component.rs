@@ -17,6 +17,14 @@ fn arguments(calls: &[ToolCall]) -> Vec<&str> {
     calls.iter().map(|call| call.arguments.text()).collect()
 }
 
+/// Asserts that `result` is an error result whose content mentions `text`.
+fn assert_error_mentions(result: &ToolResult, text: &str) {
+    assert!(
+        result.is_error && result.content.contains(text),
+        "{result:?} should mention {text:?}"
+    );
+}
+
 fn errors(results: &[ToolResult]) -> Vec<(&str, bool)> {
     results
         .iter()
@@ -144,11 +152,7 @@ fn a_panicking_provider_becomes_one_error_per_call() {
         .execute_tool_calls(vec![text_call("1", "t", "{}")])
         .unwrap();
     assert_eq!(errors(&results), [("1", true)]);
-    assert!(
-        results[0].content.contains("panicked"),
-        "{}",
-        results[0].content
-    );
+    assert_error_mentions(&results[0], "panicked");
     provider.behave(Behaviour::Echo);
     let results = layer
         .execute_tool_calls(vec![text_call("2", "t", "{}")])
@@ -225,11 +229,7 @@ fn a_plugin_that_breaks_is_contained_and_the_next_call_works() {
     ] {
         let (results, mut layer, _) = unruly_batch(name, small);
         assert_eq!(errors(&results), [("1", true), ("2", true)], "{name}");
-        assert!(
-            results[0].content.contains(expected),
-            "{name}: {}",
-            results[0].content
-        );
+        assert_error_mentions(&results[0], expected);
         let next = layer
             .execute_tool_calls(vec![text_call("3", "t", "{}")])
             .unwrap();
@@ -290,11 +290,7 @@ fn after_a_trap_a_fresh_instance_still_knows_the_strip_set() {
         .execute_tool_calls(vec![text_call("1", "t", &huge)])
         .unwrap();
     assert_eq!(errors(&results), [("1", true)]);
-    assert!(
-        results[0].content.contains("plugin `reasons`"),
-        "{}",
-        results[0].content
-    );
+    assert_error_mentions(&results[0], "plugin `reasons`");
 
     let results = layer
         .execute_tool_calls(vec![text_call("2", "t", r#"{"a":1,"why":"x"}"#)])

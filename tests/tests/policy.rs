@@ -22,24 +22,25 @@ fn rules() -> Vec<Rule> {
     ]
 }
 
-/// A policy over the reasons layer over the test tools, after one listing.
-fn policy() -> Policy {
-    let provider = Scripted::new(&TOOLS);
-    let mut layer = Plugin::reasons().unwrap().layer(Box::new(provider));
-    layer.configure(Options::default()).unwrap();
+/// A policy with `rules` over the reasons layer over `tools`, after one listing, and
+/// where it reads the reason.
+fn policy_over(tools: &[&str], rules: Vec<Rule>) -> (Policy, ReasonSource) {
+    let mut layer = Plugin::reasons()
+        .unwrap()
+        .layer(Box::new(Scripted::new(tools)));
+    reasons_harness::Provider::tools_for_llm(&mut layer).unwrap();
     let source = ReasonSource {
         param: "reason".into(),
         augmented: layer.strip_set(),
     };
-    let mut policy = Policy::new(Box::new(layer), rules(), source, Box::new(|_| false));
-    reasons_harness::Provider::tools_for_llm(&mut policy).unwrap();
-    policy
+    let policy = Policy::new(Box::new(layer), rules, source.clone(), Box::new(|_| false));
+    (policy, source)
 }
 
 #[test]
 fn calls_that_differ_only_in_their_reason_get_the_same_decision() {
     // R12
-    let policy = policy();
+    let (policy, _) = policy_over(&TOOLS, rules());
     for (name, arguments, expected) in [
         ("fs_read", r#"{"path":"a"}"#, Decision::Allow),
         ("fs_write", r#"{"path":"config/.env"}"#, Decision::Deny),
@@ -66,20 +67,13 @@ fn calls_that_differ_only_in_their_reason_get_the_same_decision() {
 #[test]
 fn a_reason_cannot_smuggle_a_matching_argument() {
     // R12: a rule on /reason reads nothing on an augmented tool.
-    let provider = Scripted::new(&TOOLS);
-    let mut layer = Plugin::reasons().unwrap().layer(Box::new(provider));
-    reasons_harness::Provider::tools_for_llm(&mut layer).unwrap();
-    let source = ReasonSource {
-        param: "reason".into(),
-        augmented: layer.strip_set(),
-    };
     let rules = vec![
         Rule::new("*", Decision::Allow)
             .unwrap()
             .when("/reason", "*")
             .unwrap(),
     ];
-    let policy = Policy::new(Box::new(layer), rules, source, Box::new(|_| false));
+    let (policy, _) = policy_over(&TOOLS, rules);
     let call = text_call("1", "fs_write", r#"{"path":"a","reason":"anything"}"#);
     assert_eq!(policy.decide(&call), Decision::Ask);
 }
@@ -127,26 +121,19 @@ fn the_prompt_shows_the_arguments_first_and_the_reason_beside_them() {
 fn a_tools_own_reason_is_an_argument_not_a_claim() {
     // R5 R12
     let own = r#"{"type":"function","function":{"name":"close","parameters":{"type":"object","properties":{"reason":{"type":"string"}}}}}"#;
-    let provider = Scripted::new(&[own]);
-    let mut layer = Plugin::reasons().unwrap().layer(Box::new(provider));
-    reasons_harness::Provider::tools_for_llm(&mut layer).unwrap();
-    let source = ReasonSource {
-        param: "reason".into(),
-        augmented: layer.strip_set(),
-    };
-    let (prompt, reason) = reasons_harness::prompt(
-        &text_call("1", "close", r#"{"reason":"duplicate"}"#),
-        &source,
-    );
-    assert_eq!(reason, None);
-    assert!(prompt.contains(r#""reason": "duplicate""#), "{prompt}");
     let rules = vec![
         Rule::new("close", Decision::Deny)
             .unwrap()
             .when("/reason", "dup*")
             .unwrap(),
     ];
-    let policy = Policy::new(Box::new(layer), rules, source, Box::new(|_| true));
+    let (policy, source) = policy_over(&[own], rules);
+    let (prompt, reason) = reasons_harness::prompt(
+        &text_call("1", "close", r#"{"reason":"duplicate"}"#),
+        &source,
+    );
+    assert_eq!(reason, None);
+    assert!(prompt.contains(r#""reason": "duplicate""#), "{prompt}");
     assert_eq!(
         policy.decide(&text_call("1", "close", r#"{"reason":"duplicate"}"#)),
         Decision::Deny
