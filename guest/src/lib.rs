@@ -60,5 +60,4 @@ pub use layer::Reasons;
 pub use options::{DEFAULT_DESCRIPTION, DEFAULT_NAME, Options, Position};
 pub use protocol::{
     Arguments, Json, NO_RESULT, ProviderError, ToolCall, ToolResult, answer, complete,
-    provider_failed,
 };

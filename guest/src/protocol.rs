@@ -107,11 +107,6 @@ impl core::fmt::Display for ProviderError {
 
 impl core::error::Error for ProviderError {}
 
-/// The message of the result a call gets when the provider below failed as a whole (R13).
-pub fn provider_failed(error: &ProviderError) -> String {
-    alloc::format!("The tool provider failed: {}", error.message())
-}
-
 /// The message of the result a call gets when the provider below gave it none (R13).
 pub const NO_RESULT: &str = "The tool provider returned no result for this call";
 
@@ -130,7 +125,7 @@ pub fn complete<'a>(
     let results = match answer {
         Ok(results) => results,
         Err(error) => {
-            let message = provider_failed(&error);
+            let message = alloc::format!("The tool provider failed: {}", error.message());
             return call_ids.map(|id| ToolResult::error(id, &message)).collect();
         }
     };

@@ -113,11 +113,6 @@ impl Plugin {
         self
     }
 
-    /// The plugin's name, as errors name it.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
     /// The names of everything the component imports: what it could ever reach.
     pub fn imports(&self) -> Vec<String> {
         let component = self.pre.component();
