@@ -147,6 +147,33 @@ mod tests {
     }
 
     #[test]
+    fn required_mode_asks_the_model_for_the_reason_in_a_result() {
+        // R6's option: refused calls are answered, never forwarded.
+        let mut layer = Reasons::new();
+        let options = Options {
+            required: true,
+            ..Options::default()
+        };
+        layer.configure(options).unwrap();
+        layer.list(vec![T.into()]);
+        let call = ToolCall {
+            id: "7".into(),
+            name: "t".into(),
+            arguments: Arguments::Text(r#"{"a":1}"#.into()),
+        };
+        let results = layer.execute(vec![call], |_| panic!("a refused call was forwarded"));
+        assert_eq!(results.len(), 1);
+        assert!(results[0].is_error);
+        assert_eq!(results[0].call_id, "7");
+        assert!(
+            results[0].content.contains("needs a `reason` argument"),
+            "{}",
+            results[0].content
+        );
+        assert!(results[0].content.contains("Add it and call again"));
+    }
+
+    #[test]
     fn an_empty_batch_never_reaches_the_provider() {
         // R13
         let layer = Reasons::new();

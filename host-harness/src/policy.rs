@@ -119,7 +119,8 @@ struct Judge {
 
 impl Policy {
     /// A policy over `inner`. The first matching rule decides; a call no rule covers is
-    /// asked about. `source` says where the model's reason is.
+    /// asked about, and so is one whose arguments cannot be read (unless a rule denies
+    /// its tool). `source` says where the model's reason is.
     pub fn new(
         inner: Box<dyn Provider>,
         rules: Vec<Rule>,
@@ -143,6 +144,21 @@ impl Policy {
 impl Judge {
     fn decide(&self, call: &ToolCall) -> Decision {
         let (arguments, _reason) = split_reason(call, &self.source);
+        if arguments.is_null() {
+            // Arguments the policy cannot read (not JSON, not an object, or nested past
+            // the parser's depth) cannot be checked against argument rules, and must not
+            // slip past one: a tool any rule denies is denied, and nothing is allowed
+            // without a human.
+            let denied = self
+                .rules
+                .iter()
+                .any(|rule| rule.tool.is_match(&call.name) && rule.decision == Decision::Deny);
+            return if denied {
+                Decision::Deny
+            } else {
+                Decision::Ask
+            };
+        }
         self.rules
             .iter()
             .find(|rule| rule.matches(&call.name, &arguments))

@@ -304,3 +304,40 @@ fn after_a_trap_a_fresh_instance_still_knows_the_strip_set() {
         "the strip set came back without listing again"
     );
 }
+
+#[test]
+fn deeply_nested_arguments_are_stripped_without_a_trap() {
+    // R10 R15: nesting as deep as the text allows is still JSON, read without recursion.
+    let provider = Scripted::new(&[TOOL]);
+    let mut layer = reasons_over(&provider);
+    layer.tools_for_llm().unwrap();
+    let deep = format!(
+        r#"{{"reason":"x","a":{}{}}}"#,
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    let results = layer
+        .execute_tool_calls(vec![text_call("1", "t", &deep)])
+        .unwrap();
+    assert_eq!(errors(&results), [("1", false)]);
+    let expected = format!(r#"{{"a":{}{}}}"#, "[".repeat(100_000), "]".repeat(100_000));
+    assert_eq!(arguments(&provider.take_received()), [expected.as_str()]);
+}
+
+#[test]
+fn a_dry_run_goes_through_any_middleware_component() {
+    // The `--plugin` path: a component without the reasons surface changes nothing here.
+    let tools = vec![TOOL.to_string(), "[1, 2]".to_string()];
+    let calls = vec![text_call("1", "t", r#"{ "reason" : "x" }"#)];
+    let report = reasons_harness::dry_run::run(
+        reasons_harness::dry_run::Layer::Component(&unruly()),
+        Options::default(),
+        tools.clone(),
+        calls.clone(),
+    )
+    .unwrap();
+    let listed: Vec<&str> = report.tools.iter().map(|tool| tool.get()).collect();
+    assert_eq!(listed, tools);
+    assert!(report.augmented.is_empty());
+    assert_eq!(reasons_tests::received_calls(&report), calls);
+}

@@ -139,3 +139,37 @@ fn a_tools_own_reason_is_an_argument_not_a_claim() {
         Decision::Deny
     );
 }
+
+#[test]
+fn arguments_the_policy_cannot_read_never_slip_past_a_rule() {
+    // R12: deep nesting, broken JSON or a non-object cannot turn a deny into an allow.
+    let rules = vec![
+        Rule::new("fs_write", Decision::Deny)
+            .unwrap()
+            .when("/path", "**/.env")
+            .unwrap(),
+        Rule::new("fs_*", Decision::Allow).unwrap(),
+    ];
+    let (policy, _) = policy_over(&TOOLS, rules);
+    let deep = format!(
+        r#"{{"path":".env","x":{}{}}}"#,
+        "[".repeat(200),
+        "]".repeat(200)
+    );
+    assert_eq!(
+        policy.decide(&text_call("1", "fs_write", &deep)),
+        Decision::Deny
+    );
+    assert_eq!(
+        policy.decide(&text_call("2", "fs_read", "{\"path\":")),
+        Decision::Ask
+    );
+    assert_eq!(
+        policy.decide(&text_call("3", "fs_read", "[1]")),
+        Decision::Ask
+    );
+    assert_eq!(
+        policy.decide(&text_call("4", "fs_read", "")),
+        Decision::Allow
+    );
+}
