@@ -5,4 +5,6 @@ include!("../host-harness/build_wasm.rs");
 fn main() {
     let wasm = build_component("reasons-unruly", "reasons_unruly.wasm");
     println!("cargo:rustc-env=UNRULY_WASM={}", wasm.display());
+    let wasm = build_component("reasons-needs-wasi", "reasons_needs_wasi.wasm");
+    println!("cargo:rustc-env=NEEDS_WASI_WASM={}", wasm.display());
 }

@@ -45,7 +45,22 @@ fn the_component_imports_nothing_but_its_provider() {
 }
 
 #[test]
-fn a_component_that_needs_more_is_refused_with_its_name() {
+fn a_component_that_imports_wasi_is_refused_at_load() {
+    // R15: a plugin gets its provider and nothing else.
+    let bytes = std::fs::read(env!("NEEDS_WASI_WASM")).unwrap();
+    let error = format!("{:#}", Plugin::new("needs-wasi", &bytes).err().unwrap());
+    assert!(
+        error.contains("`needs-wasi` imports more than a plugin is given"),
+        "{error}"
+    );
+    assert!(
+        error.contains("wasi:"),
+        "the error names the import: {error}"
+    );
+}
+
+#[test]
+fn bytes_that_are_not_a_component_are_refused_with_their_name() {
     let error = Plugin::new("not-wasm", b"hello").err().unwrap();
     assert!(format!("{error:#}").contains("`not-wasm` is not a WebAssembly component"));
 }
