@@ -259,10 +259,11 @@ impl WasmLayer {
 
     /// The live instance, made (and configured, and given the last catalogue) if need be.
     fn session(&mut self) -> anyhow::Result<&mut Session> {
-        if self.session.is_none() {
-            self.session = Some(self.start()?);
-        }
-        self.session.as_mut().context("a session was just made")
+        let session = match self.session.take() {
+            Some(session) => session,
+            None => self.start()?,
+        };
+        Ok(self.session.insert(session))
     }
 
     fn start(&self) -> anyhow::Result<Session> {
