@@ -98,9 +98,11 @@ pub fn run(script: &Script, human: Human, out: &mut dyn Write) -> anyhow::Result
     let originals = tools.tools_for_llm()?;
     let (recorder, received) = Recorder::new(Box::new(tools));
     let asked: Arc<Mutex<HashMap<String, bool>>> = Arc::default();
-    let answers: HashMap<String, bool> = call_ids(script)
-        .zip(script.turns.iter().flat_map(|turn| &turn.calls))
-        .map(|(id, call)| (id, call.approve))
+    let turns = numbered_calls(script);
+    let answers: HashMap<String, bool> = turns
+        .iter()
+        .flatten()
+        .map(|(call, approve)| (call.id.clone(), *approve))
         .collect();
     let mut stack = Stack::new(recorder)
         .reasons(&Plugin::reasons()?, Options::default())?
@@ -130,19 +132,9 @@ pub fn run(script: &Script, human: Human, out: &mut dyn Write) -> anyhow::Result
     }
 
     let mut transcript = Vec::new();
-    let mut ids = call_ids(script);
-    for turn in &script.turns {
+    for (turn, numbered) in script.turns.iter().zip(turns) {
         writeln!(out, "\nassistant: {}", turn.say)?;
-        let calls: Vec<ToolCall> = turn
-            .calls
-            .iter()
-            .zip(&mut ids)
-            .map(|(call, id)| ToolCall {
-                id,
-                name: call.tool.clone(),
-                arguments: Arguments::Text(call.arguments.to_string()),
-            })
-            .collect();
+        let calls: Vec<ToolCall> = numbered.into_iter().map(|(call, _)| call).collect();
         transcript.push(json!({
             "role": "assistant",
             "content": turn.say,
@@ -199,14 +191,28 @@ pub fn run(script: &Script, human: Human, out: &mut dyn Write) -> anyhow::Result
     Ok(())
 }
 
-/// The ids the session gives its calls, in order.
-fn call_ids(script: &Script) -> impl Iterator<Item = String> + use<> {
-    let count = script
+/// Each turn's calls as the model sends them, numbered `call_1`, `call_2`… across the
+/// session, each with the scripted human's answer should the policy ask.
+fn numbered_calls(script: &Script) -> Vec<Vec<(ToolCall, bool)>> {
+    let mut number = 0;
+    script
         .turns
         .iter()
-        .map(|turn| turn.calls.len())
-        .sum::<usize>();
-    (1..=count).map(|n| format!("call_{n}"))
+        .map(|turn| {
+            turn.calls
+                .iter()
+                .map(|call| {
+                    number += 1;
+                    let sent = ToolCall {
+                        id: format!("call_{number}"),
+                        name: call.tool.clone(),
+                        arguments: Arguments::Text(call.arguments.to_string()),
+                    };
+                    (sent, call.approve)
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// The policy's `on_ask`: records that the call was asked about, and answers.
