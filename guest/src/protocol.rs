@@ -121,6 +121,16 @@ pub fn complete<'a>(
     call_ids: impl IntoIterator<Item = &'a str>,
     answer: Result<Vec<ToolResult>, ProviderError>,
 ) -> Vec<ToolResult> {
+    complete_with(call_ids, answer, NO_RESULT)
+}
+
+/// [`complete`], with `missing` as the message of a call left without a result: a host
+/// names the layer at fault there.
+pub fn complete_with<'a>(
+    call_ids: impl IntoIterator<Item = &'a str>,
+    answer: Result<Vec<ToolResult>, ProviderError>,
+    missing: &str,
+) -> Vec<ToolResult> {
     let call_ids = call_ids.into_iter();
     let results = match answer {
         Ok(results) => results,
@@ -142,7 +152,7 @@ pub fn complete<'a>(
             by_id
                 .get_mut(id)
                 .and_then(Vec::pop)
-                .unwrap_or_else(|| ToolResult::error(id, NO_RESULT))
+                .unwrap_or_else(|| ToolResult::error(id, missing))
         })
         .collect()
 }

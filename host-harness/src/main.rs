@@ -5,9 +5,11 @@ use anyhow::Context;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use reasons::{Options, Position};
 use reasons_harness::demo::{self, Human, Script};
-use reasons_harness::{Plugin, dry_run};
-use std::path::PathBuf;
+use reasons_harness::plugin::sandbox;
+use reasons_harness::{Limits, Plugin, dry_run};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 /// Every tool call carries why, for the human watching.
 #[derive(Parser)]
@@ -41,7 +43,44 @@ enum Command {
         plugin: Option<PathBuf>,
         #[command(flatten)]
         options: OptionArgs,
+        #[command(flatten)]
+        sandbox: SandboxArgs,
     },
+}
+
+/// What a plugin may use before it is stopped (its calls then end as errors).
+#[derive(Args)]
+struct SandboxArgs {
+    /// The time one call may spend in the plugin's own code, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = Limits::default().deadline.as_millis() as u64)]
+    plugin_deadline_ms: u64,
+    /// The most memory a plugin instance may grow to, in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = Limits::default().memory >> 20)]
+    plugin_memory_mib: usize,
+    /// The most data a plugin may pass down in one call of its import, in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = Limits::default().hostcall_data >> 20)]
+    plugin_hostcall_mib: usize,
+    /// The native stack a plugin may use, in KiB.
+    #[arg(long, value_name = "KIB", default_value_t = sandbox::DEFAULT_STACK >> 10)]
+    plugin_stack_kib: usize,
+}
+
+impl SandboxArgs {
+    /// The plugin at `path` (the built-in one if none) under these limits.
+    fn plugin(&self, path: Option<&Path>) -> anyhow::Result<Plugin> {
+        if self.plugin_stack_kib != sandbox::DEFAULT_STACK >> 10 {
+            sandbox::set_stack_limit(self.plugin_stack_kib << 10)?;
+        }
+        let plugin = match path {
+            None => Plugin::reasons()?,
+            Some(path) => Plugin::load(path)?,
+        };
+        Ok(plugin.with_limits(Limits {
+            deadline: Duration::from_millis(self.plugin_deadline_ms),
+            memory: self.plugin_memory_mib << 20,
+            hostcall_data: self.plugin_hostcall_mib << 20,
+        }))
+    }
 }
 
 /// The reasons layer's options.
@@ -121,15 +160,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             calls,
             plugin,
             options,
+            sandbox,
         } => {
-            let plugin = match plugin {
-                None => Plugin::reasons()?,
-                Some(path) => {
-                    let bytes = std::fs::read(&path)
-                        .with_context(|| format!("cannot read the plugin {}", path.display()))?;
-                    Plugin::new(&path.display().to_string(), &bytes)?
-                }
-            };
+            let plugin = sandbox.plugin(plugin.as_deref())?;
             let tools = dry_run::read_tools(&tools)?;
             let calls = match calls {
                 Some(path) => dry_run::read_calls(&path)?,

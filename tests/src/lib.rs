@@ -1,6 +1,7 @@
 //! Support for the end-to-end tests: the fixture component, and the contract's vectors
 //! (`tests/vectors/*.json`) run through the native transform and the component alike.
 
+pub mod checks;
 pub mod providers;
 
 use once_cell::sync::Lazy;

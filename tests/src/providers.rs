@@ -3,6 +3,7 @@
 use reasons::{ProviderError, ToolCall, ToolResult};
 use reasons_harness::{Json, Provider};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 /// What a [`Scripted`] provider does when called.
 #[derive(Clone, Debug)]
@@ -15,6 +16,8 @@ pub enum Behaviour {
     Panic,
     /// Answers only the first call.
     AnswerFirstOnly,
+    /// Echoes, after this long: a slow tool.
+    Slow(Duration),
 }
 
 /// A provider with a fixed catalogue whose behaviour a test can change between calls,
@@ -87,6 +90,10 @@ impl Provider for Scripted {
         match behaviour {
             Behaviour::Echo => Ok(calls.iter().map(echo).collect()),
             Behaviour::AnswerFirstOnly => Ok(calls.iter().take(1).map(echo).collect()),
+            Behaviour::Slow(time) => {
+                std::thread::sleep(time);
+                Ok(calls.iter().map(echo).collect())
+            }
             Behaviour::Fail(message) => Err(ProviderError::Failed(message)),
             Behaviour::Panic => panic!("the scripted provider panics while executing"),
         }

@@ -1,8 +1,9 @@
 //! The reasons component under wasmtime: what it can reach, its state, and the host's
-//! never-throw promise around it and around the middleware fixture that misbehaves.
+//! never-throw promise around it. Plugins that misbehave are in `containment.rs`.
 
-use reasons::{NO_RESULT, Options, ToolCall, ToolResult};
-use reasons_harness::{Limits, Plugin, Provider, WasmLayer};
+use reasons::{NO_RESULT, Options};
+use reasons_harness::{Plugin, Provider, WasmLayer};
+use reasons_tests::checks::{arguments, assert_error_mentions, errors};
 use reasons_tests::providers::{Behaviour, Scripted, text_call};
 use reasons_tests::unruly;
 
@@ -11,25 +12,6 @@ const OTHER: &str = r#"{"name":"u","inputSchema":{"type":"object"}}"#;
 
 fn reasons_over(provider: &Scripted) -> WasmLayer {
     Plugin::reasons().unwrap().layer(Box::new(provider.clone()))
-}
-
-fn arguments(calls: &[ToolCall]) -> Vec<&str> {
-    calls.iter().map(|call| call.arguments.text()).collect()
-}
-
-/// Asserts that `result` is an error result whose content mentions `text`.
-fn assert_error_mentions(result: &ToolResult, text: &str) {
-    assert!(
-        result.is_error && result.content.contains(text),
-        "{result:?} should mention {text:?}"
-    );
-}
-
-fn errors(results: &[ToolResult]) -> Vec<(&str, bool)> {
-    results
-        .iter()
-        .map(|result| (result.call_id.as_str(), result.is_error))
-        .collect()
 }
 
 #[test]
@@ -42,27 +24,6 @@ fn the_component_imports_nothing_but_its_provider() {
         ["agent:tools/provider@0.1.0", "agent:tools/types@0.1.0"]
     );
     assert!(Plugin::reasons().unwrap().is_reasons());
-}
-
-#[test]
-fn a_component_that_imports_wasi_is_refused_at_load() {
-    // R15: a plugin gets its provider and nothing else.
-    let bytes = std::fs::read(env!("NEEDS_WASI_WASM")).unwrap();
-    let error = format!("{:#}", Plugin::new("needs-wasi", &bytes).err().unwrap());
-    assert!(
-        error.contains("`needs-wasi` imports more than a plugin is given"),
-        "{error}"
-    );
-    assert!(
-        error.contains("wasi:"),
-        "the error names the import: {error}"
-    );
-}
-
-#[test]
-fn bytes_that_are_not_a_component_are_refused_with_their_name() {
-    let error = Plugin::new("not-wasm", b"hello").err().unwrap();
-    assert!(format!("{error:#}").contains("`not-wasm` is not a WebAssembly component"));
 }
 
 #[test]
@@ -214,109 +175,6 @@ fn a_provider_that_cannot_list_fails_the_listing() {
             .unwrap_err()
             .to_string()
             .contains("panicked")
-    );
-}
-
-/// A batch through `Unruly(Scripted)` that includes a call named `name`.
-fn unruly_batch(name: &str, limits: Limits) -> (Vec<ToolResult>, WasmLayer, Scripted) {
-    let provider = Scripted::new(&[TOOL]);
-    let mut layer = unruly()
-        .with_limits(limits)
-        .layer(Box::new(provider.clone()));
-    let results = layer
-        .execute_tool_calls(vec![text_call("1", "t", "{}"), text_call("2", name, "{}")])
-        .unwrap();
-    (results, layer, provider)
-}
-
-#[test]
-fn a_plugin_that_breaks_is_contained_and_the_next_call_works() {
-    // R13 R15
-    let small = Limits {
-        fuel: 50_000_000,
-        memory: 16 << 20,
-    };
-    for (name, expected) in [
-        ("trap", "trapped"),
-        ("spin", "ran out of fuel"),
-        ("hog", "trapped"),
-        ("fail", "the unruly layer refuses"),
-    ] {
-        let (results, mut layer, _) = unruly_batch(name, small);
-        assert_eq!(errors(&results), [("1", true), ("2", true)], "{name}");
-        assert_error_mentions(&results[0], expected);
-        let next = layer
-            .execute_tool_calls(vec![text_call("3", "t", "{}")])
-            .unwrap();
-        assert_eq!(errors(&next), [("3", false)], "{name}: the next call works");
-    }
-}
-
-#[test]
-fn a_plugin_with_a_malformed_answer_still_answers_every_call() {
-    // R13 R15
-    let (results, _, _) = unruly_batch("drop-last", Limits::default());
-    assert_eq!(errors(&results), [("1", false), ("2", true)]);
-    let (results, _, _) = unruly_batch("wrong-ids", Limits::default());
-    assert_eq!(errors(&results), [("1", true), ("2", true)]);
-    assert_eq!(results[0].content, format!("{:?}", NO_RESULT));
-}
-
-#[test]
-fn a_plugin_that_traps_while_listing_fails_the_listing() {
-    // R14 R15
-    let provider = Scripted::new(&[r#"{"name":"trap-listing","inputSchema":{}}"#]);
-    let mut layer = unruly().layer(Box::new(provider.clone()));
-    assert!(
-        layer
-            .tools_for_llm()
-            .unwrap_err()
-            .to_string()
-            .contains("trapped")
-    );
-    provider.set_catalogue(&[TOOL]);
-    assert_eq!(layer.tools_for_llm().unwrap(), [TOOL]);
-}
-
-#[test]
-fn after_a_trap_a_fresh_instance_still_knows_the_strip_set() {
-    // R15 R8
-    let provider = Scripted::new(&[TOOL]);
-    let limits = Limits {
-        memory: 4 << 20,
-        ..Limits::default()
-    };
-    let mut layer = Plugin::reasons()
-        .unwrap()
-        .with_limits(limits)
-        .layer(Box::new(provider.clone()));
-    layer
-        .configure(Options {
-            name: "why".into(),
-            ..Options::default()
-        })
-        .unwrap();
-    layer.tools_for_llm().unwrap();
-    assert_eq!(provider.listings(), 1);
-
-    // Arguments bigger than the instance may hold: the component runs out of memory.
-    let huge = format!(r#"{{"why":"x","blob":"{}"}}"#, "a".repeat(8 << 20));
-    let results = layer
-        .execute_tool_calls(vec![text_call("1", "t", &huge)])
-        .unwrap();
-    assert_eq!(errors(&results), [("1", true)]);
-    assert_error_mentions(&results[0], "plugin `reasons`");
-
-    let results = layer
-        .execute_tool_calls(vec![text_call("2", "t", r#"{"a":1,"why":"x"}"#)])
-        .unwrap();
-    assert_eq!(errors(&results), [("2", false)]);
-    assert_eq!(arguments(&provider.take_received()), [r#"{"a":1}"#]);
-    assert_eq!(layer.augmented_tools().unwrap(), ["t"]);
-    assert_eq!(
-        provider.listings(),
-        1,
-        "the strip set came back without listing again"
     );
 }
 

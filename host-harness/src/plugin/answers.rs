@@ -1,0 +1,68 @@
+//! Checking what a plugin answers before anyone above relies on it. A plugin is
+//! third-party code: an answer that does not fit the question is a fault to contain, like
+//! a trap, and the message names the plugin and the fault (R13, R15).
+
+use crate::provider::Json;
+use reasons::{ProviderError, ToolResult};
+use std::collections::HashMap;
+
+/// One result per call, in the callers' order: results that match a call pass on, and a
+/// call left without one gets an `is_error` result saying what was wrong with the answer.
+pub fn complete(
+    plugin: &str,
+    ids: &[String],
+    answer: Result<Vec<ToolResult>, ProviderError>,
+) -> Vec<ToolResult> {
+    let ids_iter = ids.iter().map(String::as_str);
+    match &answer {
+        Ok(results) if !answers_one_for_one(ids, results) => {
+            let missing = fault(plugin, ids, results);
+            reasons::complete_with(ids_iter, answer, &missing)
+        }
+        _ => reasons::complete(ids_iter, answer),
+    }
+}
+
+/// The common case, checked without allocating: a result for each call, in order.
+fn answers_one_for_one(ids: &[String], results: &[ToolResult]) -> bool {
+    ids.len() == results.len()
+        && ids
+            .iter()
+            .zip(results)
+            .all(|(id, result)| *id == result.call_id)
+}
+
+fn fault(plugin: &str, ids: &[String], results: &[ToolResult]) -> String {
+    let mut wanted: HashMap<&str, usize> = HashMap::new();
+    for id in ids {
+        *wanted.entry(id).or_default() += 1;
+    }
+    let (mut unknown, mut extra) = (0, 0);
+    for result in results {
+        match wanted.get_mut(result.call_id.as_str()) {
+            None => unknown += 1,
+            Some(0) => extra += 1,
+            Some(left) => *left -= 1,
+        }
+    }
+    format!(
+        "The plugin `{plugin}` returned no result for this call: it answered {} results \
+         for {} calls ({unknown} for unknown ids, {extra} more than once)",
+        results.len(),
+        ids.len()
+    )
+}
+
+/// Whether every declaration a plugin listed is JSON; if not, the error naming the first
+/// that is not.
+pub fn check_declarations(plugin: &str, declarations: &[Json]) -> Result<(), ProviderError> {
+    for (index, declaration) in declarations.iter().enumerate() {
+        if let Err(error) = serde_json::from_str::<serde::de::IgnoredAny>(declaration) {
+            return Err(ProviderError::Failed(format!(
+                "the plugin `{plugin}` listed a declaration that is not JSON \
+                 (declaration {index}: {error})"
+            )));
+        }
+    }
+    Ok(())
+}

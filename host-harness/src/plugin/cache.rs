@@ -1,0 +1,172 @@
+//! Compiled plugins, kept. Compiling a component with Cranelift takes a good part of a
+//! second; loading its compiled form takes milliseconds. So a component is compiled once
+//! per process (a map by digest) and once per machine (a file per digest in the cache
+//! directory), and a file is only trusted after its own digest checks out.
+//!
+//! A file is `MAGIC`, the SHA-256 of the rest, then what `Component::serialize` wrote.
+//! Its name is the SHA-256 of the engine's compatibility hash and the component's bytes,
+//! so another wasmtime, another engine configuration or another component never finds it.
+
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use wasmtime::Engine;
+use wasmtime::component::Component;
+
+const MAGIC: &[u8; 8] = b"RSNCWSM1";
+
+/// Where a component came from this time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Compiled from its bytes (and, with a cache directory, stored there).
+    Compiled,
+    /// Already compiled by this process.
+    InProcess,
+    /// Loaded from the cache directory.
+    FromDisk,
+    /// The cached file could not be used (it says why) and the component was compiled
+    /// again, and the file replaced.
+    Rebuilt(String),
+}
+
+/// Where compiled components are kept: in this process, and across runs if a directory
+/// is given.
+#[derive(Clone, Debug, Default)]
+pub struct Cache {
+    dir: Option<PathBuf>,
+    compiled: Arc<Mutex<HashMap<[u8; 32], Component>>>,
+}
+
+impl Cache {
+    /// `$REASONS_CACHE_DIR` (empty: no cache), else `$XDG_CACHE_HOME/reasons`, else
+    /// `$HOME/.cache/reasons`.
+    pub fn from_env() -> Cache {
+        let var = |name| std::env::var_os(name).filter(|value| !value.is_empty());
+        let dir = match std::env::var_os("REASONS_CACHE_DIR") {
+            Some(dir) if dir.is_empty() => None,
+            Some(dir) => Some(PathBuf::from(dir)),
+            None => var("XDG_CACHE_HOME")
+                .map(PathBuf::from)
+                .or_else(|| var("HOME").map(|home| Path::new(&home).join(".cache")))
+                .map(|base| base.join("reasons")),
+        };
+        Cache {
+            dir,
+            ..Cache::default()
+        }
+    }
+
+    /// A cache in `dir`.
+    pub fn at(dir: impl Into<PathBuf>) -> Cache {
+        Cache {
+            dir: Some(dir.into()),
+            ..Cache::default()
+        }
+    }
+
+    /// No cache across runs: compiled once per process only.
+    pub fn none() -> Cache {
+        Cache::default()
+    }
+
+    /// `bytes` compiled for `engine`, from wherever it is cheapest to get.
+    pub fn component(&self, engine: &Engine, bytes: &[u8]) -> anyhow::Result<(Component, Outcome)> {
+        let key = key(engine, bytes);
+        // Held while compiling, so that two threads loading one plugin compile it once.
+        let mut compiled = self.compiled.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(component) = compiled.get(&key) {
+            return Ok((component.clone(), Outcome::InProcess));
+        }
+        let (component, outcome) = match &self.dir {
+            None => (Component::new(engine, bytes)?, Outcome::Compiled),
+            Some(dir) => from_dir(dir, &key, engine, bytes)?,
+        };
+        compiled.insert(key, component.clone());
+        Ok((component, outcome))
+    }
+}
+
+fn from_dir(
+    dir: &Path,
+    key: &[u8; 32],
+    engine: &Engine,
+    bytes: &[u8],
+) -> anyhow::Result<(Component, Outcome)> {
+    let path = dir.join(format!("{}.cwasm", hex(key)));
+    let outcome = match std::fs::read(&path) {
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Outcome::Compiled,
+        Err(error) => Outcome::Rebuilt(format!("cannot read {}: {error}", path.display())),
+        Ok(file) => match load(engine, &file) {
+            Ok(component) => return Ok((component, Outcome::FromDisk)),
+            Err(why) => Outcome::Rebuilt(format!("{}: {why}", path.display())),
+        },
+    };
+    let component = Component::new(engine, bytes)?;
+    // A cache that cannot be written is only a slower start, never a failure.
+    let _ = store(dir, &path, &component.serialize()?);
+    Ok((component, outcome))
+}
+
+/// A cached file's component, if the file is whole and was made by this engine.
+fn load(engine: &Engine, file: &[u8]) -> Result<Component, String> {
+    let rest = file.strip_prefix(MAGIC).ok_or("not a reasons cache file")?;
+    let (digest, serialized) = rest.split_at_checked(32).ok_or("truncated")?;
+    if digest != Sha256::digest(serialized).as_slice() {
+        return Err("its digest does not match its contents (corrupt)".into());
+    }
+    // SAFETY: `deserialize` runs the machine code in the file. The file is one this
+    // process's code wrote (its digest checks out, so it is whole), under a name that only
+    // this engine's configuration and this component produce, in a directory made private
+    // to this user; wasmtime checks its own version and configuration header as well.
+    unsafe { Component::deserialize(engine, serialized) }
+        .map_err(|error| format!("made by another engine: {error}"))
+}
+
+/// Writes the file atomically: a reader sees the old file, no file, or the whole new one.
+fn store(dir: &Path, path: &Path, serialized: &[u8]) -> std::io::Result<()> {
+    private_dir(dir)?;
+    let mut file = tempfile::NamedTempFile::new_in(dir)?;
+    file.write_all(MAGIC)?;
+    file.write_all(&Sha256::digest(serialized))?;
+    file.write_all(serialized)?;
+    file.as_file().sync_all()?;
+    file.persist(path)?;
+    Ok(())
+}
+
+/// The cache directory holds code that will be run: only its owner may write there.
+fn private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
+}
+
+fn key(engine: &Engine, bytes: &[u8]) -> [u8; 32] {
+    let mut hasher = Sha256Hasher(Sha256::new());
+    engine.precompile_compatibility_hash().hash(&mut hasher);
+    hasher.0.update(bytes);
+    hasher.0.finalize().into()
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+/// Feeds what `Hash` writes into SHA-256: a digest that is the same in every run,
+/// unlike std's randomly keyed hasher.
+struct Sha256Hasher(Sha256);
+
+impl Hasher for Sha256Hasher {
+    fn write(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+
+    fn finish(&self) -> u64 {
+        unreachable!("only the SHA-256 digest is used")
+    }
+}

@@ -1,0 +1,278 @@
+//! A plugin instantiated over a provider: the [`WasmLayer`], its store, and the host side
+//! of the plugin's `provider` import.
+
+use super::Plugin;
+use super::answers;
+use super::bindings::agent::tools::types as wit;
+use super::bindings::exports::agent::tools::provider::Guest as ProviderExport;
+use super::bindings::exports::agent::tools::reasons::{
+    self as wit_reasons, Guest as ReasonsExport,
+};
+use super::sandbox::{self, Meter};
+use crate::provider::{self, Json, Provider};
+use anyhow::anyhow;
+use reasons::{Options, ProviderError, ToolCall, ToolResult};
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use wasmtime::Store;
+
+/// The names a reasons layer strips, as the host last learnt them: shared with the
+/// layers above (the policy) that must tell the model's reason from a tool's own.
+#[derive(Clone, Debug, Default)]
+pub struct StripSet(Arc<RwLock<BTreeSet<String>>>);
+
+impl StripSet {
+    /// Whether calls to `tool` have their reason stripped.
+    pub fn contains(&self, tool: &str) -> bool {
+        self.0
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(tool)
+    }
+
+    fn replace(&self, names: impl IntoIterator<Item = String>) {
+        *self.0.write().unwrap_or_else(PoisonError::into_inner) = names.into_iter().collect();
+    }
+}
+
+/// A plugin instantiated over a provider: a [`Provider`] that never throws on execute.
+/// Each layer is a session of its own: its own instance, options and strip set.
+pub struct WasmLayer {
+    plugin: Plugin,
+    below: Arc<Mutex<Box<dyn Provider>>>,
+    /// The options the instance was configured with, given again to a fresh instance.
+    options: Option<Options>,
+    /// The last catalogue a listing went through with, replayed to a fresh instance.
+    catalogue: Option<Vec<Json>>,
+    /// The reasons plugin's strip set after the last listing.
+    strip_set: StripSet,
+    session: Option<Session>,
+}
+
+/// A live instance in its store.
+struct Session {
+    store: Store<Below>,
+    provider: ProviderExport,
+    reasons: Option<ReasonsExport>,
+}
+
+/// The store's data: the provider below, as the plugin's `provider` import sees it.
+pub(super) struct Below {
+    inner: Arc<Mutex<Box<dyn Provider>>>,
+    meter: Meter,
+    /// While set, listings are answered from it instead of the provider below.
+    replay: Option<Vec<Json>>,
+    /// The catalogue the provider below last listed through this store.
+    listed: Option<Vec<Json>>,
+}
+
+impl WasmLayer {
+    pub(super) fn new(plugin: Plugin, below: Box<dyn Provider>) -> WasmLayer {
+        WasmLayer {
+            plugin,
+            below: Arc::new(Mutex::new(below)),
+            options: None,
+            catalogue: None,
+            strip_set: StripSet::default(),
+            session: None,
+        }
+    }
+
+    /// Configures the reasons plugin, or refuses with the plugin's message; refused
+    /// options change nothing. The strip set is empty until the next listing.
+    pub fn configure(&mut self, options: Options) -> anyhow::Result<()> {
+        let wit_options = wit_reasons::Options::from(&options);
+        let verdict = self
+            .call_reasons(|reasons, store| reasons.call_configure(store, &wit_options))
+            .map_err(|error| anyhow!("{error}"))?;
+        verdict.map_err(|message| {
+            anyhow!(
+                "the plugin `{}` refused the options: {message}",
+                self.plugin.name
+            )
+        })?;
+        self.options = Some(options);
+        self.catalogue = None;
+        self.strip_set.replace([]);
+        Ok(())
+    }
+
+    /// The strip set as it stands after each listing, for the layers above.
+    pub fn strip_set(&self) -> StripSet {
+        self.strip_set.clone()
+    }
+
+    /// The parameter's name as the plugin publishes it (R11).
+    pub fn reason_param(&mut self) -> Result<String, ProviderError> {
+        self.call_reasons(|reasons, store| reasons.call_reason_param(store))
+    }
+
+    /// The names the plugin's last listing augmented (R8).
+    pub fn augmented_tools(&mut self) -> Result<Vec<String>, ProviderError> {
+        self.call_reasons(|reasons, store| reasons.call_augmented_tools(store))
+    }
+
+    /// Calls into the reasons surface, if the plugin has one.
+    fn call_reasons<T>(
+        &mut self,
+        work: impl FnOnce(&ReasonsExport, &mut Store<Below>) -> wasmtime::Result<T>,
+    ) -> Result<T, ProviderError> {
+        let name = self.plugin.name.clone();
+        self.call(|session| match &session.reasons {
+            Some(reasons) => work(reasons, &mut session.store),
+            None => Err(wasmtime::format_err!(
+                "`{name}` does not export agent:tools/reasons@0.1.0"
+            )),
+        })
+    }
+
+    /// Runs `work` on a live instance, on the clock; a trap ends the instance.
+    fn call<T>(
+        &mut self,
+        work: impl FnOnce(&mut Session) -> wasmtime::Result<T>,
+    ) -> Result<T, ProviderError> {
+        let name = self.plugin.name.clone();
+        let session = self.session().map_err(|error| {
+            ProviderError::Failed(format!("the plugin `{name}` could not start: {error:#}"))
+        })?;
+        // The deadline must be set before every call: it is a point in epochs, not a span.
+        let ticks = session.store.data_mut().meter.start();
+        session.store.set_epoch_deadline(ticks);
+        match work(session) {
+            Ok(answer) => Ok(answer),
+            Err(error) => {
+                let message = session.store.data().meter.describe(&name, &error);
+                // A trap poisons the store: drop it, and the next call starts afresh.
+                self.session = None;
+                Err(ProviderError::Failed(message))
+            }
+        }
+    }
+
+    /// The live instance, made (and configured, and given the last catalogue) if need be.
+    fn session(&mut self) -> anyhow::Result<&mut Session> {
+        let session = match self.session.take() {
+            Some(session) => session,
+            None => self.start()?,
+        };
+        Ok(self.session.insert(session))
+    }
+
+    fn start(&self) -> anyhow::Result<Session> {
+        let plugin = &self.plugin;
+        let below = Below {
+            inner: self.below.clone(),
+            meter: Meter::new(plugin.limits),
+            replay: None,
+            listed: None,
+        };
+        let mut store = Store::new(sandbox::engine(), below);
+        store.limiter(|below| &mut below.meter);
+        store.set_hostcall_fuel(plugin.limits.hostcall_data);
+        store.epoch_deadline_callback(|store| Ok(store.data().meter.at_deadline()));
+        let ticks = store.data_mut().meter.start();
+        store.set_epoch_deadline(ticks);
+        let instance = plugin.pre.instantiate(&mut store)?;
+        let provider = plugin.provider.load(&mut store, &instance)?;
+        let reasons = match &plugin.reasons {
+            Some(indices) => Some(indices.load(&mut store, &instance)?),
+            None => None,
+        };
+        if let (Some(options), Some(reasons)) = (&self.options, &reasons) {
+            reasons
+                .call_configure(&mut store, &options.into())?
+                .map_err(|message| anyhow!("the options were refused: {message}"))?;
+        }
+        if let Some(catalogue) = &self.catalogue {
+            // The strip set is a function of the options and the last catalogue (R8):
+            // listing that catalogue again rebuilds it without asking the provider below.
+            store.data_mut().replay = Some(catalogue.clone());
+            provider
+                .call_tools_for_llm(&mut store)?
+                .map_err(|error| anyhow!("replaying the last listing failed: {error}"))?;
+            store.data_mut().replay = None;
+        }
+        Ok(Session {
+            store,
+            provider,
+            reasons,
+        })
+    }
+}
+
+impl Provider for WasmLayer {
+    fn tools_for_llm(&mut self) -> Result<Vec<Json>, ProviderError> {
+        let answer = self.call(|session| session.provider.call_tools_for_llm(&mut session.store));
+        let listed = self
+            .session
+            .as_mut()
+            .and_then(|session| session.store.data_mut().listed.take());
+        let declarations = answer?.map_err(ProviderError::from)?;
+        if let Err(fault) = answers::check_declarations(&self.plugin.name, &declarations) {
+            // The instance now holds a strip set nobody above will ever see: start over
+            // from the last good listing, as after a trap.
+            self.session = None;
+            return Err(fault);
+        }
+        // Only a listing that went all the way through replaces the catalogue (R8).
+        if listed.is_some() {
+            self.catalogue = listed;
+        }
+        if self.plugin.is_reasons() {
+            let augmented = self.augmented_tools()?;
+            self.strip_set.replace(augmented);
+        }
+        Ok(declarations)
+    }
+
+    fn execute_tool_calls(
+        &mut self,
+        calls: Vec<ToolCall>,
+    ) -> Result<Vec<ToolResult>, ProviderError> {
+        if calls.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids: Vec<String> = calls.iter().map(|call| call.id.clone()).collect();
+        let calls: Vec<wit::ToolCall> = calls.into_iter().map(wit::ToolCall::from).collect();
+        let answer = self
+            .call(|session| {
+                session
+                    .provider
+                    .call_execute_tool_calls(&mut session.store, &calls)
+            })
+            .and_then(|answer| answer.map_err(ProviderError::from))
+            .map(|results| results.into_iter().map(ToolResult::from).collect());
+        // Whatever the plugin answered, each call gets exactly one result (R13).
+        Ok(answers::complete(&self.plugin.name, &ids, answer))
+    }
+}
+
+impl wit::Host for Below {}
+
+impl super::bindings::agent::tools::provider::Host for Below {
+    fn tools_for_llm(&mut self) -> Result<Vec<String>, wit::ProviderError> {
+        if let Some(catalogue) = &self.replay {
+            return Ok(catalogue.clone());
+        }
+        let inner = &self.inner;
+        let listed = self.meter.off_the_clock(|| {
+            let mut inner = inner.lock().unwrap_or_else(PoisonError::into_inner);
+            provider::list(&mut **inner)
+        })?;
+        self.listed = Some(listed.clone());
+        Ok(listed)
+    }
+
+    fn execute_tool_calls(
+        &mut self,
+        calls: Vec<wit::ToolCall>,
+    ) -> Result<Vec<wit::ToolResult>, wit::ProviderError> {
+        let calls = calls.into_iter().map(ToolCall::from).collect();
+        let inner = &self.inner;
+        let results = self.meter.off_the_clock(|| {
+            let mut inner = inner.lock().unwrap_or_else(PoisonError::into_inner);
+            provider::guard("the tool provider", || inner.execute_tool_calls(calls))
+        })?;
+        Ok(results.into_iter().map(wit::ToolResult::from).collect())
+    }
+}

@@ -1,0 +1,232 @@
+//! A plugin that breaks is contained (R13, R15): every fault of the `unruly` fixture, and
+//! the reasons component's own limits, each ending in `is_error` results, with the next
+//! call served by a fresh instance that still knows the strip set.
+
+use reasons::{Options, ToolCall};
+use reasons_harness::{Limits, Plugin, Provider, Stack, WasmLayer};
+use reasons_tests::checks::{arguments, assert_error_mentions, errors};
+use reasons_tests::providers::{Behaviour, Scripted, text_call};
+use reasons_tests::unruly;
+use std::time::Duration;
+
+const TOOL: &str = r#"{"name":"t","inputSchema":{"type":"object"}}"#;
+const OTHER: &str = r#"{"name":"u","inputSchema":{"type":"object"}}"#;
+
+/// Limits small enough for each fault to hit its own quickly.
+const SMALL: Limits = Limits {
+    deadline: Duration::from_millis(200),
+    memory: 16 << 20,
+    hostcall_data: 1 << 20,
+};
+
+/// `Unruly(Reasons(provider))`, listed once.
+fn unruly_over_reasons(provider: &Scripted) -> Stack {
+    let mut stack = Stack::new(provider.clone())
+        .reasons(&Plugin::reasons().unwrap(), Options::default())
+        .unwrap()
+        .plugin(&unruly().with_limits(SMALL));
+    stack.list().unwrap();
+    stack
+}
+
+/// A batch with a call that has a reason to strip and a call named `fault`.
+fn batch_with(fault: &str) -> Vec<ToolCall> {
+    vec![
+        text_call("1", "t", r#"{"a":1,"reason":"x"}"#),
+        text_call("2", fault, "{}"),
+    ]
+}
+
+/// The call after a fault: answered, and its reason stripped.
+fn assert_next_call_is_served(stack: &mut Stack, provider: &Scripted, fault: &str) {
+    provider.take_received();
+    let results = stack.execute(vec![text_call("3", "t", r#"{"a":2,"reason":"y"}"#)]);
+    assert_eq!(errors(&results), [("3", false)], "after {fault}");
+    assert_eq!(
+        arguments(&provider.take_received()),
+        [r#"{"a":2}"#],
+        "after {fault}"
+    );
+    // The fresh instance got the catalogue from the harness, not from a new listing.
+    assert_eq!(provider.listings(), 1, "after {fault}");
+}
+
+#[test]
+fn a_fault_fails_its_batch_and_the_next_call_works() {
+    // R13 R15: each limit, and a plain trap and refusal, end as errors for the batch.
+    for (fault, message) in [
+        ("trap", "the plugin `unruly` trapped"),
+        ("spin", "ran past its deadline of 200 ms"),
+        ("hog", "ran out of memory (limit 16 MiB)"),
+        ("recurse", "overflowed its stack of 512 KiB"),
+        ("flood", "more than its hostcall data limit of 1 MiB"),
+        ("fail", "the unruly layer refuses"),
+    ] {
+        let provider = Scripted::new(&[TOOL]);
+        let mut stack = unruly_over_reasons(&provider);
+        let results = stack.execute(batch_with(fault));
+        assert_eq!(errors(&results), [("1", true), ("2", true)], "{fault}");
+        assert_error_mentions(&results[0], message);
+        assert_error_mentions(&results[1], message);
+        assert_next_call_is_served(&mut stack, &provider, fault);
+    }
+}
+
+#[test]
+fn results_that_match_pass_on_and_the_rest_name_the_fault() {
+    // R13 R15: too few, too many, and unknown ids.
+    for (fault, expected, message) in [
+        (
+            "drop-last",
+            [("1", false), ("2", true)],
+            "it answered 1 results for 2 calls (0 for unknown ids, 0 more than once)",
+        ),
+        (
+            "wrong-ids",
+            [("1", true), ("2", true)],
+            "it answered 2 results for 2 calls (2 for unknown ids, 0 more than once)",
+        ),
+        ("extra", [("1", false), ("2", false)], ""),
+    ] {
+        let provider = Scripted::new(&[TOOL]);
+        let mut stack = unruly_over_reasons(&provider);
+        let results = stack.execute(batch_with(fault));
+        assert_eq!(errors(&results), expected, "{fault}");
+        for result in results.iter().filter(|result| result.is_error) {
+            assert_error_mentions(result, "The plugin `unruly` returned no result");
+            assert_error_mentions(result, message);
+        }
+        assert_next_call_is_served(&mut stack, &provider, fault);
+    }
+}
+
+#[test]
+fn a_listing_that_is_not_json_fails_and_the_last_good_one_stands() {
+    // R14 R15 R8
+    let provider = Scripted::new(&[TOOL]);
+    let mut stack = unruly_over_reasons(&provider);
+    provider.set_catalogue(&[TOOL, r#"{"name":"bad-listing","inputSchema":{}}"#]);
+    let error = stack.list().unwrap_err().to_string();
+    assert!(
+        error.contains("the plugin `unruly` listed a declaration that is not JSON (declaration 2"),
+        "{error}"
+    );
+    let results = stack.execute(vec![text_call("3", "t", r#"{"a":2,"reason":"y"}"#)]);
+    assert_eq!(errors(&results), [("3", false)]);
+    assert_eq!(arguments(&provider.take_received()), [r#"{"a":2}"#]);
+}
+
+#[test]
+fn a_plugin_that_traps_while_listing_fails_the_listing() {
+    // R14 R15
+    let provider = Scripted::new(&[r#"{"name":"trap-listing","inputSchema":{}}"#]);
+    let mut layer = unruly().layer(Box::new(provider.clone()));
+    let error = layer.tools_for_llm().unwrap_err().to_string();
+    assert!(error.contains("trapped"), "{error}");
+    provider.set_catalogue(&[TOOL]);
+    assert_eq!(layer.tools_for_llm().unwrap(), [TOOL]);
+}
+
+/// The reasons component over `provider` under `limits`, configured and listed once.
+fn reasons_with(limits: Limits, provider: &Scripted) -> WasmLayer {
+    let mut layer = Plugin::reasons()
+        .unwrap()
+        .with_limits(limits)
+        .layer(Box::new(provider.clone()));
+    layer
+        .configure(Options {
+            name: "why".into(),
+            ..Options::default()
+        })
+        .unwrap();
+    layer.tools_for_llm().unwrap();
+    layer
+}
+
+/// After the fault, the same layer still strips `why` from `t` without listing again.
+fn assert_strip_set_survives(layer: &mut WasmLayer, provider: &Scripted) {
+    provider.take_received();
+    let results = layer
+        .execute_tool_calls(vec![text_call("2", "t", r#"{"a":1,"why":"x"}"#)])
+        .unwrap();
+    assert_eq!(errors(&results), [("2", false)]);
+    assert_eq!(arguments(&provider.take_received()), [r#"{"a":1}"#]);
+    assert_eq!(layer.augmented_tools().unwrap(), ["t"]);
+    assert_eq!(provider.listings(), 1, "the strip set came back by replay");
+}
+
+#[test]
+fn the_reasons_component_out_of_memory_keeps_its_strip_set() {
+    // R15 R8: arguments bigger than the instance may hold.
+    let provider = Scripted::new(&[TOOL]);
+    let limits = Limits {
+        memory: 4 << 20,
+        ..Limits::default()
+    };
+    let mut layer = reasons_with(limits, &provider);
+    let huge = format!(r#"{{"why":"x","blob":"{}"}}"#, "a".repeat(8 << 20));
+    let results = layer
+        .execute_tool_calls(vec![text_call("1", "t", &huge)])
+        .unwrap();
+    assert_eq!(errors(&results), [("1", true)]);
+    assert_error_mentions(&results[0], "plugin `reasons`");
+    assert_strip_set_survives(&mut layer, &provider);
+}
+
+#[test]
+fn the_reasons_component_past_its_deadline_keeps_its_strip_set() {
+    // R15 R8: every character escaped makes the component read all of a 24 MB call.
+    let provider = Scripted::new(&[TOOL]);
+    let limits = Limits {
+        deadline: Duration::from_millis(10),
+        ..Limits::default()
+    };
+    let mut layer = reasons_with(limits, &provider);
+    let slow = format!(r#"{{"why":"x","blob":"{}"}}"#, r"\u0061".repeat(4 << 20));
+    let results = layer
+        .execute_tool_calls(vec![text_call("1", "t", &slow)])
+        .unwrap();
+    assert_eq!(errors(&results), [("1", true)]);
+    assert_error_mentions(&results[0], "ran past its deadline of 10 ms");
+    assert_strip_set_survives(&mut layer, &provider);
+}
+
+#[test]
+fn time_spent_below_the_plugin_is_not_on_its_clock() {
+    // R15: a slow tool is not a runaway plugin.
+    let provider = Scripted::new(&[TOOL]);
+    let limits = Limits {
+        deadline: Duration::from_millis(50),
+        ..Limits::default()
+    };
+    let mut layer = reasons_with(limits, &provider);
+    provider.behave(Behaviour::Slow(Duration::from_millis(300)));
+    let results = layer
+        .execute_tool_calls(vec![text_call("1", "t", r#"{"why":"x"}"#)])
+        .unwrap();
+    assert_eq!(errors(&results), [("1", false)]);
+}
+
+#[test]
+fn sessions_do_not_share_a_strip_set() {
+    // R8: each layer is its own instance; a listing in one changes nothing in another.
+    let (left, right) = (Scripted::new(&[TOOL]), Scripted::new(&[OTHER]));
+    let plugin = Plugin::reasons().unwrap();
+    let mut one = plugin.layer(Box::new(left.clone()));
+    let mut two = plugin.layer(Box::new(right.clone()));
+    one.tools_for_llm().unwrap();
+    let call = |name: &str| vec![text_call("1", name, r#"{"reason":"x"}"#)];
+
+    two.execute_tool_calls(call("t")).unwrap();
+    assert_eq!(arguments(&right.take_received()), [r#"{"reason":"x"}"#]);
+
+    two.tools_for_llm().unwrap();
+    assert_eq!(one.augmented_tools().unwrap(), ["t"]);
+    assert_eq!(two.augmented_tools().unwrap(), ["u"]);
+    one.execute_tool_calls(call("t")).unwrap();
+    one.execute_tool_calls(call("u")).unwrap();
+    assert_eq!(
+        arguments(&left.take_received()),
+        ["{}", r#"{"reason":"x"}"#]
+    );
+}

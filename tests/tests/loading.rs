@@ -1,0 +1,156 @@
+//! Loading a plugin: what is refused at load, with the file and the reason named (R15),
+//! and the compile cache, which is used only when it checks out.
+
+use reasons_harness::plugin::{Cache, Outcome};
+use reasons_harness::{Plugin, Provider};
+use reasons_tests::providers::{Scripted, text_call};
+use std::path::{Path, PathBuf};
+
+/// The error of loading `bytes` from a file named `name`, with its whole chain.
+fn load_error(dir: &Path, name: &str, bytes: &[u8]) -> (PathBuf, String) {
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    let error = Plugin::load(&path).err().expect("the load is refused");
+    (path, format!("{error:#}"))
+}
+
+fn assert_refused(name: &str, bytes: &[u8], why: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, error) = load_error(dir.path(), name, bytes);
+    let named = format!("`{}` {why}", path.display());
+    assert!(error.contains(&named), "{error:?} should say {named:?}");
+}
+
+#[test]
+fn a_file_that_is_not_a_component_is_refused_naming_it() {
+    assert_refused("notes.txt", b"hello", "is not a WebAssembly component");
+    // A core module is WebAssembly, but not a component.
+    assert_refused(
+        "core.wasm",
+        b"\0asm\x01\0\0\0",
+        "is not a WebAssembly component",
+    );
+}
+
+#[test]
+fn a_component_of_another_world_is_refused_naming_it() {
+    // The smallest component: it exports nothing, so not the provider a layer must be.
+    assert_refused(
+        "empty.wasm",
+        b"\0asm\x0d\0\x01\0",
+        "does not export agent:tools/provider@0.1.0",
+    );
+}
+
+#[test]
+fn a_component_that_imports_wasi_is_refused_naming_the_import() {
+    // R15: a plugin gets its provider and nothing else: no files, network or clock.
+    let bytes = std::fs::read(env!("NEEDS_WASI_WASM")).unwrap();
+    assert_refused(
+        "needs-wasi.wasm",
+        &bytes,
+        "imports more than a plugin is given",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let (_, error) = load_error(dir.path(), "needs-wasi.wasm", &bytes);
+    assert!(
+        error.contains("wasi:"),
+        "the error names the import: {error}"
+    );
+}
+
+#[test]
+fn a_missing_file_is_named() {
+    let error = Plugin::load(Path::new("/nonexistent/plugin.wasm"))
+        .err()
+        .unwrap();
+    assert!(format!("{error:#}").contains("cannot read the plugin /nonexistent/plugin.wasm"));
+}
+
+/// The reasons component compiled through a cache in `dir`, and how it got there.
+fn through(dir: &Path) -> (Plugin, Outcome) {
+    // A new `Cache` each time: a new process, as far as the cache can tell.
+    let plugin = Plugin::compile(
+        "reasons",
+        reasons_harness::plugin::REASONS_WASM,
+        &Cache::at(dir),
+    )
+    .unwrap();
+    let outcome = plugin.outcome().clone();
+    (plugin, outcome)
+}
+
+/// The plugin works: it augments and strips.
+fn assert_works(plugin: &Plugin) {
+    let provider = Scripted::new(&[r#"{"name":"t","inputSchema":{}}"#]);
+    let mut layer = plugin.layer(Box::new(provider.clone()));
+    layer.tools_for_llm().unwrap();
+    let results = layer
+        .execute_tool_calls(vec![text_call("1", "t", r#"{"reason":"x"}"#)])
+        .unwrap();
+    assert!(!results[0].is_error);
+    assert_eq!(provider.take_received()[0].arguments.text(), "{}");
+}
+
+/// The one file in the cache directory.
+fn cached_file(dir: &Path) -> PathBuf {
+    let files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    files.into_iter().next().unwrap()
+}
+
+#[test]
+fn a_component_is_compiled_once_and_then_loaded_from_the_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = Cache::at(dir.path());
+    let bytes = reasons_harness::plugin::REASONS_WASM;
+    let first = Plugin::compile("reasons", bytes, &cache).unwrap();
+    assert_eq!(first.outcome(), &Outcome::Compiled);
+    let again = Plugin::compile("reasons", bytes, &cache).unwrap();
+    assert_eq!(again.outcome(), &Outcome::InProcess, "once per process");
+    let (plugin, outcome) = through(dir.path());
+    assert_eq!(outcome, Outcome::FromDisk, "once per machine");
+    assert_works(&plugin);
+}
+
+#[test]
+fn a_corrupt_or_foreign_cache_file_is_detected_and_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    through(dir.path());
+    let file = cached_file(dir.path());
+    let good = std::fs::read(&file).unwrap();
+
+    // One flipped bit in the compiled code.
+    let mut flipped = good.clone();
+    let last = flipped.len() - 1;
+    flipped[last] ^= 1;
+    // Whole and correctly digested, but not something wasmtime made for this engine.
+    let foreign = {
+        use sha2::{Digest, Sha256};
+        let payload = b"compiled by someone else";
+        [&good[..8], Sha256::digest(payload).as_slice(), payload].concat()
+    };
+    for (damage, contents, why) in [
+        ("flipped", flipped, "its digest does not match its contents"),
+        ("truncated", good[..20].to_vec(), "truncated"),
+        ("not ours", b"garbage".to_vec(), "not a reasons cache file"),
+        ("foreign", foreign, "made by another engine"),
+    ] {
+        std::fs::write(&file, contents).unwrap();
+        let (plugin, outcome) = through(dir.path());
+        match outcome {
+            Outcome::Rebuilt(message) => assert!(message.contains(why), "{damage}: {message}"),
+            other => panic!("{damage}: {other:?}"),
+        }
+        assert_works(&plugin);
+        assert_eq!(
+            std::fs::read(&file).unwrap(),
+            good,
+            "{damage}: the file was rebuilt"
+        );
+        assert_eq!(through(dir.path()).1, Outcome::FromDisk, "{damage}");
+    }
+}
