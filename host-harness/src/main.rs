@@ -1,12 +1,14 @@
 //! `reasons`: the reasons layer's command line. `reasons demo` plays a scripted session;
-//! `reasons transform` runs the layer over your own catalogue.
+//! `reasons transform` runs the layer over your own catalogue; `reasons mcp` puts it in
+//! front of any MCP server.
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use reasons::{Options, Position};
 use reasons_harness::demo::{self, Human, Script};
 use reasons_harness::plugin::sandbox;
-use reasons_harness::{Limits, Plugin, dry_run};
+use reasons_harness::{Limits, Plugin, dry_run, mcp};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -45,6 +47,24 @@ enum Command {
         options: OptionArgs,
         #[command(flatten)]
         sandbox: SandboxArgs,
+    },
+    /// Be a stdio MCP server in front of another: every tool gains an optional reason,
+    /// which the server never receives.
+    Mcp {
+        /// Append one JSON line per `tools/call` (time, id, tool, reason, a digest of the
+        /// arguments the server received, outcome) to this file.
+        #[arg(long, value_name = "FILE")]
+        audit: Option<PathBuf>,
+        /// On exit, print calls per tool and how many carried a reason to stderr.
+        #[arg(long)]
+        stats: bool,
+        #[command(flatten)]
+        options: OptionArgs,
+        #[command(flatten)]
+        sandbox: SandboxArgs,
+        /// The server's command and its arguments, after `--`.
+        #[arg(last = true, required = true, value_name = "SERVER COMMAND")]
+        command: Vec<OsString>,
     },
 }
 
@@ -176,6 +196,21 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             )?;
             println!("{}", serde_json::to_string_pretty(&report)?);
             Ok(())
+        }
+        Command::Mcp {
+            audit,
+            stats,
+            options,
+            sandbox,
+            command,
+        } => {
+            let plugin = sandbox.plugin(None)?;
+            let settings = mcp::Settings {
+                command,
+                audit,
+                stats,
+            };
+            mcp::run(&plugin, options.into(), settings)
         }
     }
 }

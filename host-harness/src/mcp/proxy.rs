@@ -1,0 +1,458 @@
+//! The proxy's state machine: a line in, the lines out. There is no I/O here but the
+//! audit log, so that every path can be tested with strings.
+//!
+//! It changes two things and relays everything else byte for byte, in order: the `tools`
+//! of a `tools/list` result (through the layer's listing) and the `arguments` of a
+//! `tools/call` request (through the layer's forwarding). It also lists the server's tools
+//! itself, once the session is initialised and again whenever the server says they
+//! changed, holding the client's requests until it knows the strip set.
+
+use super::audit::{self, Audit, Outcome};
+use super::jsonrpc::{self, CallParams, Envelope, Id, Message, Page};
+use super::transform::{Forward, Transform};
+use crate::provider::Json;
+use indexmap::IndexMap;
+use serde_json::value::RawValue;
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+/// How long the client's requests wait for the proxy's own listing before they go on
+/// with the strip set as it was.
+pub const HOLD_AT_MOST: Duration = Duration::from_secs(10);
+
+/// What becomes of a message on its way through.
+enum Fate {
+    /// Relayed byte for byte.
+    Keep,
+    /// Relayed as this text instead.
+    Change(String),
+    /// Not relayed: answered or consumed here.
+    Drop,
+}
+
+/// A line to write, to one side or the other.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Out {
+    /// To the server's stdin.
+    Server(Vec<u8>),
+    /// To the client (the proxy's stdout).
+    Client(Vec<u8>),
+}
+
+/// A client request the server has yet to answer.
+enum Pending {
+    Initialize,
+    List,
+    Call(audit::Call),
+    Other,
+}
+
+/// The proxy's own listing, page by page.
+struct Listing {
+    id: Id,
+    tools: Vec<Json>,
+    /// The server said its tools changed while this listing was under way.
+    again: bool,
+}
+
+/// The proxy between one client and one server.
+pub struct Proxy {
+    transform: Transform,
+    audit: Audit,
+    pending: IndexMap<Id, Pending>,
+    listing: Option<Listing>,
+    /// Client messages that wait for the strip set, in order, and since when.
+    held: Vec<Vec<u8>>,
+    held_since: Option<Instant>,
+    /// Whether the strip set is known: the first listing is done (or given up on), or the
+    /// server has no tools. Until then a `tools/call` waits, and everything after it.
+    ready: bool,
+    own_ids: u64,
+    /// What the server's `initialize` result said of tools, once it came.
+    server_has_tools: Option<bool>,
+    /// Whether the client has said `notifications/initialized`: the server takes
+    /// requests only after that.
+    initialized: bool,
+}
+
+impl Proxy {
+    /// A proxy over `transform`, recording calls in `audit`.
+    pub fn new(transform: Transform, audit: Audit) -> Proxy {
+        Proxy {
+            transform,
+            audit,
+            pending: IndexMap::new(),
+            listing: None,
+            held: Vec::new(),
+            held_since: None,
+            ready: false,
+            own_ids: 0,
+            server_has_tools: None,
+            initialized: false,
+        }
+    }
+
+    /// The calls recorded so far.
+    pub fn audit(&self) -> &Audit {
+        &self.audit
+    }
+
+    /// A line from the client.
+    pub fn client_sent(&mut self, line: Vec<u8>) -> Vec<Out> {
+        let mut out = Vec::new();
+        self.client_line(line, &mut out);
+        out
+    }
+
+    fn client_line(&mut self, line: Vec<u8>, out: &mut Vec<Out>) {
+        let Ok(text) = std::str::from_utf8(&line) else {
+            return out.push(Out::Server(line));
+        };
+        if self.must_hold(text) {
+            self.held_since.get_or_insert_with(Instant::now);
+            return self.held.push(line);
+        }
+        let was_initialized = self.initialized;
+        let forward = match jsonrpc::batch(text) {
+            None => self.client_message(text, out),
+            Some(elements) => {
+                let fates: Vec<Fate> = elements
+                    .iter()
+                    .map(|element| self.client_message(element.get(), out))
+                    .collect();
+                rebuild(&elements, fates)
+            }
+        };
+        match forward {
+            Fate::Change(changed) => out.push(Out::Server(changed.into_bytes())),
+            Fate::Keep => out.push(Out::Server(line)),
+            Fate::Drop => {}
+        }
+        if self.initialized && !was_initialized {
+            self.list_if_ready_to(out);
+        }
+    }
+
+    /// Whether a client message waits: while the proxy lists, and before the strip set is
+    /// first known from the first call on (and, to keep the order, whatever follows it).
+    /// A response (the client answering the server) never waits: the server may need it
+    /// before it can answer anything else.
+    fn must_hold(&self, text: &str) -> bool {
+        let waiting = self.listing.is_some() || !self.held.is_empty();
+        // Any text that names `tools/call` counts as a call: a wait too many costs little.
+        let early_call = !self.ready && text.contains("tools/call");
+        (waiting || early_call) && !is_response(text)
+    }
+
+    /// Lists the server's tools if the session allows it now and the server has any.
+    fn list_if_ready_to(&mut self, out: &mut Vec<Out>) {
+        match (self.initialized, self.server_has_tools) {
+            (true, Some(true)) => match &mut self.listing {
+                Some(listing) => listing.again = true,
+                None => self.start_listing(out),
+            },
+            (_, Some(false)) => self.release(out),
+            _ => {}
+        }
+    }
+
+    /// One client message, and what becomes of it.
+    fn client_message(&mut self, text: &str, out: &mut Vec<Out>) -> Fate {
+        match Message::read(text) {
+            Message::Request(id, envelope) => match envelope.method() {
+                "tools/call" => return self.call(text, id, &envelope, out),
+                "tools/list" => self.expect(id, Pending::List),
+                "initialize" => self.expect(id, Pending::Initialize),
+                _ => self.expect(id, Pending::Other),
+            },
+            Message::Notification(envelope) => {
+                self.initialized |= envelope.method() == "notifications/initialized";
+            }
+            Message::Response(..) | Message::Other => {}
+        }
+        Fate::Keep
+    }
+
+    fn expect(&mut self, id: Id, pending: Pending) {
+        self.pending.insert(id, pending);
+    }
+
+    /// A `tools/call`: its arguments through the layer, or its answer from the layer.
+    fn call(&mut self, text: &str, id: Id, envelope: &Envelope, out: &mut Vec<Out>) -> Fate {
+        let params = envelope
+            .params
+            .and_then(|params| serde_json::from_str::<CallParams>(params.get()).ok());
+        let Some(params) = params else {
+            // Not a call the server can run either: it will say so.
+            self.expect(id, Pending::Other);
+            return Fate::Keep;
+        };
+        let arguments = params.arguments.map(RawValue::get);
+        let reason = self.reason(&params.name, arguments);
+        match self.transform.forward(id.json(), &params.name, arguments) {
+            Forward::Answer(answer) => {
+                let message = answer_text(&answer.content);
+                let call = audit::Call::new(&params.name, reason, None);
+                self.audit
+                    .record(id.json(), call, Outcome::Answered(&message));
+                let result = serde_json::json!({
+                    "content": [{"type": "text", "text": message}],
+                    "isError": true,
+                });
+                out.push(Out::Client(
+                    jsonrpc::result(&id, &result.to_string()).into_bytes(),
+                ));
+                Fate::Drop
+            }
+            Forward::AsItCame => {
+                let call = audit::Call::new(&params.name, reason, arguments);
+                self.expect(id, Pending::Call(call));
+                Fate::Keep
+            }
+            Forward::Send(stripped) => {
+                let call = audit::Call::new(&params.name, reason, Some(&stripped));
+                self.expect(id, Pending::Call(call));
+                let before = arguments.unwrap_or_default();
+                Fate::Change(jsonrpc::replace(text, before, &stripped))
+            }
+        }
+    }
+
+    /// The model's reason in a call to `tool`, if the audit wants it and it is the
+    /// model's (the layer strips this tool's reason) rather than the tool's own.
+    fn reason(&self, tool: &str, arguments: Option<&str>) -> Option<Box<RawValue>> {
+        if !self.audit.wants_reasons() || !self.transform.strips(tool) {
+            return None;
+        }
+        let members: HashMap<String, Box<RawValue>> = serde_json::from_str(arguments?).ok()?;
+        members
+            .into_iter()
+            .find_map(|(key, value)| (key == self.transform.param()).then_some(value))
+    }
+
+    /// A line from the server.
+    pub fn server_sent(&mut self, line: Vec<u8>) -> Vec<Out> {
+        let mut out = Vec::new();
+        let Ok(text) = std::str::from_utf8(&line) else {
+            out.push(Out::Client(line));
+            return out;
+        };
+        let relay = match jsonrpc::batch(text) {
+            None => self.server_message(text, &mut out),
+            Some(elements) => {
+                let fates: Vec<Fate> = elements
+                    .iter()
+                    .map(|element| self.server_message(element.get(), &mut out))
+                    .collect();
+                rebuild(&elements, fates)
+            }
+        };
+        match relay {
+            Fate::Change(changed) => out.push(Out::Client(changed.into_bytes())),
+            Fate::Keep => out.push(Out::Client(line)),
+            Fate::Drop => {}
+        }
+        out
+    }
+
+    /// One server message, answered like [`Proxy::client_message`].
+    fn server_message(&mut self, text: &str, out: &mut Vec<Out>) -> Fate {
+        match Message::read(text) {
+            Message::Response(id, envelope) => {
+                if id.is_own() {
+                    // A page of the listing under way, or a late one given up on.
+                    if self
+                        .listing
+                        .as_ref()
+                        .is_some_and(|listing| listing.id == id)
+                    {
+                        self.listed(&envelope, out);
+                    }
+                    return Fate::Drop;
+                }
+                match self.pending.shift_remove(&id) {
+                    Some(Pending::List) => return self.page(text, &envelope),
+                    Some(Pending::Call(call)) => {
+                        let outcome = match (envelope.result, envelope.error) {
+                            (_, Some(error)) => Outcome::Error(error),
+                            (result, None) => Outcome::Result {
+                                is_error: result.is_some_and(is_error),
+                            },
+                        };
+                        self.audit.record(id.json(), call, outcome);
+                    }
+                    Some(Pending::Initialize) => {
+                        let has_tools = envelope.result.is_some_and(jsonrpc::has_tools);
+                        self.server_has_tools = Some(has_tools);
+                        // The relay comes first: the client may not act on anything else
+                        // before it sees the server's answer.
+                        out.push(Out::Client(text.as_bytes().to_vec()));
+                        self.list_if_ready_to(out);
+                        return Fate::Drop;
+                    }
+                    Some(Pending::Other) | None => {}
+                }
+            }
+            Message::Notification(envelope)
+                if envelope.method() == "notifications/tools/list_changed" =>
+            {
+                out.push(Out::Client(text.as_bytes().to_vec()));
+                self.list_if_ready_to(out);
+                return Fate::Drop;
+            }
+            _ => {}
+        }
+        Fate::Keep
+    }
+
+    /// A page of a listing the client asked for, its tools as the model is to see them.
+    fn page(&mut self, text: &str, envelope: &Envelope) -> Fate {
+        let Some(page) = envelope.result.and_then(Page::read) else {
+            return Fate::Keep;
+        };
+        match self.transform.page(&page.tools) {
+            Ok(augmented) => {
+                let array = format!("[{}]", augmented.join(","));
+                Fate::Change(jsonrpc::replace(text, page.array, &array))
+            }
+            Err(error) => {
+                eprintln!("reasons: the listing goes to the client as it is: {error}");
+                Fate::Keep
+            }
+        }
+    }
+
+    fn start_listing(&mut self, out: &mut Vec<Out>) {
+        self.own_ids += 1;
+        let id = Id::own(self.own_ids);
+        out.push(Out::Server(
+            jsonrpc::request(&id, "tools/list", None).into_bytes(),
+        ));
+        self.listing = Some(Listing {
+            id,
+            tools: Vec::new(),
+            again: false,
+        });
+    }
+
+    /// A page of the proxy's own listing: ask for the next, or use the whole.
+    fn listed(&mut self, envelope: &Envelope, out: &mut Vec<Out>) {
+        let Some(mut listing) = self.listing.take() else {
+            return;
+        };
+        let Some(page) = envelope.result.and_then(Page::read) else {
+            eprintln!("reasons: the server did not list its tools; the strip set stays");
+            return self.release(out);
+        };
+        listing
+            .tools
+            .extend(page.tools.iter().map(|tool| tool.to_string()));
+        if let Some(cursor) = page.next_cursor {
+            self.own_ids += 1;
+            listing.id = Id::own(self.own_ids);
+            let params = format!(r#"{{"cursor":{}}}"#, cursor.get());
+            out.push(Out::Server(
+                jsonrpc::request(&listing.id, "tools/list", Some(&params)).into_bytes(),
+            ));
+            self.listing = Some(listing);
+            return;
+        }
+        if let Err(error) = self.transform.catalogue(listing.tools) {
+            eprintln!("reasons: the server's tools could not be listed through the layer: {error}");
+        }
+        if listing.again {
+            return self.start_listing(out);
+        }
+        self.release(out);
+    }
+
+    /// Sends on the client messages held for the listing, in order.
+    fn release(&mut self, out: &mut Vec<Out>) {
+        self.listing = None;
+        self.ready = true;
+        self.held_since = None;
+        for line in std::mem::take(&mut self.held) {
+            self.client_line(line, out);
+        }
+    }
+
+    /// When the held messages go on regardless, if any are held.
+    pub fn hold_ends(&self) -> Option<Instant> {
+        self.held_since.map(|since| since + HOLD_AT_MOST)
+    }
+
+    /// Sends on what waited too long for the strip set, which stays as it is.
+    pub fn give_up_waiting(&mut self) -> Vec<Out> {
+        let mut out = Vec::new();
+        if self.held_since.is_some() {
+            eprintln!("reasons: the server's tools were not listed in time; the strip set stays");
+            self.release(&mut out);
+        }
+        out
+    }
+
+    /// The client has gone: whatever is held goes to the server now.
+    pub fn client_gone(&mut self) -> Vec<Out> {
+        self.give_up_waiting()
+    }
+
+    /// The server has gone: every request it will never answer gets an error.
+    pub fn server_gone(&mut self, why: &str) -> Vec<Out> {
+        let message = format!("the MCP server exited before answering ({why})");
+        let held = std::mem::take(&mut self.held);
+        for line in &held {
+            if let Ok(Message::Request(id, _)) = std::str::from_utf8(line).map(Message::read) {
+                self.expect(id, Pending::Other);
+            }
+        }
+        let mut out = Vec::new();
+        for (id, pending) in std::mem::take(&mut self.pending) {
+            if let Pending::Call(call) = pending {
+                self.audit.record(id.json(), call, Outcome::Lost(&message));
+            }
+            out.push(Out::Client(jsonrpc::error(&id, &message).into_bytes()));
+        }
+        out
+    }
+}
+
+/// Whether `text` is a response (the client answering the server), which never waits.
+fn is_response(text: &str) -> bool {
+    matches!(Message::read(text), Message::Response(..))
+}
+
+/// Whether a `tools/call` result says `isError: true`.
+fn is_error(result: &RawValue) -> bool {
+    #[derive(serde::Deserialize)]
+    struct CallResult {
+        #[serde(default, rename = "isError")]
+        is_error: bool,
+    }
+    serde_json::from_str::<CallResult>(result.get()).is_ok_and(|result| result.is_error)
+}
+
+/// The text of a layer's answer: its content is JSON, a string when it is a message.
+fn answer_text(content: &str) -> String {
+    serde_json::from_str::<String>(content).unwrap_or_else(|_| content.to_string())
+}
+
+/// A batch's fate from its elements': an unchanged batch keeps its exact text, and one
+/// whose every element was answered here is not sent at all.
+fn rebuild(elements: &[&RawValue], fates: Vec<Fate>) -> Fate {
+    if fates.iter().all(|fate| matches!(fate, Fate::Keep)) {
+        return Fate::Keep;
+    }
+    let parts: Vec<&str> = elements
+        .iter()
+        .zip(&fates)
+        .filter_map(|(element, fate)| match fate {
+            Fate::Keep => Some(element.get()),
+            Fate::Change(changed) => Some(changed.as_str()),
+            Fate::Drop => None,
+        })
+        .collect();
+    match parts.is_empty() {
+        true => Fate::Drop,
+        false => Fate::Change(format!("[{}]", parts.join(","))),
+    }
+}
