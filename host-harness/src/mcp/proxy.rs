@@ -456,3 +456,211 @@ fn rebuild(elements: &[&RawValue], fates: Vec<Fate>) -> Fate {
         false => Fate::Change(format!("[{}]", parts.join(","))),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugin::Plugin;
+    use reasons::Options;
+
+    const ECHO: &str = r#"{"name":"echo","inputSchema":{"type":"object","properties":{"message":{"type":"string"}}}}"#;
+    const NOTE: &str = r#"{"name":"note","inputSchema":{"type":"object","properties":{"reason":{"type":"string"}}}}"#;
+    const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#;
+    const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    const HAS_TOOLS: &str = r#"{"jsonrpc":"2.0","id":0,"result":{"capabilities":{"tools":{}}}}"#;
+
+    fn proxy(options: Options) -> Proxy {
+        let transform = Transform::new(&Plugin::reasons().unwrap(), options).unwrap();
+        Proxy::new(transform, Audit::new(None, true).unwrap())
+    }
+
+    fn server(text: &str) -> Out {
+        Out::Server(text.as_bytes().to_vec())
+    }
+
+    fn client(text: &str) -> Out {
+        Out::Client(text.as_bytes().to_vec())
+    }
+
+    fn own_listing(number: u64, params: &str) -> String {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":"reasons-proxy/{number}","method":"tools/list"{params}}}"#
+        )
+    }
+
+    fn listing_result(id: &str, tools: &[&str], cursor: &str) -> String {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[{}]{cursor}}}}}"#,
+            tools.join(",")
+        )
+    }
+
+    /// A proxy whose session is initialised and whose own listing of `tools` is done.
+    fn initialised(options: Options, tools: &[&str]) -> Proxy {
+        let mut proxy = proxy(options);
+        assert_eq!(proxy.client_sent(INITIALIZE.into()), [server(INITIALIZE)]);
+        assert_eq!(proxy.server_sent(HAS_TOOLS.into()), [client(HAS_TOOLS)]);
+        assert_eq!(
+            proxy.client_sent(INITIALIZED.into()),
+            [server(INITIALIZED), server(&own_listing(1, ""))]
+        );
+        let listed = listing_result(r#""reasons-proxy/1""#, tools, "");
+        assert_eq!(proxy.server_sent(listed.into_bytes()), []);
+        proxy
+    }
+
+    fn call(id: u32, tool: &str, arguments: &str) -> String {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments},"_meta":{{"k":1}}}}}}"#
+        )
+    }
+
+    #[test]
+    fn only_the_tools_and_the_arguments_change() {
+        // R1 R9: every other byte of every message is relayed as it came.
+        let mut proxy = initialised(Options::default(), &[ECHO]);
+        let request = r#"{ "jsonrpc" : "2.0", "id" : "a", "method" : "tools/list" }"#;
+        assert_eq!(proxy.client_sent(request.into()), [server(request)]);
+        let result = r#"{"result" : { "tools" : [ {"name":"echo","inputSchema":{"type":"object","properties":{"message":{"type":"string"}}}} ] , "nextCursor" : null }, "jsonrpc":"2.0", "id":"a"}"#;
+        let expected = r#"{"result" : { "tools" : [{"name":"echo","inputSchema":{"type":"object","properties":{"message":{"type":"string"},"reason":{"type":"string","description":"One short sentence: why this call. Shown to the human reviewing the session."}}}}] , "nextCursor" : null }, "jsonrpc":"2.0", "id":"a"}"#;
+        assert_eq!(proxy.server_sent(result.into()), [client(expected)]);
+
+        let sent = call(7, "echo", r#"{ "message" : "hi" , "reason" : "to test" }"#);
+        assert_eq!(
+            proxy.client_sent(sent.into_bytes()),
+            [server(&call(7, "echo", r#"{"message":"hi"}"#))]
+        );
+        for text in [
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"Echo: hi"}]}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}"#,
+            r#"{"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage","params":{}}"#,
+        ] {
+            assert_eq!(proxy.server_sent(text.into()), [client(text)]);
+        }
+        for text in [
+            r#"{"jsonrpc":"2.0","id":"s1","result":{"role":"assistant"}}"#,
+            r#"{"jsonrpc":"2.0","id":8,"method":"server/discover"}"#,
+            &call(9, "echo", r#"{"message":"no reason"}"#),
+            "not json at all",
+        ] {
+            assert_eq!(proxy.client_sent(text.into()), [server(text)]);
+        }
+        assert_eq!(
+            proxy.client_sent(b"\xff\xfe".to_vec()),
+            [Out::Server(b"\xff\xfe".to_vec())]
+        );
+    }
+
+    #[test]
+    fn a_tool_that_owns_reason_gets_it() {
+        // R5: its `reason` is a real argument.
+        let mut proxy = initialised(Options::default(), &[NOTE]);
+        let sent = call(1, "note", r#"{"reason":"mine"}"#);
+        assert_eq!(
+            proxy.client_sent(sent.clone().into_bytes()),
+            [server(&sent)]
+        );
+    }
+
+    #[test]
+    fn a_call_waits_for_the_strip_set() {
+        // R8: the server's tools are listed before the first call goes on, even when the
+        // client sends everything at once.
+        let mut proxy = proxy(Options::default());
+        let sent = call(1, "echo", r#"{"message":"hi","reason":"x"}"#);
+        let ping = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
+        assert_eq!(proxy.client_sent(INITIALIZE.into()), [server(INITIALIZE)]);
+        assert_eq!(proxy.client_sent(INITIALIZED.into()), [server(INITIALIZED)]);
+        assert_eq!(proxy.client_sent(sent.into_bytes()), []);
+        assert_eq!(proxy.client_sent(ping.into()), [], "order is kept");
+        assert!(proxy.hold_ends().is_some());
+        assert_eq!(
+            proxy.server_sent(HAS_TOOLS.into()),
+            [client(HAS_TOOLS), server(&own_listing(1, ""))]
+        );
+        let listed = listing_result(r#""reasons-proxy/1""#, &[ECHO], "");
+        assert_eq!(
+            proxy.server_sent(listed.into_bytes()),
+            [
+                server(&call(1, "echo", r#"{"message":"hi"}"#)),
+                server(ping)
+            ]
+        );
+        assert!(proxy.hold_ends().is_none());
+    }
+
+    #[test]
+    fn pages_are_followed_and_a_change_lists_again() {
+        // R8: the strip set is the whole catalogue's, and the latest one's.
+        let mut proxy = initialised(Options::default(), &[]);
+        let changed = r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#;
+        assert_eq!(
+            proxy.server_sent(changed.into()),
+            [client(changed), server(&own_listing(2, ""))]
+        );
+        let first = listing_result(r#""reasons-proxy/2""#, &[NOTE], r#","nextCursor":"p2""#);
+        assert_eq!(
+            proxy.server_sent(first.into_bytes()),
+            [server(&own_listing(3, r#","params":{"cursor":"p2"}"#))]
+        );
+        let second = listing_result(r#""reasons-proxy/3""#, &[ECHO], "");
+        assert_eq!(proxy.server_sent(second.into_bytes()), []);
+        assert!(proxy.transform.strips("echo"));
+        assert!(!proxy.transform.strips("note"));
+    }
+
+    #[test]
+    fn a_call_refused_in_required_mode_is_answered_here() {
+        let options = Options {
+            required: true,
+            ..Options::default()
+        };
+        let mut proxy = initialised(options, &[ECHO]);
+        let out = proxy.client_sent(call(4, "echo", r#"{"message":"hi"}"#).into_bytes());
+        let [Out::Client(answer)] = out.as_slice() else {
+            panic!("{out:?}")
+        };
+        let answer: serde_json::Value = serde_json::from_slice(answer).unwrap();
+        assert_eq!(answer["id"], 4);
+        assert_eq!(answer["result"]["isError"], true);
+        let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(text.contains("needs a `reason` argument"), "{text}");
+    }
+
+    #[test]
+    fn a_batch_has_each_call_stripped() {
+        let mut proxy = initialised(Options::default(), &[ECHO]);
+        let batch = format!(
+            "[{}, {}]",
+            call(1, "echo", r#"{"reason":"x","message":"a"}"#),
+            r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#
+        );
+        let expected = format!(
+            "[{},{}]",
+            call(1, "echo", r#"{"message":"a"}"#),
+            r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#
+        );
+        assert_eq!(proxy.client_sent(batch.into_bytes()), [server(&expected)]);
+    }
+
+    #[test]
+    fn when_the_server_goes_each_pending_request_gets_an_error() {
+        let mut proxy = initialised(Options::default(), &[ECHO]);
+        proxy.client_sent(call(5, "echo", r#"{"message":"a"}"#).into_bytes());
+        proxy.client_sent(br#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#.to_vec());
+        let out = proxy.server_gone("it exit status: 1");
+        let message = r#""the MCP server exited before answering (it exit status: 1)""#;
+        assert_eq!(
+            out,
+            [
+                client(&format!(
+                    r#"{{"jsonrpc":"2.0","id":5,"error":{{"code":-32603,"message":{message}}}}}"#
+                )),
+                client(&format!(
+                    r#"{{"jsonrpc":"2.0","id":"p","error":{{"code":-32603,"message":{message}}}}}"#
+                )),
+            ]
+        );
+        assert!(proxy.audit().stats().contains("1 tool calls"));
+    }
+}

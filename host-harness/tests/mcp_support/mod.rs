@@ -1,0 +1,227 @@
+//! Real MCP peers for the tests, installed by the tests themselves (`tests/mcp/`: npm
+//! packages pinned in its lock file, the Python SDK pinned in `requirements.txt`), and a
+//! raw session driver for the transcripts.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::OnceLock;
+use std::sync::mpsc::{self, Receiver};
+use std::time::Duration;
+
+/// The directory of the peers, installed on first use. A missing tool fails the test
+/// loudly; nothing is skipped.
+pub fn peers() -> &'static Path {
+    static PEERS: OnceLock<PathBuf> = OnceLock::new();
+    PEERS.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/mcp");
+        let dir = dir.canonicalize().expect("tests/mcp exists");
+        if !dir.join("node_modules/.package-lock.json").exists() {
+            run(Command::new("npm")
+                .args(["ci", "--no-audit", "--no-fund"])
+                .current_dir(&dir));
+        }
+        if !dir.join(".venv/bin/python").exists() {
+            run(Command::new("python3")
+                .args(["-m", "venv", ".venv"])
+                .current_dir(&dir));
+        }
+        if !dir.join(".venv/installed").exists() {
+            run(Command::new(".venv/bin/pip")
+                .args(["install", "--quiet", "-r", "requirements.txt"])
+                .current_dir(&dir));
+            std::fs::write(dir.join(".venv/installed"), "").unwrap();
+        }
+        dir
+    })
+}
+
+fn run(command: &mut Command) {
+    let status = command
+        .status()
+        .unwrap_or_else(|error| panic!("cannot run {command:?}: {error}"));
+    assert!(status.success(), "{command:?} failed: {status}");
+}
+
+/// The `reasons` binary under test.
+pub fn reasons() -> &'static str {
+    env!("CARGO_BIN_EXE_reasons")
+}
+
+/// `node <peers>/<script> args...` as a command line.
+pub fn node(script: &str, args: &[&str]) -> Vec<String> {
+    let mut line = vec![
+        "node".to_string(),
+        peers().join(script).display().to_string(),
+    ];
+    line.extend(args.iter().map(|arg| arg.to_string()));
+    line
+}
+
+/// The reference server-everything, over stdio.
+pub fn everything() -> Vec<String> {
+    node(
+        "node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+        &["stdio"],
+    )
+}
+
+/// The reference server-filesystem, serving `dir`.
+pub fn filesystem(dir: &Path) -> Vec<String> {
+    node(
+        "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js",
+        &[dir.to_str().unwrap()],
+    )
+}
+
+/// The tests' own server (`tests/mcp/own-server.mjs`).
+pub fn own_server() -> Vec<String> {
+    node("own-server.mjs", &[])
+}
+
+/// `server` with everything it is sent appended to `log`.
+pub fn teed(log: &Path, server: Vec<String>) -> Vec<String> {
+    let mut line = node("tee.mjs", &[log.to_str().unwrap(), "--"]);
+    line.extend(server);
+    line
+}
+
+/// `reasons mcp [flags] -- server...`
+pub fn proxied(flags: &[&str], server: Vec<String>) -> Vec<String> {
+    let mut line = vec![reasons().to_string(), "mcp".to_string()];
+    line.extend(flags.iter().map(|flag| flag.to_string()));
+    line.push("--".into());
+    line.extend(server);
+    line
+}
+
+/// Runs an SDK client (`client.mjs` or `client.py`) over `server` with `calls`; its
+/// `{"tools", "results"}`.
+pub fn sdk_client(
+    client: &str,
+    calls: serde_json::Value,
+    server: Vec<String>,
+) -> serde_json::Value {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("scenario.json");
+    std::fs::write(&scenario, serde_json::json!({ "calls": calls }).to_string()).unwrap();
+    let program = match client {
+        "python" => peers().join(".venv/bin/python").display().to_string(),
+        _ => "node".to_string(),
+    };
+    let script = match client {
+        "python" => "client.py",
+        _ => "client.mjs",
+    };
+    let output = Command::new(program)
+        .arg(peers().join(script))
+        .arg(&scenario)
+        .arg("--")
+        .args(&server)
+        .stderr(Stdio::inherit())
+        .output()
+        .expect("the client runs");
+    assert!(output.status.success(), "the {client} client failed");
+    serde_json::from_slice(&output.stdout).expect("the client prints JSON")
+}
+
+/// A session driven line by line, as raw JSON-RPC.
+pub struct Session {
+    child: Child,
+    to: Option<ChildStdin>,
+    from: Receiver<String>,
+}
+
+/// How long a test waits for a line before it fails.
+const PATIENCE: Duration = Duration::from_secs(30);
+
+impl Session {
+    /// Starts `command` (stderr inherited).
+    pub fn start(command: &[String]) -> Session {
+        Session::start_with(command, Stdio::inherit())
+    }
+
+    /// Starts `command` with its stderr going to `stderr`.
+    pub fn start_with(command: &[String], stderr: Stdio) -> Session {
+        let mut child = Command::new(&command[0])
+            .args(&command[1..])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .expect("the command starts");
+        let stdout = child.stdout.take().unwrap();
+        let (lines, from) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if lines.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Session {
+            to: child.stdin.take(),
+            child,
+            from,
+        }
+    }
+
+    /// Sends one line.
+    pub fn send(&mut self, line: &str) {
+        let to = self.to.as_mut().expect("stdin is open");
+        writeln!(to, "{line}").unwrap();
+        to.flush().unwrap();
+    }
+
+    /// The next line, or `None` once the other side has closed its stdout.
+    pub fn next(&mut self) -> Option<String> {
+        match self.from.recv_timeout(PATIENCE) {
+            Ok(line) => Some(line),
+            Err(mpsc::RecvTimeoutError::Disconnected) => None,
+            Err(mpsc::RecvTimeoutError::Timeout) => panic!("no line in {PATIENCE:?}"),
+        }
+    }
+
+    /// Sends a request and returns the response with its id, skipping notifications
+    /// (and requests from the server) that come first.
+    pub fn ask(&mut self, request: &str) -> String {
+        self.send(request);
+        let id = serde_json::from_str::<serde_json::Value>(request).unwrap()["id"].clone();
+        loop {
+            let line = self.next().expect("a response before the end");
+            let message: serde_json::Value = serde_json::from_str(&line).unwrap();
+            if message["id"] == id && message.get("method").is_none() {
+                return line;
+            }
+        }
+    }
+
+    /// Closes stdin and returns every line that still comes, and the exit status.
+    pub fn finish(mut self) -> (Vec<String>, std::process::ExitStatus) {
+        self.to = None;
+        let mut rest = Vec::new();
+        while let Some(line) = self.next() {
+            rest.push(line);
+        }
+        (rest, self.child.wait().unwrap())
+    }
+}
+
+/// The lines of `log`, without the proxy's own requests.
+pub fn received(log: &Path) -> Vec<String> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter(|line| !line.contains("\"reasons-proxy/"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The property the layer adds to each declaration, as it is inserted.
+pub const REASON_PROPERTY: &str = r#","reason":{"type":"string","description":"One short sentence: why this call. Shown to the human reviewing the session."}"#;
+
+/// The JSON-RPC `initialize` request and `initialized` notification of a test client.
+pub const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"reasons-tests","version":"1.0.0"}}}"#;
+/// See [`INITIALIZE`].
+pub const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;

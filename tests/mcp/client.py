@@ -1,0 +1,34 @@
+"""The Python SDK's client: lists the tools and makes the calls of a scenario, then
+prints {"tools", "results"} as JSON.
+
+    python client.py SCENARIO.json -- server command args...
+"""
+
+import asyncio
+import json
+import sys
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+
+async def main(scenario_file: str, command: list[str]) -> None:
+    with open(scenario_file, encoding="utf-8") as file:
+        scenario = json.load(file)
+    server = StdioServerParameters(command=command[0], args=command[1:])
+    async with stdio_client(server) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            listed = await session.list_tools()
+            results = []
+            for call in scenario["calls"]:
+                result = await session.call_tool(call["name"], call["arguments"])
+                results.append(result.model_dump(mode="json", by_alias=True, exclude_none=True))
+    tools = [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in listed.tools]
+    print(json.dumps({"tools": tools, "results": results}))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 4 or sys.argv[2] != "--":
+        sys.exit("usage: python client.py SCENARIO.json -- command args...")
+    asyncio.run(main(sys.argv[1], sys.argv[3:]))
