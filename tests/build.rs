@@ -7,4 +7,6 @@ fn main() {
     println!("cargo:rustc-env=UNRULY_WASM={}", wasm.display());
     let wasm = build_component("reasons-needs-wasi", "reasons_needs_wasi.wasm");
     println!("cargo:rustc-env=NEEDS_WASI_WASM={}", wasm.display());
+    let wasm = build_component("reasons-registry", "reasons_registry.wasm");
+    println!("cargo:rustc-env=REGISTRY_WASM={}", wasm.display());
 }

@@ -2,6 +2,8 @@
 //! (`tests/vectors/*.json`) run through the native transform and the component alike.
 
 pub mod checks;
+pub mod compose;
+pub mod peers;
 pub mod providers;
 
 use once_cell::sync::Lazy;

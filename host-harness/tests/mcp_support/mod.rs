@@ -5,42 +5,15 @@
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::OnceLock;
 use std::sync::mpsc::{self, Receiver};
 use std::time::Duration;
 
-/// The directory of the peers, installed on first use. A missing tool fails the test
-/// loudly; nothing is skipped.
-pub fn peers() -> &'static Path {
-    static PEERS: OnceLock<PathBuf> = OnceLock::new();
-    PEERS.get_or_init(|| {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/mcp");
-        let dir = dir.canonicalize().expect("tests/mcp exists");
-        if !dir.join("node_modules/.package-lock.json").exists() {
-            run(Command::new("npm")
-                .args(["ci", "--no-audit", "--no-fund"])
-                .current_dir(&dir));
-        }
-        if !dir.join(".venv/bin/python").exists() {
-            run(Command::new("python3")
-                .args(["-m", "venv", ".venv"])
-                .current_dir(&dir));
-        }
-        if !dir.join(".venv/installed").exists() {
-            run(Command::new(".venv/bin/pip")
-                .args(["install", "--quiet", "-r", "requirements.txt"])
-                .current_dir(&dir));
-            std::fs::write(dir.join(".venv/installed"), "").unwrap();
-        }
-        dir
-    })
-}
+#[path = "../../../tests/src/peers.rs"]
+mod peers_folder;
 
-fn run(command: &mut Command) {
-    let status = command
-        .status()
-        .unwrap_or_else(|error| panic!("cannot run {command:?}: {error}"));
-    assert!(status.success(), "{command:?} failed: {status}");
+/// The MCP peers' folder (`tests/mcp`), installed on first use.
+pub fn peers() -> PathBuf {
+    peers_folder::installed("mcp")
 }
 
 /// The `reasons` binary under test.

@@ -1,0 +1,52 @@
+//! Third-party peers the tests run (npm packages, Python packages), pinned in a folder
+//! under `tests/` (`package-lock.json`, `requirements.txt`) and installed there on first
+//! use. A tool that cannot be installed fails the test loudly; nothing is skipped.
+//!
+//! Shared by the tests of two crates, so it uses nothing but std.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Mutex, OnceLock, PoisonError};
+
+/// `tests/<folder>`, with its npm packages and its Python venv installed.
+pub fn installed(folder: &str) -> PathBuf {
+    static DONE: OnceLock<Mutex<HashMap<String, PathBuf>>> = OnceLock::new();
+    let mut done = DONE
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    if let Some(dir) = done.get(folder) {
+        return dir.clone();
+    }
+    // Both crates that use this sit one folder below the workspace's root.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let dir = root
+        .join("tests")
+        .join(folder)
+        .canonicalize()
+        .unwrap_or_else(|error| panic!("tests/{folder}: {error}"));
+    if dir.join("package.json").exists() && !dir.join("node_modules/.package-lock.json").exists() {
+        run(Command::new("npm")
+            .args(["ci", "--no-audit", "--no-fund"])
+            .current_dir(&dir));
+    }
+    if dir.join("requirements.txt").exists() && !dir.join(".venv/installed").exists() {
+        run(Command::new("python3")
+            .args(["-m", "venv", ".venv"])
+            .current_dir(&dir));
+        run(Command::new(".venv/bin/pip")
+            .args(["install", "--quiet", "-r", "requirements.txt"])
+            .current_dir(&dir));
+        std::fs::write(dir.join(".venv/installed"), "").expect("the venv is writable");
+    }
+    done.insert(folder.to_string(), dir.clone());
+    dir
+}
+
+fn run(command: &mut Command) {
+    let status = command
+        .status()
+        .unwrap_or_else(|error| panic!("cannot run {command:?}: {error}"));
+    assert!(status.success(), "{command:?} failed: {status}");
+}
