@@ -117,6 +117,16 @@ fn a_listing_that_is_not_json_fails_and_the_last_good_one_stands() {
 }
 
 #[test]
+fn a_declaration_that_is_not_json_from_below_passes_through() {
+    // R4: the provider's own unreadable declaration is no fault of the plugins'.
+    let provider = Scripted::new(&[TOOL, "not json {"]);
+    let mut stack = unruly_over_reasons(&provider);
+    let listed = stack.list().unwrap();
+    assert_eq!(listed[1], "not json {");
+    assert!(listed[0].contains(r#""reason""#));
+}
+
+#[test]
 fn a_plugin_that_traps_while_listing_fails_the_listing() {
     // R14 R15
     let provider = Scripted::new(&[r#"{"name":"trap-listing","inputSchema":{}}"#]);

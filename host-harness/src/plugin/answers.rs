@@ -53,11 +53,19 @@ fn fault(plugin: &str, ids: &[String], results: &[ToolResult]) -> String {
     )
 }
 
-/// Whether every declaration a plugin listed is JSON; if not, the error naming the first
-/// that is not.
-pub fn check_declarations(plugin: &str, declarations: &[Json]) -> Result<(), ProviderError> {
+/// Whether every declaration a plugin listed is JSON or one the provider below listed
+/// (which a layer passes through as it came, JSON or not: R4); if not, the error naming
+/// the first that is neither.
+pub fn check_declarations(
+    plugin: &str,
+    below: &[Json],
+    declarations: &[Json],
+) -> Result<(), ProviderError> {
     for (index, declaration) in declarations.iter().enumerate() {
         if let Err(error) = serde_json::from_str::<serde::de::IgnoredAny>(declaration) {
+            if below.contains(declaration) {
+                continue;
+            }
             return Err(ProviderError::Failed(format!(
                 "the plugin `{plugin}` listed a declaration that is not JSON \
                  (declaration {index}: {error})"

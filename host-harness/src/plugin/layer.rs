@@ -208,7 +208,11 @@ impl Provider for WasmLayer {
             .as_mut()
             .and_then(|session| session.store.data_mut().listed.take());
         let declarations = answer?.map_err(ProviderError::from)?;
-        if let Err(fault) = answers::check_declarations(&self.plugin.name, &declarations) {
+        let below = listed
+            .as_deref()
+            .or(self.catalogue.as_deref())
+            .unwrap_or_default();
+        if let Err(fault) = answers::check_declarations(&self.plugin.name, below, &declarations) {
             // The instance now holds a strip set nobody above will ever see: start over
             // from the last good listing, as after a trap.
             self.session = None;
