@@ -26,7 +26,8 @@ pub(crate) enum Found {
 pub(crate) fn find(text: &str, name: &str) -> Found {
     // Text that cannot spell the key is never parsed: the name's characters can only be
     // spelled otherwise by a `\u` escape (see `Options::validate`).
-    if !text.contains(name) && !text.contains("\\u") {
+    let spells = |needle: &str| memchr::memmem::find(text.as_bytes(), needle.as_bytes()).is_some();
+    if !spells(name) && !spells("\\u") {
         return Found::Absent;
     }
     let Some(object) = Object::parse(text) else {

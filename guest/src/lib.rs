@@ -60,5 +60,5 @@ pub use layer::Reasons;
 pub use options::{DEFAULT_DESCRIPTION, DEFAULT_NAME, Options, Position};
 pub use protocol::{
     Arguments, Json, NO_RESULT, ProviderError, ToolCall, ToolResult, answer, complete,
-    complete_with,
+    complete_with, in_order,
 };

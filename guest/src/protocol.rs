@@ -139,6 +139,10 @@ pub fn complete_with<'a>(
             return call_ids.map(|id| ToolResult::error(id, &message)).collect();
         }
     };
+    let call_ids: Vec<&str> = call_ids.collect();
+    if in_order(&call_ids, &results) {
+        return results;
+    }
     // Each id's results, last first, so that `pop` hands them out in the order they came.
     let mut by_id: BTreeMap<String, Vec<ToolResult>> = BTreeMap::new();
     for result in results.into_iter().rev() {
@@ -148,6 +152,7 @@ pub fn complete_with<'a>(
             .push(result);
     }
     call_ids
+        .into_iter()
         .map(|id| {
             by_id
                 .get_mut(id)
@@ -155,6 +160,16 @@ pub fn complete_with<'a>(
                 .unwrap_or_else(|| ToolResult::error(id, missing))
         })
         .collect()
+}
+
+/// Whether `results` answer the calls `call_ids` one for one, in order: the common case,
+/// checked without building a map.
+pub fn in_order(call_ids: &[impl AsRef<str>], results: &[ToolResult]) -> bool {
+    call_ids.len() == results.len()
+        && call_ids
+            .iter()
+            .zip(results)
+            .all(|(id, result)| id.as_ref() == result.call_id)
 }
 
 /// Answers a batch in which some calls are answered here and the rest by the provider

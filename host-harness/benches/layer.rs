@@ -1,163 +1,226 @@
-//! What the reasons layer costs, natively and in its sandbox, measured in one run so the
-//! ratios hold on a noisy machine: `cargo bench -p reasons-harness`.
-//!
-//! Each row times one operation through the transform compiled natively (the baseline),
-//! through the component under wasmtime, and, when `REASONS_BENCH_ALT` names another
-//! build of the component, through that one too.
+//! What the reasons layer costs, against the floor, in one run:
+//! `cargo bench -p reasons-harness --bench layer`. Every group times the component under
+//! wasmtime, the same transform compiled natively, and the floor: what any JSON-reading
+//! layer must at least do with the same bytes. The ratios are printed at the end (and are
+//! what `BENCHMARKS.md` reports), since absolute times drift on a shared machine.
 
-use reasons::{Arguments, Reasons, ToolCall, ToolResult};
+mod support;
+
+use criterion::{BatchSize, BenchmarkId, Criterion, Throughput};
+use reasons::{Reasons, ToolCall, ToolResult};
+use reasons_harness::plugin::{Cache, REASONS_WASM};
 use reasons_harness::provider::Catalogue;
 use reasons_harness::{Json, Plugin, Provider, WasmLayer};
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use support::workload::{self, Kind};
 
-/// The median time of one `work`, over batches that each take about 20 ms.
-fn time(mut work: impl FnMut()) -> Duration {
-    let start = Instant::now();
-    let mut per_batch = 0u32;
-    while start.elapsed() < Duration::from_millis(20) {
-        work();
-        per_batch += 1;
-    }
-    let mut samples: Vec<Duration> = (0..15)
-        .map(|_| {
-            let start = Instant::now();
-            for _ in 0..per_batch {
-                work();
-            }
-            start.elapsed() / per_batch
-        })
-        .collect();
-    samples.sort();
-    samples[samples.len() / 2]
+/// The component over a provider listing `catalogue`, listed once.
+fn component(catalogue: &[Json]) -> WasmLayer {
+    let mut layer = Plugin::reasons()
+        .unwrap()
+        .layer(Box::new(Catalogue::new(catalogue.to_vec(), "null")));
+    layer.tools_for_llm().unwrap();
+    layer
 }
 
-fn catalogue(tools: usize) -> Vec<Json> {
-    (0..tools)
-        .map(|n| {
-            format!(
-                r#"{{"name":"tool_{n}","description":"Tool number {n}, which does a thing.","inputSchema":{{"type":"object","properties":{{"path":{{"type":"string","description":"Where."}},"count":{{"type":"integer","minimum":0}}}},"required":["path"]}}}}"#
-            )
+/// The native transform, listed once.
+fn native(catalogue: &[Json]) -> Reasons {
+    let mut reasons = Reasons::new();
+    reasons.list(catalogue.to_vec());
+    reasons
+}
+
+/// What the provider below answers, natively: what `Catalogue` answers.
+fn answered(calls: Vec<ToolCall>) -> Result<Vec<ToolResult>, reasons::ProviderError> {
+    Ok(calls
+        .iter()
+        .map(|call| ToolResult::ok(&call.id, "null"))
+        .collect())
+}
+
+/// The floor of a listing: parse each declaration and write it out again.
+fn parse_and_serialise(catalogue: &[Json]) -> Vec<Json> {
+    catalogue
+        .iter()
+        .map(|text| {
+            let value: serde_json::Value = serde_json::from_str(text).unwrap();
+            serde_json::to_string(&value).unwrap()
         })
         .collect()
 }
 
-/// Arguments of about `bytes` bytes, with or without a reason.
-fn arguments(bytes: usize, reason: bool) -> String {
-    let items: Vec<String> = (0..bytes / 40)
-        .map(|n| format!(r#"{{"id":{n},"v":1.10,"s":"text {n}"}}"#))
-        .collect();
-    let reason = if reason {
-        r#","reason":"Because the user asked for it.""#
-    } else {
-        ""
-    };
-    format!(
-        r#"{{"path":"src/main.rs","items":[{}]{reason}}}"#,
-        items.join(",")
-    )
+/// The floor of a batch: a call to strip is parsed, loses `reason` and is written out
+/// again; any other call is copied.
+fn strip_or_copy(batch: &[(ToolCall, Kind)]) -> Vec<String> {
+    batch
+        .iter()
+        .map(|(call, kind)| match kind {
+            Kind::StrippedText | Kind::StrippedObject => {
+                let mut value: serde_json::Value =
+                    serde_json::from_str(call.arguments.text()).unwrap();
+                value.as_object_mut().unwrap().remove("reason");
+                serde_json::to_string(&value).unwrap()
+            }
+            _ => call.arguments.text().to_owned(),
+        })
+        .collect()
 }
 
-struct Builds {
-    native: Reasons,
-    components: Vec<(String, WasmLayer)>,
-}
-
-impl Builds {
-    fn new(tools: &[Json]) -> Builds {
-        let mut native = Reasons::new();
-        native.list(tools.to_vec());
-        let mut plugins = vec![("component".to_string(), Plugin::reasons().unwrap())];
-        if let Ok(path) = std::env::var("REASONS_BENCH_ALT") {
-            let bytes = std::fs::read(&path).expect("REASONS_BENCH_ALT names a readable file");
-            plugins.push((format!("alt ({path})"), Plugin::new("alt", &bytes).unwrap()));
-        }
-        let components = plugins
-            .into_iter()
-            .map(|(label, plugin)| {
-                let mut layer = plugin.layer(Box::new(Catalogue::new(tools.to_vec(), "null")));
-                layer.tools_for_llm().unwrap();
-                (label, layer)
-            })
-            .collect();
-        Builds { native, components }
+fn listing(c: &mut Criterion) {
+    let mut group = c.benchmark_group("listing");
+    for size in [10, 100, 1000] {
+        let catalogue = workload::catalogue(size);
+        let bytes: usize = catalogue.iter().map(String::len).sum();
+        group.throughput(Throughput::Bytes(bytes as u64));
+        let mut layer = component(&catalogue);
+        group.bench_function(BenchmarkId::new("component", size), |b| {
+            b.iter(|| black_box(layer.tools_for_llm().unwrap()))
+        });
+        let mut reasons = native(&catalogue);
+        group.bench_function(BenchmarkId::new("native", size), |b| {
+            b.iter(|| black_box(reasons.list(catalogue.clone())))
+        });
+        group.bench_function(BenchmarkId::new("floor", size), |b| {
+            b.iter(|| black_box(parse_and_serialise(&catalogue)))
+        });
     }
+    group.finish();
+}
 
-    /// A row for one batch of calls: the native layer answers them as `Catalogue` does.
-    fn call_row(&mut self, label: &str, calls: impl Fn() -> Vec<ToolCall>) {
-        self.row(
-            label,
-            |native| {
-                black_box(native.execute(calls(), |calls| {
-                    Ok(calls
-                        .iter()
-                        .map(|call| ToolResult::ok(&call.id, "null"))
-                        .collect())
-                }));
-            },
-            |layer| {
-                black_box(layer.execute_tool_calls(calls()).unwrap());
-            },
+fn forwarding(c: &mut Criterion) {
+    let catalogue = workload::catalogue(1000);
+    let mut layer = component(&catalogue);
+    let reasons = native(&catalogue);
+    let mut group = c.benchmark_group("forwarding");
+    for size in [1, 100, 1000] {
+        let batch = workload::batch(size);
+        let calls: Vec<ToolCall> = batch.iter().map(|(call, _)| call.clone()).collect();
+        let bytes: usize = calls.iter().map(|call| call.arguments.text().len()).sum();
+        group.throughput(Throughput::Bytes(bytes as u64));
+        group.bench_function(BenchmarkId::new("component", size), |b| {
+            b.iter_batched(
+                || calls.clone(),
+                |calls| black_box(layer.execute_tool_calls(calls).unwrap()),
+                BatchSize::SmallInput,
+            )
+        });
+        group.bench_function(BenchmarkId::new("native", size), |b| {
+            b.iter_batched(
+                || calls.clone(),
+                |calls| black_box(reasons.execute(calls, answered)),
+                BatchSize::SmallInput,
+            )
+        });
+        group.bench_function(BenchmarkId::new("floor", size), |b| {
+            b.iter(|| black_box(strip_or_copy(&batch)))
+        });
+    }
+    group.finish();
+}
+
+/// An untouched call of a given size: the layer should cost about a copy of its bytes.
+fn untouched(c: &mut Criterion) {
+    let catalogue = workload::catalogue(10);
+    let mut layer = component(&catalogue);
+    let reasons = native(&catalogue);
+    let mut group = c.benchmark_group("untouched");
+    for kilobytes in [1, 64] {
+        let text = format!(
+            r#"{{"path":"a","blob":"{}"}}"#,
+            "x".repeat(kilobytes * 1024 - 22)
         );
+        let call = ToolCall {
+            id: "1".into(),
+            name: "tool_1".into(),
+            arguments: reasons::Arguments::Text(text.clone()),
+        };
+        group.throughput(Throughput::Bytes(text.len() as u64));
+        group.bench_function(BenchmarkId::new("component", kilobytes), |b| {
+            b.iter_batched(
+                || vec![call.clone()],
+                |calls| black_box(layer.execute_tool_calls(calls).unwrap()),
+                BatchSize::SmallInput,
+            )
+        });
+        group.bench_function(BenchmarkId::new("native", kilobytes), |b| {
+            b.iter_batched(
+                || vec![call.clone()],
+                |calls| black_box(reasons.execute(calls, answered)),
+                BatchSize::SmallInput,
+            )
+        });
+        group.bench_function(BenchmarkId::new("floor", kilobytes), |b| {
+            b.iter(|| black_box(text.clone()))
+        });
     }
-
-    fn row(
-        &mut self,
-        label: &str,
-        mut native: impl FnMut(&mut Reasons),
-        mut component: impl FnMut(&mut WasmLayer),
-    ) {
-        let baseline = time(|| native(&mut self.native));
-        print!("{label:<32} native {:>10.1?}", baseline);
-        for (name, layer) in &mut self.components {
-            let took = time(|| component(layer));
-            print!(
-                "   {name} {took:>10.1?} ({:.1}x)",
-                took.as_secs_f64() / baseline.as_secs_f64()
-            );
-        }
-        println!();
-    }
+    group.finish();
 }
 
-fn call(tool: &str, arguments: &str) -> Vec<ToolCall> {
-    vec![ToolCall {
+/// What one batch of one small untouched call costs through the wasm boundary, and a
+/// fresh session: an instance of the pre-instantiated component, asked one thing.
+fn boundary(c: &mut Criterion) {
+    let catalogue = workload::catalogue(10);
+    let mut layer = component(&catalogue);
+    let reasons = native(&catalogue);
+    let call = ToolCall {
         id: "1".into(),
-        name: tool.into(),
-        arguments: Arguments::Text(arguments.into()),
-    }]
+        name: "elsewhere".into(),
+        arguments: reasons::Arguments::Text(r#"{"path":"a"}"#.into()),
+    };
+    let mut group = c.benchmark_group("boundary");
+    group.bench_function(BenchmarkId::new("component", "one-call batch"), |b| {
+        b.iter_batched(
+            || vec![call.clone()],
+            |calls| black_box(layer.execute_tool_calls(calls).unwrap()),
+            BatchSize::SmallInput,
+        )
+    });
+    group.bench_function(BenchmarkId::new("native", "one-call batch"), |b| {
+        b.iter_batched(
+            || vec![call.clone()],
+            |calls| black_box(reasons.execute(calls, answered)),
+            BatchSize::SmallInput,
+        )
+    });
+    let plugin = Plugin::reasons().unwrap();
+    group.bench_function(BenchmarkId::new("component", "new session"), |b| {
+        b.iter(|| {
+            let mut layer = plugin.layer(Box::new(Catalogue::new(Vec::new(), "null")));
+            black_box(layer.reason_param().unwrap())
+        })
+    });
+    group.bench_function(BenchmarkId::new("native", "new session"), |b| {
+        b.iter(|| black_box(Reasons::new().options().name.clone()))
+    });
+    group.finish();
+}
+
+/// Compiling `reasons.wasm` with Cranelift, and loading it compiled from the cache.
+fn artifact(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap();
+    Plugin::compile("warm", REASONS_WASM, &Cache::at(dir.path())).unwrap();
+    let mut group = c.benchmark_group("artifact");
+    group.sample_size(10);
+    group.bench_function(BenchmarkId::new("compile", "cold"), |b| {
+        // A new `Cache` has nothing in it: the component is compiled every time.
+        b.iter(|| black_box(Plugin::compile("cold", REASONS_WASM, &Cache::none()).unwrap()))
+    });
+    group.bench_function(BenchmarkId::new("compile", "warm"), |b| {
+        b.iter(|| black_box(Plugin::compile("warm", REASONS_WASM, &Cache::at(dir.path())).unwrap()))
+    });
+    group.finish();
 }
 
 fn main() {
-    // `cargo test --benches` runs this with `--bench` absent: do nothing then.
-    if !std::env::args().any(|arg| arg == "--bench") {
-        return;
-    }
-    let tools = catalogue(50);
-    let mut builds = Builds::new(&tools);
-    println!("one call through the layer (ratios against the native build, same run)");
-    for bytes in [100, 10_000, 1_000_000] {
-        for (kind, reason) in [("stripped", true), ("no reason", false)] {
-            let text = arguments(bytes, reason);
-            builds.call_row(&format!("{kind}, {} B of arguments", text.len()), || {
-                call("tool_0", &text)
-            });
-        }
-    }
-    let text = arguments(10_000, true);
-    builds.call_row("untracked tool, 10 kB", || call("elsewhere", &text));
-    println!("\nlisting a catalogue");
-    for count in [10, 100, 1000] {
-        let tools = catalogue(count);
-        let mut builds = Builds::new(&tools);
-        builds.row(
-            &format!("{count} MCP tools"),
-            |native| {
-                black_box(native.list(tools.clone()));
-            },
-            |layer| {
-                black_box(layer.tools_for_llm().unwrap());
-            },
-        );
+    let mut criterion = Criterion::default().configure_from_args();
+    listing(&mut criterion);
+    forwarding(&mut criterion);
+    untouched(&mut criterion);
+    boundary(&mut criterion);
+    artifact(&mut criterion);
+    criterion.final_summary();
+    // Under `cargo test --benches` each benchmark runs once, unmeasured: no table then.
+    if std::env::args().any(|arg| arg == "--bench") {
+        support::report::print(REASONS_WASM.len());
     }
 }

@@ -9,7 +9,14 @@ mod mcp_support;
 use mcp_support::{INITIALIZE, INITIALIZED, Session, own_server, proxied};
 use std::time::{Duration, Instant};
 
-const ROUNDS: usize = 2_000;
+/// Round trips per request: many under `cargo bench`, a few under `cargo test --benches`,
+/// which only checks that the benchmark still runs.
+fn rounds() -> usize {
+    match std::env::args().any(|arg| arg == "--bench") {
+        true => 2_000,
+        false => 10,
+    }
+}
 
 fn session(command: &[String]) -> Session {
     let mut session = Session::start(command);
@@ -43,7 +50,7 @@ fn main() {
     );
     for (name, request) in requests {
         let (mut plain, mut proxy) = (Vec::new(), Vec::new());
-        for round in 0..ROUNDS + 100 {
+        for round in 0..rounds() + 100 {
             for (session, samples) in [(&mut direct, &mut plain), (&mut through, &mut proxy)] {
                 let start = Instant::now();
                 session.ask(request);

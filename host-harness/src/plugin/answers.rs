@@ -15,21 +15,12 @@ pub fn complete(
 ) -> Vec<ToolResult> {
     let ids_iter = ids.iter().map(String::as_str);
     match &answer {
-        Ok(results) if !answers_one_for_one(ids, results) => {
+        Ok(results) if !reasons::in_order(ids, results) => {
             let missing = fault(plugin, ids, results);
             reasons::complete_with(ids_iter, answer, &missing)
         }
         _ => reasons::complete(ids_iter, answer),
     }
-}
-
-/// The common case, checked without allocating: a result for each call, in order.
-fn answers_one_for_one(ids: &[String], results: &[ToolResult]) -> bool {
-    ids.len() == results.len()
-        && ids
-            .iter()
-            .zip(results)
-            .all(|(id, result)| *id == result.call_id)
 }
 
 fn fault(plugin: &str, ids: &[String], results: &[ToolResult]) -> String {
