@@ -5,6 +5,7 @@ use crate::json::{self, Object};
 use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::vec::Vec;
+use memchr::memmem::Finder;
 use serde_json::value::RawValue;
 
 /// What a call's arguments hold of the parameter.
@@ -22,12 +23,33 @@ pub(crate) enum Found {
     },
 }
 
-/// Looks for the top-level member `name` in the arguments' text.
-pub(crate) fn find(text: &str, name: &str) -> Found {
-    // Text that cannot spell the key is never parsed: the name's characters can only be
-    // spelled otherwise by a `\u` escape (see `Options::validate`).
-    let spells = |needle: &str| memchr::memmem::find(text.as_bytes(), needle.as_bytes()).is_some();
-    if !spells(name) && !spells("\\u") {
+/// The scan that decides, without parsing, that a call's text cannot hold the member:
+/// the name's characters can only be spelled otherwise by a `\u` escape (see
+/// `Options::validate`). Built once per name: building a searcher costs more than
+/// running it over a short call.
+#[derive(Clone, Debug)]
+pub(crate) struct Scan {
+    name: Finder<'static>,
+    escape: Finder<'static>,
+}
+
+impl Scan {
+    pub(crate) fn new(name: &str) -> Scan {
+        Scan {
+            name: Finder::new(name).into_owned(),
+            escape: Finder::new("\\u").into_owned(),
+        }
+    }
+
+    fn may_spell(&self, text: &str) -> bool {
+        let text = text.as_bytes();
+        self.name.find(text).is_some() || self.escape.find(text).is_some()
+    }
+}
+
+/// Looks for the top-level member `name` in the arguments' text; `scan` is `name`'s.
+pub(crate) fn find(text: &str, name: &str, scan: &Scan) -> Found {
+    if !scan.may_spell(text) {
         return Found::Absent;
     }
     let Some(object) = Object::parse(text) else {
@@ -50,25 +72,34 @@ pub(crate) fn find(text: &str, name: &str) -> Found {
 /// text turns out not to be valid JSON after all (a lone surrogate escape).
 fn without(object: &Object<'_>, name: &str) -> Option<String> {
     let mut kept: Vec<(&str, &RawValue)> = Vec::with_capacity(object.members.len());
-    let mut first_at: BTreeMap<&str, usize> = BTreeMap::new();
+    // Where each key was first kept. A short object (the usual) is searched in place; a
+    // long one gets a map, so that a call with thousands of keys stays linear.
+    let mut first_at: Option<BTreeMap<&str, usize>> =
+        (object.members.len() > 16).then(BTreeMap::new);
     let mut dropped = String::new();
     for member in &object.members {
-        let key = member.key.as_str();
+        let key = &*member.key;
         if key == name {
             // Dropped, but still checked: invalid text is left alone whole.
             dropped.clear();
             json::push_compact(&mut dropped, member.value.get())?;
             continue;
         }
-        match first_at.get(key) {
-            Some(&at) => {
+        let seen = match &first_at {
+            Some(map) => map.get(key).copied(),
+            None => kept.iter().position(|(kept, _)| *kept == key),
+        };
+        match seen {
+            Some(at) => {
                 let (_, old) = kept.get_mut(at)?;
                 dropped.clear();
                 json::push_compact(&mut dropped, old.get())?;
                 *old = member.value;
             }
             None => {
-                first_at.insert(key, kept.len());
+                if let Some(map) = &mut first_at {
+                    map.insert(key, kept.len());
+                }
                 kept.push((key, member.value));
             }
         }
@@ -92,7 +123,7 @@ mod tests {
     use super::*;
 
     fn strip(text: &str) -> Option<String> {
-        match find(text, "reason") {
+        match find(text, "reason", &Scan::new("reason")) {
             Found::Absent => None,
             Found::Present { without, .. } => Some(without),
         }
@@ -181,7 +212,7 @@ mod tests {
     #[test]
     fn null_is_reported() {
         assert_eq!(
-            find(r#"{"reason":null}"#, "reason"),
+            find(r#"{"reason":null}"#, "reason", &Scan::new("reason")),
             Found::Present {
                 without: "{}".into(),
                 is_null: true

@@ -6,6 +6,7 @@
 //! inserting text at offsets into those slices (everything else stays byte for byte), and
 //! arguments are re-assembled from the members' own text (every number keeps its digits).
 
+use alloc::borrow::Cow;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
@@ -14,8 +15,9 @@ use serde_json::value::RawValue;
 
 /// One member of a JSON object, as it stands in the text.
 pub(crate) struct Member<'a> {
-    /// The key, unescaped: `"\u0072eason"` is `reason`.
-    pub key: String,
+    /// The key, unescaped: `"\u0072eason"` is `reason`. Borrowed from the text unless
+    /// it had escapes.
+    pub key: Cow<'a, str>,
     /// The value's text, a slice of the object's text.
     pub value: &'a RawValue,
 }
@@ -68,6 +70,13 @@ pub(crate) fn strings(value: &RawValue) -> Option<Vec<String>> {
 
 /// Appends `text` to `out` as a JSON string.
 pub(crate) fn push_string(out: &mut String, text: &str) {
+    if !text.contains(|c: char| c == '"' || c == '\\' || c < ' ') {
+        // Nothing to escape: the common case, without serde_json's allocation.
+        out.push('"');
+        out.push_str(text);
+        out.push('"');
+        return;
+    }
     // Serialising a `&str` cannot fail; an empty string would still be valid JSON text.
     out.push_str(&serde_json::to_string(text).unwrap_or_default());
 }
@@ -94,7 +103,12 @@ pub(crate) fn push_compact(out: &mut String, value: &str) -> Option<()> {
                     at += escape_len(bytes.get(at..)?)?;
                     continue;
                 }
-                _ => {}
+                // Nothing in a string is dropped: jump to its next quote or escape.
+                _ => {
+                    let rest = bytes.get(at..)?;
+                    at += memchr::memchr2(b'"', b'\\', rest).unwrap_or(rest.len());
+                    continue;
+                }
             }
         } else if is_json_whitespace(char::from(byte)) {
             out.push_str(value.get(run..at)?);
@@ -156,11 +170,39 @@ impl<'de> Visitor<'de> for MembersVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut members = Vec::new();
-        while let Some(key) = map.next_key::<String>()? {
+        while let Some(Key(key)) = map.next_key()? {
             let value = map.next_value::<&'de RawValue>()?;
             members.push(Member { key, value });
         }
         Ok(Members(members))
+    }
+}
+
+/// A key, borrowed from the text when it has no escapes to decode. (Serde's own
+/// `Cow<str>` always allocates.)
+struct Key<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
+
+struct KeyVisitor;
+
+impl<'de> Visitor<'de> for KeyVisitor {
+    type Value = Key<'de>;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("a key")
+    }
+
+    fn visit_borrowed_str<E>(self, key: &'de str) -> Result<Self::Value, E> {
+        Ok(Key(Cow::Borrowed(key)))
+    }
+
+    fn visit_str<E>(self, key: &str) -> Result<Self::Value, E> {
+        Ok(Key(Cow::Owned(key.into())))
     }
 }
 
@@ -176,7 +218,7 @@ mod tests {
     #[test]
     fn members_keep_order_repeats_and_unescape_keys() {
         let object = Object::parse(r#" {"b":1, "\u0072eason" : [1, 2], "b":2} "#).unwrap();
-        let keys: Vec<_> = object.members.iter().map(|m| m.key.as_str()).collect();
+        let keys: Vec<_> = object.members.iter().map(|m| &*m.key).collect();
         assert_eq!(keys, ["b", "reason", "b"]);
         assert_eq!(object.get("b").unwrap().get(), "2");
         assert_eq!(object.get("reason").unwrap().get(), "[1, 2]");

@@ -1,6 +1,6 @@
 //! The layer's state and its two entry points, independent of how it is hosted.
 
-use crate::call::{self, Found};
+use crate::call::{self, Found, Scan};
 use crate::listing;
 use crate::options::Options;
 use crate::protocol::{self, ProviderError, ToolCall, ToolResult};
@@ -10,10 +10,23 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 /// The reasons layer: its options and the strip set the last listing left behind.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Reasons {
     options: Options,
     augmented: BTreeSet<String>,
+    /// The scan for the parameter's name in a call's text.
+    scan: Scan,
+}
+
+impl Default for Reasons {
+    fn default() -> Self {
+        let options = Options::default();
+        Reasons {
+            scan: Scan::new(&options.name),
+            options,
+            augmented: BTreeSet::new(),
+        }
+    }
 }
 
 impl Reasons {
@@ -31,6 +44,7 @@ impl Reasons {
     /// Accepted options empty the strip set: it was read under the old ones.
     pub fn configure(&mut self, options: Options) -> Result<(), String> {
         options.validate()?;
+        self.scan = Scan::new(&options.name);
         self.options = options;
         self.augmented.clear();
         Ok(())
@@ -66,7 +80,7 @@ impl Reasons {
         if !self.augmented.contains(&call.name) {
             return Ok(call);
         }
-        match call::find(call.arguments.text(), &self.options.name) {
+        match call::find(call.arguments.text(), &self.options.name, &self.scan) {
             Found::Present { without, is_null } if !(is_null && self.options.required) => {
                 Ok(ToolCall {
                     arguments: call.arguments.with_text(without),

@@ -90,6 +90,11 @@ fn listing(c: &mut Criterion) {
 fn forwarding(c: &mut Criterion) {
     let catalogue = workload::catalogue(1000);
     let mut layer = component(&catalogue);
+    // The same component before its first listing strips nothing and reads nothing: it
+    // only carries each batch down and its results up, which is the boundary's own cost.
+    let mut boundary = Plugin::reasons()
+        .unwrap()
+        .layer(Box::new(Catalogue::new(catalogue.clone(), "null")));
     let reasons = native(&catalogue);
     let mut group = c.benchmark_group("forwarding");
     for size in [1, 100, 1000] {
@@ -101,6 +106,13 @@ fn forwarding(c: &mut Criterion) {
             b.iter_batched(
                 || calls.clone(),
                 |calls| black_box(layer.execute_tool_calls(calls).unwrap()),
+                BatchSize::SmallInput,
+            )
+        });
+        group.bench_function(BenchmarkId::new("boundary", size), |b| {
+            b.iter_batched(
+                || calls.clone(),
+                |calls| black_box(boundary.execute_tool_calls(calls).unwrap()),
                 BatchSize::SmallInput,
             )
         });

@@ -79,6 +79,22 @@ pub fn print(wasm_bytes: usize) {
             }
         }
     }
+    for size in ["1", "100", "1000"] {
+        let row = (
+            median("forwarding", "component", size),
+            median("forwarding", "boundary", size),
+            median("forwarding", "native", size),
+        );
+        if let (Some(component), Some(boundary), Some(native)) = row {
+            println!(
+                "| forwarding, {size} calls: the boundary alone (a component that strips nothing) | {} | | | {:.2}x | | the transform in wasm: {} ({:.2}x native) |",
+                time(boundary),
+                boundary / native,
+                time(component - boundary),
+                (component - boundary) / native,
+            );
+        }
+    }
     for size in ["1", "64"] {
         let row = (
             median("untouched", "component", size),
