@@ -95,7 +95,7 @@ pub fn print(wasm_bytes: usize) {
             );
         }
     }
-    for size in ["1", "64"] {
+    for size in ["100x1KiB", "1x64KiB"] {
         let row = (
             median("untouched", "component", size),
             median("untouched", "native", size),
@@ -103,7 +103,7 @@ pub fn print(wasm_bytes: usize) {
         );
         if let (Some(component), Some(native), Some(copy)) = row {
             println!(
-                "| untouched call, {size} KiB | {} | {} | {} (a copy) | {:.2}x | {:.2}x | native ≤ 2x a copy: {} |",
+                "| untouched calls, {size} | {} | {} | {} (a copy) | {:.2}x | {:.2}x | native ≤ 2x a copy: {} |",
                 time(component),
                 time(native),
                 time(copy),
