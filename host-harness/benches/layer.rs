@@ -6,13 +6,22 @@
 
 mod support;
 
-use criterion::{BatchSize, BenchmarkId, Criterion, Throughput};
+use criterion::{BatchSize, Bencher, BenchmarkId, Criterion, Throughput};
 use reasons::{Reasons, ToolCall, ToolResult};
 use reasons_harness::plugin::{Cache, REASONS_WASM};
 use reasons_harness::provider::Catalogue;
 use reasons_harness::{Json, Plugin, Provider, WasmLayer};
 use std::hint::black_box;
 use support::workload::{self, Kind};
+
+/// Times `work` on a fresh copy of `calls` each iteration; the copy is not timed.
+fn per_batch<R>(b: &mut Bencher, calls: &[ToolCall], mut work: impl FnMut(Vec<ToolCall>) -> R) {
+    b.iter_batched(
+        || calls.to_vec(),
+        |calls| black_box(work(calls)),
+        BatchSize::SmallInput,
+    )
+}
 
 /// The component over a provider listing `catalogue`, listed once.
 fn component(catalogue: &[Json]) -> WasmLayer {
@@ -103,25 +112,15 @@ fn forwarding(c: &mut Criterion) {
         let bytes: usize = calls.iter().map(|call| call.arguments.text().len()).sum();
         group.throughput(Throughput::Bytes(bytes as u64));
         group.bench_function(BenchmarkId::new("component", size), |b| {
-            b.iter_batched(
-                || calls.clone(),
-                |calls| black_box(layer.execute_tool_calls(calls).unwrap()),
-                BatchSize::SmallInput,
-            )
+            per_batch(b, &calls, |calls| layer.execute_tool_calls(calls).unwrap())
         });
         group.bench_function(BenchmarkId::new("boundary", size), |b| {
-            b.iter_batched(
-                || calls.clone(),
-                |calls| black_box(boundary.execute_tool_calls(calls).unwrap()),
-                BatchSize::SmallInput,
-            )
+            per_batch(b, &calls, |calls| {
+                boundary.execute_tool_calls(calls).unwrap()
+            })
         });
         group.bench_function(BenchmarkId::new("native", size), |b| {
-            b.iter_batched(
-                || calls.clone(),
-                |calls| black_box(reasons.execute(calls, answered)),
-                BatchSize::SmallInput,
-            )
+            per_batch(b, &calls, |calls| reasons.execute(calls, answered))
         });
         group.bench_function(BenchmarkId::new("floor", size), |b| {
             b.iter(|| black_box(strip_or_copy(&batch)))
@@ -152,11 +151,7 @@ fn untouched(c: &mut Criterion) {
             .collect();
         group.throughput(Throughput::Bytes((text.len() * count) as u64));
         group.bench_function(BenchmarkId::new("component", label), |b| {
-            b.iter_batched(
-                || calls.clone(),
-                |calls| black_box(layer.execute_tool_calls(calls).unwrap()),
-                BatchSize::SmallInput,
-            )
+            per_batch(b, &calls, |calls| layer.execute_tool_calls(calls).unwrap())
         });
         group.bench_function(BenchmarkId::new("native", label), |b| {
             b.iter_batched(
@@ -192,18 +187,14 @@ fn boundary(c: &mut Criterion) {
     };
     let mut group = c.benchmark_group("boundary");
     group.bench_function(BenchmarkId::new("component", "one-call batch"), |b| {
-        b.iter_batched(
-            || vec![call.clone()],
-            |calls| black_box(layer.execute_tool_calls(calls).unwrap()),
-            BatchSize::SmallInput,
-        )
+        per_batch(b, std::slice::from_ref(&call), |calls| {
+            layer.execute_tool_calls(calls).unwrap()
+        })
     });
     group.bench_function(BenchmarkId::new("native", "one-call batch"), |b| {
-        b.iter_batched(
-            || vec![call.clone()],
-            |calls| black_box(reasons.execute(calls, answered)),
-            BatchSize::SmallInput,
-        )
+        per_batch(b, std::slice::from_ref(&call), |calls| {
+            reasons.execute(calls, answered)
+        })
     });
     let plugin = Plugin::reasons().unwrap();
     group.bench_function(BenchmarkId::new("component", "new session"), |b| {

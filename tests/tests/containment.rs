@@ -153,6 +153,18 @@ fn reasons_with(limits: Limits, provider: &Scripted) -> WasmLayer {
     layer
 }
 
+/// A call to `t` with `arguments` fails under `limits` with an error mentioning
+/// `message`, and the same layer still strips `why` from `t` without listing again.
+fn assert_fault_then_recovery(limits: Limits, provider: &Scripted, arguments: &str, message: &str) {
+    let mut layer = reasons_with(limits, provider);
+    let results = layer
+        .execute_tool_calls(vec![text_call("1", "t", arguments)])
+        .unwrap();
+    assert_eq!(errors(&results), [("1", true)]);
+    assert_error_mentions(&results[0], message);
+    assert_strip_set_survives(&mut layer, provider);
+}
+
 /// After the fault, the same layer still strips `why` from `t` without listing again.
 fn assert_strip_set_survives(layer: &mut WasmLayer, provider: &Scripted) {
     provider.take_received();
@@ -173,14 +185,8 @@ fn the_reasons_component_out_of_memory_keeps_its_strip_set() {
         memory: 4 << 20,
         ..Limits::default()
     };
-    let mut layer = reasons_with(limits, &provider);
     let huge = format!(r#"{{"why":"x","blob":"{}"}}"#, "a".repeat(8 << 20));
-    let results = layer
-        .execute_tool_calls(vec![text_call("1", "t", &huge)])
-        .unwrap();
-    assert_eq!(errors(&results), [("1", true)]);
-    assert_error_mentions(&results[0], "plugin `reasons`");
-    assert_strip_set_survives(&mut layer, &provider);
+    assert_fault_then_recovery(limits, &provider, &huge, "plugin `reasons`");
 }
 
 #[test]
@@ -191,14 +197,8 @@ fn the_reasons_component_past_its_deadline_keeps_its_strip_set() {
         deadline: Duration::from_millis(10),
         ..Limits::default()
     };
-    let mut layer = reasons_with(limits, &provider);
     let slow = format!(r#"{{"why":"x","blob":"{}"}}"#, r"\u0061".repeat(4 << 20));
-    let results = layer
-        .execute_tool_calls(vec![text_call("1", "t", &slow)])
-        .unwrap();
-    assert_eq!(errors(&results), [("1", true)]);
-    assert_error_mentions(&results[0], "ran past its deadline of 10 ms");
-    assert_strip_set_survives(&mut layer, &provider);
+    assert_fault_then_recovery(limits, &provider, &slow, "ran past its deadline of 10 ms");
 }
 
 #[test]

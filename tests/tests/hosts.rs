@@ -53,6 +53,16 @@ fn transpile(wasm: &[u8], name: &str, out: &Path) {
     );
 }
 
+/// The JSON report of `tests/hosts/<script>`, run by Node on the module in `out`.
+fn node(script: &str, out: &Path) -> Value {
+    let report = output(
+        Command::new("node")
+            .arg(installed("hosts").join(script))
+            .arg(out),
+    );
+    serde_json::from_slice(&report).expect("the host prints JSON")
+}
+
 #[test]
 fn the_artifact_targets_the_world_it_claims() {
     let mut resolve = wit_parser::Resolve::default();
@@ -118,14 +128,7 @@ fn a_node_host_runs_the_component_through_jco() {
     // R1 R5 R9 R11 R13
     let out = tempfile::tempdir().unwrap();
     transpile(REASONS_WASM, "reasons", out.path());
-    let hosts = installed("hosts");
-    let report = output(
-        Command::new("node")
-            .arg(hosts.join("node-host.mjs"))
-            .arg(out.path()),
-    );
-    let report: Value = serde_json::from_slice(&report).unwrap();
-    assert_eq!(report, expected_report());
+    assert_eq!(node("node-host.mjs", out.path()), expected_report());
 }
 
 #[test]
@@ -175,13 +178,7 @@ fn composed_with_a_registry_it_runs_in_node() {
     let composed = compose::plug(REASONS_WASM, &registry_wasm()).unwrap();
     let out = tempfile::tempdir().unwrap();
     transpile(&composed, "composed", out.path());
-    let hosts = installed("hosts");
-    let report = output(
-        Command::new("node")
-            .arg(hosts.join("node-composed.mjs"))
-            .arg(out.path()),
-    );
-    let report: Value = serde_json::from_slice(&report).unwrap();
+    let report = node("node-composed.mjs", out.path());
     assert_eq!(report["augmented"], json!(["echo", "fail"]));
     assert_eq!(
         report["results"],

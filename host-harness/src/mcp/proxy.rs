@@ -30,6 +30,17 @@ enum Fate {
     Drop,
 }
 
+impl Fate {
+    /// Sends `line`, or what it became, with `to`, unless it was dropped.
+    fn send(self, line: Vec<u8>, to: fn(Vec<u8>) -> Out, out: &mut Vec<Out>) {
+        match self {
+            Fate::Change(changed) => out.push(to(changed.into_bytes())),
+            Fate::Keep => out.push(to(line)),
+            Fate::Drop => {}
+        }
+    }
+}
+
 /// A line to write, to one side or the other.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Out {
@@ -113,21 +124,8 @@ impl Proxy {
             return self.held.push(line);
         }
         let was_initialized = self.initialized;
-        let forward = match jsonrpc::batch(text) {
-            None => self.client_message(text, out),
-            Some(elements) => {
-                let fates: Vec<Fate> = elements
-                    .iter()
-                    .map(|element| self.client_message(element.get(), out))
-                    .collect();
-                rebuild(&elements, fates)
-            }
-        };
-        match forward {
-            Fate::Change(changed) => out.push(Out::Server(changed.into_bytes())),
-            Fate::Keep => out.push(Out::Server(line)),
-            Fate::Drop => {}
-        }
+        self.fate(text, out, Proxy::client_message)
+            .send(line, Out::Server, out);
         if self.initialized && !was_initialized {
             self.list_if_ready_to(out);
         }
@@ -153,6 +151,25 @@ impl Proxy {
             },
             (_, Some(false)) => self.release(out),
             _ => {}
+        }
+    }
+
+    /// What becomes of a line, one message or a batch, each message's fate decided by `each`.
+    fn fate(
+        &mut self,
+        text: &str,
+        out: &mut Vec<Out>,
+        each: fn(&mut Proxy, &str, &mut Vec<Out>) -> Fate,
+    ) -> Fate {
+        match jsonrpc::batch(text) {
+            None => each(self, text, out),
+            Some(elements) => {
+                let fates = elements
+                    .iter()
+                    .map(|element| each(self, element.get(), out))
+                    .collect();
+                rebuild(&elements, fates)
+            }
         }
     }
 
@@ -237,21 +254,8 @@ impl Proxy {
             out.push(Out::Client(line));
             return out;
         };
-        let relay = match jsonrpc::batch(text) {
-            None => self.server_message(text, &mut out),
-            Some(elements) => {
-                let fates: Vec<Fate> = elements
-                    .iter()
-                    .map(|element| self.server_message(element.get(), &mut out))
-                    .collect();
-                rebuild(&elements, fates)
-            }
-        };
-        match relay {
-            Fate::Change(changed) => out.push(Out::Client(changed.into_bytes())),
-            Fate::Keep => out.push(Out::Client(line)),
-            Fate::Drop => {}
-        }
+        self.fate(text, &mut out, Proxy::server_message)
+            .send(line, Out::Client, &mut out);
         out
     }
 
