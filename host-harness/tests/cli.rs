@@ -192,3 +192,33 @@ fn bad_files_get_a_clear_error_and_a_failing_exit() {
     ]);
     assert!(String::from_utf8_lossy(&output.stderr).contains("is not a WebAssembly component"));
 }
+
+#[test]
+fn mcp_names_what_it_cannot_start() {
+    let cases: [(&[&str], &str); 3] = [
+        (
+            &["mcp", "--", "/nonexistent/server"],
+            "cannot start the MCP server \"/nonexistent/server\"",
+        ),
+        (
+            &[
+                "mcp",
+                "--audit",
+                "/nonexistent/dir/audit.jsonl",
+                "--",
+                "true",
+            ],
+            "cannot open the audit log /nonexistent/dir/audit.jsonl",
+        ),
+        (
+            &["mcp", "--plugin-memory-mib", "lots", "--", "true"],
+            "invalid value 'lots' for '--plugin-memory-mib <MIB>'",
+        ),
+    ];
+    for (args, message) in cases {
+        let output = reasons(args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{args:?}");
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+    }
+}
