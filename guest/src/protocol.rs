@@ -195,8 +195,19 @@ pub fn answer(
     let answered_below = if forward.is_empty() {
         Vec::new()
     } else {
-        let ids: Vec<String> = forward.iter().map(|call| call.id.clone()).collect();
-        complete(ids.iter().map(String::as_str), below(forward))
+        // The ids, kept to match the results by: one buffer for the batch, not a string
+        // per call.
+        let mut ids = String::new();
+        let mut ends = Vec::with_capacity(forward.len());
+        for call in &forward {
+            ids.push_str(&call.id);
+            ends.push(ids.len());
+        }
+        let starts = core::iter::once(0).chain(ends.iter().copied());
+        let ids = starts
+            .zip(&ends)
+            .filter_map(|(start, &end)| ids.get(start..end));
+        complete(ids, below(forward))
     };
     let mut answered_below = answered_below.into_iter();
     answered_here
