@@ -58,6 +58,9 @@ enum Command {
         /// On exit, print calls per tool and how many carried a reason to stderr.
         #[arg(long)]
         stats: bool,
+        /// A reasons component to load instead of the built-in one.
+        #[arg(long, value_name = "PATH")]
+        plugin: Option<PathBuf>,
         #[command(flatten)]
         options: OptionArgs,
         #[command(flatten)]
@@ -200,11 +203,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Mcp {
             audit,
             stats,
+            plugin,
             options,
             sandbox,
             command,
         } => {
-            let plugin = sandbox.plugin(None)?;
+            let plugin = sandbox.plugin(plugin.as_deref())?;
             let settings = mcp::Settings {
                 command,
                 audit,

@@ -195,7 +195,7 @@ fn bad_files_get_a_clear_error_and_a_failing_exit() {
 
 #[test]
 fn mcp_names_what_it_cannot_start() {
-    let cases: [(&[&str], &str); 3] = [
+    let cases: [(&[&str], &str); 4] = [
         (
             &["mcp", "--", "/nonexistent/server"],
             "cannot start the MCP server \"/nonexistent/server\"",
@@ -209,6 +209,10 @@ fn mcp_names_what_it_cannot_start() {
                 "true",
             ],
             "cannot open the audit log /nonexistent/dir/audit.jsonl",
+        ),
+        (
+            &["mcp", "--plugin", "Cargo.toml", "--", "true"],
+            "`Cargo.toml` is not a WebAssembly component",
         ),
         (
             &["mcp", "--plugin-memory-mib", "lots", "--", "true"],

@@ -154,3 +154,23 @@ fn a_corrupt_or_foreign_cache_file_is_detected_and_replaced() {
         assert_eq!(through(dir.path()).1, Outcome::FromDisk, "{damage}");
     }
 }
+
+#[test]
+fn the_mcp_proxy_refuses_a_plugin_without_the_reasons_surface() {
+    // It could not know which calls carry the model's reason.
+    let settings = reasons_harness::mcp::Settings {
+        command: vec!["true".into()],
+        audit: None,
+        stats: false,
+    };
+    let error = reasons_harness::mcp::run(
+        &reasons_tests::unruly(),
+        reasons::Options::default(),
+        settings,
+    )
+    .unwrap_err();
+    assert!(
+        format!("{error:#}").contains("`unruly` does not export agent:tools/reasons@0.1.0"),
+        "{error:#}"
+    );
+}

@@ -67,6 +67,12 @@ fn lock(relay: &Mutex<Relay>) -> std::sync::MutexGuard<'_, Relay> {
 impl Transform {
     /// The plugin, configured with `options`, over a relay.
     pub fn new(plugin: &Plugin, options: Options) -> anyhow::Result<Transform> {
+        anyhow::ensure!(
+            plugin.is_reasons(),
+            "`{}` does not export agent:tools/reasons@0.1.0: the proxy needs it to know \
+             which calls carry the model's reason",
+            plugin.name()
+        );
         let relay = Arc::new(Mutex::new(Relay::default()));
         let mut layer = plugin.layer(Box::new(RelayBelow(relay.clone())));
         layer.configure(options)?;

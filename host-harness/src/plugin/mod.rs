@@ -108,6 +108,11 @@ impl Plugin {
         self
     }
 
+    /// The name it is known by in messages (its file's path, for a loaded one).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
     /// Where the compiled component came from when this plugin was made.
     pub fn outcome(&self) -> &Outcome {
         &self.outcome
