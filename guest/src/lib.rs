@@ -59,6 +59,6 @@ mod runtime;
 pub use layer::Reasons;
 pub use options::{DEFAULT_DESCRIPTION, DEFAULT_NAME, Options, Position};
 pub use protocol::{
-    Arguments, Json, NO_RESULT, ProviderError, ToolCall, ToolResult, answer, complete,
+    Arguments, CallIds, Json, NO_RESULT, ProviderError, ToolCall, ToolResult, answer, complete,
     complete_with, in_order,
 };

@@ -140,7 +140,7 @@ pub fn complete_with<'a>(
         }
     };
     let call_ids: Vec<&str> = call_ids.collect();
-    if in_order(&call_ids, &results) {
+    if in_order(call_ids.iter().copied(), &results) {
         return results;
     }
     // Each id's results, last first, so that `pop` hands them out in the order they came.
@@ -162,14 +162,47 @@ pub fn complete_with<'a>(
         .collect()
 }
 
+/// The ids of a batch, kept to match its results by once the calls themselves are handed
+/// on: one buffer for the batch, not a string per call.
+pub struct CallIds {
+    text: String,
+    ends: Vec<usize>,
+}
+
+impl CallIds {
+    /// The ids of `calls`, in order.
+    pub fn of(calls: &[ToolCall]) -> CallIds {
+        let mut text = String::new();
+        let mut ends = Vec::with_capacity(calls.len());
+        for call in calls {
+            text.push_str(&call.id);
+            ends.push(text.len());
+        }
+        CallIds { text, ends }
+    }
+
+    /// Each id, in order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &str> + Clone {
+        // Every boundary was a string's end when it was pushed, so `get` always answers.
+        self.ends.iter().enumerate().map(|(at, &end)| {
+            let start = at.checked_sub(1).and_then(|before| self.ends.get(before));
+            self.text
+                .get(start.copied().unwrap_or(0)..end)
+                .unwrap_or_default()
+        })
+    }
+}
+
 /// Whether `results` answer the calls `call_ids` one for one, in order: the common case,
 /// checked without building a map.
-pub fn in_order(call_ids: &[impl AsRef<str>], results: &[ToolResult]) -> bool {
+pub fn in_order<'a>(
+    call_ids: impl ExactSizeIterator<Item = &'a str>,
+    results: &[ToolResult],
+) -> bool {
     call_ids.len() == results.len()
         && call_ids
-            .iter()
             .zip(results)
-            .all(|(id, result)| id.as_ref() == result.call_id)
+            .all(|(id, result)| id == result.call_id)
 }
 
 /// Answers a batch in which some calls are answered here and the rest by the provider
@@ -195,19 +228,8 @@ pub fn answer(
     let answered_below = if forward.is_empty() {
         Vec::new()
     } else {
-        // The ids, kept to match the results by: one buffer for the batch, not a string
-        // per call.
-        let mut ids = String::new();
-        let mut ends = Vec::with_capacity(forward.len());
-        for call in &forward {
-            ids.push_str(&call.id);
-            ends.push(ids.len());
-        }
-        let starts = core::iter::once(0).chain(ends.iter().copied());
-        let ids = starts
-            .zip(&ends)
-            .filter_map(|(start, &end)| ids.get(start..end));
-        complete(ids, below(forward))
+        let ids = CallIds::of(&forward);
+        complete(ids.iter(), below(forward))
     };
     let mut answered_below = answered_below.into_iter();
     answered_here

@@ -56,9 +56,9 @@ pub fn execute(provider: &mut dyn Provider, calls: Vec<ToolCall>) -> Vec<ToolRes
     if calls.is_empty() {
         return Vec::new();
     }
-    let ids: Vec<String> = calls.iter().map(|call| call.id.clone()).collect();
+    let ids = reasons::CallIds::of(&calls);
     let answer = guard("the tool provider", || provider.execute_tool_calls(calls));
-    reasons::complete(ids.iter().map(String::as_str), answer)
+    reasons::complete(ids.iter(), answer)
 }
 
 /// A provider with a fixed catalogue that runs nothing: it answers every call with the

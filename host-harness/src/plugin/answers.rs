@@ -3,29 +3,28 @@
 //! a trap, and the message names the plugin and the fault (R13, R15).
 
 use crate::provider::Json;
-use reasons::{ProviderError, ToolResult};
+use reasons::{CallIds, ProviderError, ToolResult};
 use std::collections::HashMap;
 
 /// One result per call, in the callers' order: results that match a call pass on, and a
 /// call left without one gets an `is_error` result saying what was wrong with the answer.
 pub fn complete(
     plugin: &str,
-    ids: &[String],
+    ids: &CallIds,
     answer: Result<Vec<ToolResult>, ProviderError>,
 ) -> Vec<ToolResult> {
-    let ids_iter = ids.iter().map(String::as_str);
     match &answer {
-        Ok(results) if !reasons::in_order(ids, results) => {
+        Ok(results) if !reasons::in_order(ids.iter(), results) => {
             let missing = fault(plugin, ids, results);
-            reasons::complete_with(ids_iter, answer, &missing)
+            reasons::complete_with(ids.iter(), answer, &missing)
         }
-        _ => reasons::complete(ids_iter, answer),
+        _ => reasons::complete(ids.iter(), answer),
     }
 }
 
-fn fault(plugin: &str, ids: &[String], results: &[ToolResult]) -> String {
+fn fault(plugin: &str, ids: &CallIds, results: &[ToolResult]) -> String {
     let mut wanted: HashMap<&str, usize> = HashMap::new();
-    for id in ids {
+    for id in ids.iter() {
         *wanted.entry(id).or_default() += 1;
     }
     let (mut unknown, mut extra) = (0, 0);
@@ -40,7 +39,7 @@ fn fault(plugin: &str, ids: &[String], results: &[ToolResult]) -> String {
         "The plugin `{plugin}` returned no result for this call: it answered {} results \
          for {} calls ({unknown} for unknown ids, {extra} more than once)",
         results.len(),
-        ids.len()
+        ids.iter().len()
     )
 }
 

@@ -236,7 +236,7 @@ impl Provider for WasmLayer {
         if calls.is_empty() {
             return Ok(Vec::new());
         }
-        let ids: Vec<String> = calls.iter().map(|call| call.id.clone()).collect();
+        let ids = reasons::CallIds::of(&calls);
         let calls: Vec<wit::ToolCall> = calls.into_iter().map(wit::ToolCall::from).collect();
         let answer = self
             .call(|session| {
