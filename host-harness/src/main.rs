@@ -9,7 +9,7 @@ use reasons_harness::demo::{self, Human, Script};
 use reasons_harness::plugin::sandbox;
 use reasons_harness::{Limits, Plugin, dry_run, mcp};
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -40,13 +40,10 @@ enum Command {
         /// A JSON array of {"id", "name", "arguments"}; arguments an object or a string.
         #[arg(long, value_name = "CALLS.json")]
         calls: Option<PathBuf>,
-        /// A middleware component to load instead of the built-in reasons component.
-        #[arg(long, value_name = "PATH")]
-        plugin: Option<PathBuf>,
         #[command(flatten)]
         options: OptionArgs,
         #[command(flatten)]
-        sandbox: SandboxArgs,
+        plugin: PluginArgs,
     },
     /// Be a stdio MCP server in front of another: every tool gains an optional reason,
     /// which the server never receives.
@@ -58,22 +55,24 @@ enum Command {
         /// On exit, print calls per tool and how many carried a reason to stderr.
         #[arg(long)]
         stats: bool,
-        /// A reasons component to load instead of the built-in one.
-        #[arg(long, value_name = "PATH")]
-        plugin: Option<PathBuf>,
         #[command(flatten)]
         options: OptionArgs,
         #[command(flatten)]
-        sandbox: SandboxArgs,
+        plugin: PluginArgs,
         /// The server's command and its arguments, after `--`.
         #[arg(last = true, required = true, value_name = "SERVER COMMAND")]
         command: Vec<OsString>,
     },
 }
 
-/// What a plugin may use before it is stopped (its calls then end as errors).
+/// Which component runs the layer, and what it may use before it is stopped (its calls
+/// then end as errors).
 #[derive(Args)]
-struct SandboxArgs {
+struct PluginArgs {
+    /// A component to load instead of the built-in reasons component (`transform` takes
+    /// any middleware; `mcp` needs the reasons surface).
+    #[arg(long, value_name = "PATH")]
+    plugin: Option<PathBuf>,
     /// The time one call may spend in the plugin's own code, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = Limits::default().deadline.as_millis() as u64)]
     plugin_deadline_ms: u64,
@@ -88,13 +87,13 @@ struct SandboxArgs {
     plugin_stack_kib: usize,
 }
 
-impl SandboxArgs {
-    /// The plugin at `path` (the built-in one if none) under these limits.
-    fn plugin(&self, path: Option<&Path>) -> anyhow::Result<Plugin> {
+impl PluginArgs {
+    /// The plugin asked for (the built-in one if none) under these limits.
+    fn load(&self) -> anyhow::Result<Plugin> {
         if self.plugin_stack_kib != sandbox::DEFAULT_STACK >> 10 {
             sandbox::set_stack_limit(self.plugin_stack_kib << 10)?;
         }
-        let plugin = match path {
+        let plugin = match &self.plugin {
             None => Plugin::reasons()?,
             Some(path) => Plugin::load(path)?,
         };
@@ -181,11 +180,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Transform {
             tools,
             calls,
-            plugin,
             options,
-            sandbox,
+            plugin,
         } => {
-            let plugin = sandbox.plugin(plugin.as_deref())?;
+            let plugin = plugin.load()?;
             let tools = dry_run::read_tools(&tools)?;
             let calls = match calls {
                 Some(path) => dry_run::read_calls(&path)?,
@@ -203,12 +201,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Mcp {
             audit,
             stats,
-            plugin,
             options,
-            sandbox,
+            plugin,
             command,
         } => {
-            let plugin = sandbox.plugin(plugin.as_deref())?;
+            let plugin = plugin.load()?;
             let settings = mcp::Settings {
                 command,
                 audit,
