@@ -118,7 +118,7 @@ pub const NO_RESULT: &str = "The tool provider returned no result for this call"
 /// repeated ids are answered in order); a call left without one gets an `is_error` result;
 /// results for no call are dropped, because the caller has nowhere to put them.
 pub fn complete<'a>(
-    call_ids: impl IntoIterator<Item = &'a str>,
+    call_ids: impl IntoIterator<Item = &'a str, IntoIter: Clone>,
     answer: Result<Vec<ToolResult>, ProviderError>,
 ) -> Vec<ToolResult> {
     complete_with(call_ids, answer, NO_RESULT)
@@ -127,7 +127,7 @@ pub fn complete<'a>(
 /// [`complete`], with `missing` as the message of a call left without a result: a host
 /// names the layer at fault there.
 pub fn complete_with<'a>(
-    call_ids: impl IntoIterator<Item = &'a str>,
+    call_ids: impl IntoIterator<Item = &'a str, IntoIter: Clone>,
     answer: Result<Vec<ToolResult>, ProviderError>,
     missing: &str,
 ) -> Vec<ToolResult> {
@@ -139,8 +139,7 @@ pub fn complete_with<'a>(
             return call_ids.map(|id| ToolResult::error(id, &message)).collect();
         }
     };
-    let call_ids: Vec<&str> = call_ids.collect();
-    if in_order(call_ids.iter().copied(), &results) {
+    if in_order(call_ids.clone(), &results) {
         return results;
     }
     // Each id's results, last first, so that `pop` hands them out in the order they came.
@@ -152,7 +151,6 @@ pub fn complete_with<'a>(
             .push(result);
     }
     call_ids
-        .into_iter()
         .map(|id| {
             by_id
                 .get_mut(id)
@@ -195,14 +193,11 @@ impl CallIds {
 
 /// Whether `results` answer the calls `call_ids` one for one, in order: the common case,
 /// checked without building a map.
-pub fn in_order<'a>(
-    call_ids: impl ExactSizeIterator<Item = &'a str>,
-    results: &[ToolResult],
-) -> bool {
-    call_ids.len() == results.len()
-        && call_ids
-            .zip(results)
-            .all(|(id, result)| id == result.call_id)
+pub fn in_order<'a>(call_ids: impl IntoIterator<Item = &'a str>, results: &[ToolResult]) -> bool {
+    // `eq` also tells a longer or shorter answer apart.
+    call_ids
+        .into_iter()
+        .eq(results.iter().map(|result| result.call_id.as_str()))
 }
 
 /// Answers a batch in which some calls are answered here and the rest by the provider

@@ -30,7 +30,7 @@ impl Call {
             started: Instant::now(),
             tool: tool.to_string(),
             reason,
-            sent: sent.map(|arguments| hex(&Sha256::digest(arguments.as_bytes()))),
+            sent: sent.map(|arguments| format!("{:x}", Sha256::digest(arguments.as_bytes()))),
         }
     }
 }
@@ -167,8 +167,4 @@ fn percent(part: u64, whole: u64) -> String {
         0 => "-".into(),
         _ => format!("{}%", part * 100 / whole),
     }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }

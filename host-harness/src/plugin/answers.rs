@@ -13,12 +13,13 @@ pub fn complete(
     ids: &CallIds,
     answer: Result<Vec<ToolResult>, ProviderError>,
 ) -> Vec<ToolResult> {
-    match &answer {
-        Ok(results) if !reasons::in_order(ids.iter(), results) => {
-            let missing = fault(plugin, ids, results);
-            reasons::complete_with(ids.iter(), answer, &missing)
+    match answer {
+        Ok(results) if reasons::in_order(ids.iter(), &results) => results,
+        Ok(results) => {
+            let missing = fault(plugin, ids, &results);
+            reasons::complete_with(ids.iter(), Ok(results), &missing)
         }
-        _ => reasons::complete(ids.iter(), answer),
+        Err(error) => reasons::complete(ids.iter(), Err(error)),
     }
 }
 

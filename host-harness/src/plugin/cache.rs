@@ -37,7 +37,7 @@ pub enum Outcome {
 #[derive(Clone, Debug, Default)]
 pub struct Cache {
     dir: Option<PathBuf>,
-    compiled: Arc<Mutex<HashMap<[u8; 32], Component>>>,
+    compiled: Arc<Mutex<HashMap<Key, Component>>>,
 }
 
 impl Cache {
@@ -91,11 +91,11 @@ impl Cache {
 
 fn from_dir(
     dir: &Path,
-    key: &[u8; 32],
+    key: &Key,
     engine: &Engine,
     bytes: &[u8],
 ) -> anyhow::Result<(Component, Outcome)> {
-    let path = dir.join(format!("{}.cwasm", hex(key)));
+    let path = dir.join(format!("{key:x}.cwasm"));
     let outcome = match std::fs::read(&path) {
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => Outcome::Compiled,
         Err(error) => Outcome::Rebuilt(format!("cannot read {}: {error}", path.display())),
@@ -146,15 +146,14 @@ fn private_dir(dir: &Path) -> std::io::Result<()> {
     builder.create(dir)
 }
 
-fn key(engine: &Engine, bytes: &[u8]) -> [u8; 32] {
+/// A compiled component's name: SHA-256, which prints as hex.
+type Key = sha2::digest::Output<Sha256>;
+
+fn key(engine: &Engine, bytes: &[u8]) -> Key {
     let mut hasher = Sha256Hasher(Sha256::new());
     engine.precompile_compatibility_hash().hash(&mut hasher);
     hasher.0.update(bytes);
-    hasher.0.finalize().into()
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+    hasher.0.finalize()
 }
 
 /// Feeds what `Hash` writes into SHA-256: a digest that is the same in every run,
