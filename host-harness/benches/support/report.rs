@@ -27,6 +27,15 @@ fn median(group: &str, function: &str, parameter: &str) -> Option<f64> {
     estimates["median"]["point_estimate"].as_f64()
 }
 
+/// The medians of `functions` for one `parameter` of `group`, if each was measured.
+fn medians<const N: usize>(group: &str, functions: [&str; N], parameter: &str) -> Option<[f64; N]> {
+    let mut found = [0.0; N];
+    for (slot, function) in found.iter_mut().zip(functions) {
+        *slot = median(group, function, parameter)?;
+    }
+    Some(found)
+}
+
 fn time(nanoseconds: f64) -> String {
     match nanoseconds {
         n if n < 1e3 => format!("{n:.0} ns"),
@@ -61,12 +70,9 @@ pub fn print(wasm_bytes: usize) {
         ),
     ] {
         for size in sizes {
-            let row = (
-                median(group, "component", size),
-                median(group, "native", size),
-                median(group, "floor", size),
-            );
-            if let (Some(component), Some(native), Some(floor)) = row {
+            if let Some([component, native, floor]) =
+                medians(group, ["component", "native", "floor"], size)
+            {
                 let ratio = component / native;
                 println!(
                     "| {group}, {size} {unit} | {} | {} | {} ({floor_is}) | {ratio:.2}x | {:.2}x | ≤ 1.5x: {} |",
@@ -80,12 +86,9 @@ pub fn print(wasm_bytes: usize) {
         }
     }
     for size in ["1", "100", "1000"] {
-        let row = (
-            median("forwarding", "component", size),
-            median("forwarding", "boundary", size),
-            median("forwarding", "native", size),
-        );
-        if let (Some(component), Some(boundary), Some(native)) = row {
+        if let Some([component, boundary, native]) =
+            medians("forwarding", ["component", "boundary", "native"], size)
+        {
             println!(
                 "| forwarding, {size} calls: the boundary alone (a component that strips nothing) | {} | | | {:.2}x | | the transform in wasm: {} ({:.2}x native) |",
                 time(boundary),
@@ -96,12 +99,9 @@ pub fn print(wasm_bytes: usize) {
         }
     }
     for size in ["100x1KiB", "1x64KiB"] {
-        let row = (
-            median("untouched", "component", size),
-            median("untouched", "native", size),
-            median("untouched", "floor", size),
-        );
-        if let (Some(component), Some(native), Some(copy)) = row {
+        if let Some([component, native, copy]) =
+            medians("untouched", ["component", "native", "floor"], size)
+        {
             println!(
                 "| untouched calls, {size} | {} | {} | {} (a copy) | {:.2}x | {:.2}x | native ≤ 2x a copy: {} |",
                 time(component),
@@ -113,10 +113,9 @@ pub fn print(wasm_bytes: usize) {
             );
         }
     }
-    if let (Some(component), Some(native)) = (
-        median("boundary", "component", "one-call batch"),
-        median("boundary", "native", "one-call batch"),
-    ) {
+    if let Some([component, native]) =
+        medians("boundary", ["component", "native"], "one-call batch")
+    {
         println!(
             "| one-call batch (fixed overhead) | {} | {} | | {:.2}x | | component < 5 µs: {} |",
             time(component),

@@ -327,16 +327,24 @@ impl Proxy {
     }
 
     fn start_listing(&mut self, out: &mut Vec<Out>) {
-        self.own_ids += 1;
-        let id = Id::own(self.own_ids);
-        out.push(Out::Server(
-            jsonrpc::request(&id, "tools/list", None).into_bytes(),
-        ));
+        let id = self.ask_for_tools(None, out);
         self.listing = Some(Listing {
             id,
             tools: Vec::new(),
             again: false,
         });
+    }
+
+    /// Sends a `tools/list` request of the proxy's own (for the page after `cursor`, if
+    /// given); its id.
+    fn ask_for_tools(&mut self, cursor: Option<&RawValue>, out: &mut Vec<Out>) -> Id {
+        self.own_ids += 1;
+        let id = Id::own(self.own_ids);
+        let params = cursor.map(|cursor| format!(r#"{{"cursor":{}}}"#, cursor.get()));
+        out.push(Out::Server(
+            jsonrpc::request(&id, "tools/list", params.as_deref()).into_bytes(),
+        ));
+        id
     }
 
     /// A page of the proxy's own listing: ask for the next, or use the whole.
@@ -352,12 +360,7 @@ impl Proxy {
             .tools
             .extend(page.tools.iter().map(|tool| tool.to_string()));
         if let Some(cursor) = page.next_cursor {
-            self.own_ids += 1;
-            listing.id = Id::own(self.own_ids);
-            let params = format!(r#"{{"cursor":{}}}"#, cursor.get());
-            out.push(Out::Server(
-                jsonrpc::request(&listing.id, "tools/list", Some(&params)).into_bytes(),
-            ));
+            listing.id = self.ask_for_tools(Some(cursor), out);
             self.listing = Some(listing);
             return;
         }

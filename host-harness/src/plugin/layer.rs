@@ -135,9 +135,7 @@ impl WasmLayer {
         let session = self.session().map_err(|error| {
             ProviderError::Failed(format!("the plugin `{name}` could not start: {error:#}"))
         })?;
-        // The deadline must be set before every call: it is a point in epochs, not a span.
-        let ticks = session.store.data_mut().meter.start();
-        session.store.set_epoch_deadline(ticks);
+        start_clock(&mut session.store);
         match work(session) {
             Ok(answer) => Ok(answer),
             Err(error) => {
@@ -170,8 +168,7 @@ impl WasmLayer {
         store.limiter(|below| &mut below.meter);
         store.set_hostcall_fuel(plugin.limits.hostcall_data);
         store.epoch_deadline_callback(|store| Ok(store.data().meter.at_deadline()));
-        let ticks = store.data_mut().meter.start();
-        store.set_epoch_deadline(ticks);
+        start_clock(&mut store);
         let instance = plugin.pre.instantiate(&mut store)?;
         let provider = plugin.provider.load(&mut store, &instance)?;
         let reasons = match &plugin.reasons {
@@ -198,6 +195,13 @@ impl WasmLayer {
             reasons,
         })
     }
+}
+
+/// Starts the plugin's clock for one call. The deadline must be set before every call: it
+/// is a point in epochs, not a span.
+fn start_clock(store: &mut Store<Below>) {
+    let ticks = store.data_mut().meter.start();
+    store.set_epoch_deadline(ticks);
 }
 
 impl Provider for WasmLayer {
