@@ -69,18 +69,18 @@ pub(crate) fn find(text: &str, name: &str, scan: &Scan) -> Found {
 }
 
 /// The object re-serialised compactly without `name`: each other key at its first
-/// position with its last value, as JSON parsers read repeated keys. `None` when the
-/// text turns out not to be valid JSON after all (a lone surrogate escape).
+/// position with its last value, as JSON parsers read repeated keys. Escapes, a lone
+/// surrogate's among them, are kept (R10). `None` only for text that is not JSON.
 fn without(object: &Object<'_>, name: &str) -> Option<String> {
-    let mut kept: Vec<(&str, &RawValue)> = Vec::with_capacity(object.members.len());
+    let mut kept: Vec<(&[u8], &RawValue)> = Vec::with_capacity(object.members.len());
     // Where each key was first kept. A short object (the usual) is searched in place; a
     // long one gets a map, so that a call with thousands of keys stays linear.
-    let mut first_at: Option<BTreeMap<&str, usize>> =
+    let mut first_at: Option<BTreeMap<&[u8], usize>> =
         (object.members.len() > 16).then(BTreeMap::new);
     let mut dropped = String::new();
     for member in &object.members {
         let key = &*member.key;
-        if key == name {
+        if key == name.as_bytes() {
             // Dropped, but still checked: invalid text is left alone whole.
             dropped.clear();
             json::push_compact(&mut dropped, member.value.get())?;
@@ -111,7 +111,7 @@ fn without(object: &Object<'_>, name: &str) -> Option<String> {
         if at > 0 {
             out.push(',');
         }
-        json::push_string(&mut out, key);
+        json::push_key(&mut out, key);
         out.push(':');
         json::push_compact(&mut out, value.get())?;
     }
@@ -190,14 +190,24 @@ mod tests {
     }
 
     #[test]
-    fn lone_surrogates_make_the_text_invalid() {
-        // R10
-        for text in [
-            r#"{"reason":"x","a":"\ud800"}"#,
-            r#"{"reason":"\udc00"}"#,
-            r#"{"a":"\ud800","a":1,"reason":1}"#,
+    fn lone_surrogates_are_json_and_kept_as_written() {
+        // R10: a reason cut mid-emoji is still valid JSON to servers' parsers, so the
+        // reason beside it comes off and the escape stays.
+        for (text, expected) in [
+            (r#"{"reason":"x","a":"\ud800"}"#, r#"{"a":"\ud800"}"#),
+            (r#"{"reason":"\udc00"}"#, "{}"),
+            (r#"{"reason":"why \ud83d","a":1}"#, r#"{"a":1}"#),
+            (r#"{"a":"\ud800","a":1,"reason":1}"#, r#"{"a":1}"#),
+            (
+                r#"{"a": ["\ud800x", "\udfff\ud800"], "reason":1}"#,
+                r#"{"a":["\ud800x","\udfff\ud800"]}"#,
+            ),
+            (
+                r#"{"\ud800":1,"reason":1,"k\udbff\u00e9":2}"#,
+                r#"{"\ud800":1,"k\udbffé":2}"#,
+            ),
         ] {
-            assert_eq!(strip(text), None, "{text}");
+            assert_eq!(strip(text).as_deref(), Some(expected), "{text}");
         }
     }
 

@@ -5,7 +5,8 @@ use crate::options::{Options, Position};
 use crate::protocol;
 use alloc::string::String;
 use alloc::vec::Vec;
-use spin::{LazyLock, Mutex};
+use core::sync::atomic::{AtomicBool, Ordering};
+use spin::{LazyLock, Mutex, MutexGuard};
 
 wit_bindgen::generate!({
     world: "reasons-layer",
@@ -17,50 +18,85 @@ use agent::tools::types::{Arguments, ProviderError, ToolCall, ToolResult};
 use exports::agent::tools::reasons::{self as surface, Position as WitPosition};
 
 /// The instance's one layer. A component instance is single-threaded; the mutex only
-/// gives the static the `Sync` it needs.
+/// gives the static the `Sync` it needs, and it is never held across an import call.
 static LAYER: LazyLock<Mutex<Reasons>> = LazyLock::new(|| Mutex::new(Reasons::new()));
+
+/// Set while an export runs. An export that finds it set was entered after an earlier
+/// one never returned: a host exception unwound through the instance (jco turns a
+/// provider that throws into exactly that). Whatever that left half-done, the instance
+/// traps at once rather than run on it, and the host starts a fresh one.
+static IN_CALL: AtomicBool = AtomicBool::new(false);
+
+/// Runs one export's `work` on the layer, refusing an instance a host exception unwound.
+fn export<T>(work: impl FnOnce() -> T) -> T {
+    if IN_CALL.swap(true, Ordering::Relaxed) {
+        core::arch::wasm32::unreachable()
+    }
+    let out = work();
+    IN_CALL.store(false, Ordering::Relaxed);
+    out
+}
+
+/// The layer, for a moment. Never contended (see [`IN_CALL`]); if it were, trapping is
+/// the one answer that cannot run on broken state.
+fn layer() -> MutexGuard<'static, Reasons> {
+    LAYER
+        .try_lock()
+        .unwrap_or_else(|| core::arch::wasm32::unreachable())
+}
 
 struct Component;
 
 impl exports::agent::tools::provider::Guest for Component {
     fn tools_for_llm() -> Result<Vec<String>, ProviderError> {
-        // R14: a provider that cannot list fails the listing, and the set stays (R8).
-        let catalogue = below::tools_for_llm()?;
-        Ok(LAYER.lock().list(catalogue))
+        export(|| {
+            // R14: a provider that cannot list fails the listing, and the set stays (R8).
+            let catalogue = below::tools_for_llm()?;
+            Ok(layer().list(catalogue))
+        })
     }
 
     fn execute_tool_calls(calls: Vec<ToolCall>) -> Result<Vec<ToolResult>, ProviderError> {
-        let calls = calls.into_iter().map(protocol::ToolCall::from).collect();
-        let results = LAYER.lock().execute(calls, |forward| {
-            let forward: Vec<ToolCall> = forward.into_iter().map(ToolCall::from).collect();
-            below::execute_tool_calls(&forward)
-                .map(|results| {
-                    results
-                        .into_iter()
-                        .map(protocol::ToolResult::from)
-                        .collect()
-                })
-                .map_err(protocol::ProviderError::from)
-        });
-        Ok(results.into_iter().map(ToolResult::from).collect())
+        export(|| {
+            // Routed with the layer held, forwarded with it released.
+            let routes: Vec<_> = {
+                let layer = layer();
+                calls
+                    .into_iter()
+                    .map(|call| layer.route(protocol::ToolCall::from(call)))
+                    .collect()
+            };
+            let results = protocol::answer(routes.into_iter(), |forward| {
+                let forward: Vec<ToolCall> = forward.into_iter().map(ToolCall::from).collect();
+                below::execute_tool_calls(&forward)
+                    .map(|results| {
+                        results
+                            .into_iter()
+                            .map(protocol::ToolResult::from)
+                            .collect()
+                    })
+                    .map_err(protocol::ProviderError::from)
+            });
+            Ok(results.into_iter().map(ToolResult::from).collect())
+        })
     }
 }
 
 impl surface::Guest for Component {
     fn current_options() -> surface::Options {
-        LAYER.lock().options().clone().into()
+        export(|| layer().options().clone().into())
     }
 
     fn configure(options: surface::Options) -> Result<(), String> {
-        LAYER.lock().configure(options.into())
+        export(|| layer().configure(options.into()))
     }
 
     fn reason_param() -> String {
-        LAYER.lock().options().name.clone()
+        export(|| layer().options().name.clone())
     }
 
     fn augmented_tools() -> Vec<String> {
-        LAYER.lock().augmented_tools()
+        export(|| layer().augmented_tools())
     }
 }
 

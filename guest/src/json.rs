@@ -16,8 +16,9 @@ use serde_json::value::RawValue;
 /// One member of a JSON object, as it stands in the text.
 pub(crate) struct Member<'a> {
     /// The key, unescaped: `"\u0072eason"` is `reason`. Borrowed from the text unless
-    /// it had escapes.
-    pub key: Cow<'a, str>,
+    /// it had escapes. It is WTF-8, not always UTF-8: RFC 8259 lets a key hold a lone
+    /// surrogate escape (`"\ud800"`), which servers' parsers read (R10).
+    pub key: Cow<'a, [u8]>,
     /// The value's text, a slice of the object's text.
     pub value: &'a RawValue,
 }
@@ -43,13 +44,15 @@ impl<'a> Object<'a> {
         self.members
             .iter()
             .rev()
-            .find(|member| member.key == key)
+            .find(|member| *member.key == *key.as_bytes())
             .map(|member| member.value)
     }
 
     /// Whether `key` is a member.
     pub fn has(&self, key: &str) -> bool {
-        self.members.iter().any(|member| member.key == key)
+        self.members
+            .iter()
+            .any(|member| *member.key == *key.as_bytes())
     }
 
     /// The member `key` read as an object; `None` when absent, `Some(None)` when not an object.
@@ -87,9 +90,8 @@ pub(crate) fn offset_in(whole: &str, part: &str) -> usize {
 }
 
 /// Appends `value`, JSON text serde_json has already validated, without insignificant
-/// whitespace. `None` when a string in it escapes half of a surrogate pair: serde_json
-/// skips over such escapes in values it does not decode, but the text is not valid JSON
-/// that any parser can read back, so the caller must leave the whole text alone.
+/// whitespace. Escapes are copied as written, a lone surrogate's among them (R10).
+/// `None` only if `value` was not validated JSON after all.
 pub(crate) fn push_compact(out: &mut String, value: &str) -> Option<()> {
     let bytes = value.as_bytes();
     let mut run = 0;
@@ -99,8 +101,14 @@ pub(crate) fn push_compact(out: &mut String, value: &str) -> Option<()> {
         if in_string {
             match byte {
                 b'"' => in_string = false,
+                // `\uXXXX` or a one-character escape: skipped whole, so that an escaped
+                // quote does not end the string.
                 b'\\' => {
-                    at += escape_len(bytes.get(at..)?)?;
+                    at += if bytes.get(at + 1) == Some(&b'u') {
+                        6
+                    } else {
+                        2
+                    };
                     continue;
                 }
                 // Nothing in a string is dropped: jump to its next quote or escape.
@@ -120,29 +128,6 @@ pub(crate) fn push_compact(out: &mut String, value: &str) -> Option<()> {
     }
     out.push_str(value.get(run..)?);
     Some(())
-}
-
-/// The length of the escape at the start of `bytes` (a `\` in a validated string), or
-/// `None` when it is a `\u` escape of a lone surrogate.
-fn escape_len(bytes: &[u8]) -> Option<usize> {
-    if bytes.get(1) != Some(&b'u') {
-        return Some(2);
-    }
-    match hex_unit(bytes.get(2..6)?)? {
-        0xD800..=0xDBFF => {
-            let low = bytes.get(6..12)?;
-            let is_low =
-                low.starts_with(b"\\u") && matches!(hex_unit(low.get(2..)?)?, 0xDC00..=0xDFFF);
-            is_low.then_some(12)
-        }
-        0xDC00..=0xDFFF => None,
-        _ => Some(6),
-    }
-}
-
-/// The code unit spelled by four hex digits.
-fn hex_unit(digits: &[u8]) -> Option<u16> {
-    u16::from_str_radix(core::str::from_utf8(digits).ok()?, 16).ok()
 }
 
 /// JSON's four whitespace characters (RFC 8259 §2), and no others.
@@ -178,13 +163,14 @@ impl<'de> Visitor<'de> for MembersVisitor {
     }
 }
 
-/// A key, borrowed from the text when it has no escapes to decode. (Serde's own
-/// `Cow<str>` always allocates.)
-struct Key<'a>(Cow<'a, str>);
+/// A key, borrowed from the text when it has no escapes to decode. Read as bytes, which
+/// serde_json decodes to WTF-8, so that a lone surrogate escape is a key like any other
+/// (as a string it would be refused). (Serde's own `Cow<[u8]>` always allocates.)
+struct Key<'a>(Cow<'a, [u8]>);
 
 impl<'de> Deserialize<'de> for Key<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_str(KeyVisitor)
+        deserializer.deserialize_bytes(KeyVisitor)
     }
 }
 
@@ -197,12 +183,56 @@ impl<'de> Visitor<'de> for KeyVisitor {
         formatter.write_str("a key")
     }
 
-    fn visit_borrowed_str<E>(self, key: &'de str) -> Result<Self::Value, E> {
+    fn visit_borrowed_bytes<E>(self, key: &'de [u8]) -> Result<Self::Value, E> {
         Ok(Key(Cow::Borrowed(key)))
     }
 
-    fn visit_str<E>(self, key: &str) -> Result<Self::Value, E> {
+    fn visit_bytes<E>(self, key: &[u8]) -> Result<Self::Value, E> {
         Ok(Key(Cow::Owned(key.into())))
+    }
+}
+
+/// Appends `key`, as [`Member::key`] holds it, as a JSON string: a lone surrogate (WTF-8's
+/// three bytes `ED A0..BF xx`) goes back as the `\uXXXX` escape it was read from.
+pub(crate) fn push_key(out: &mut String, key: &[u8]) {
+    if let Ok(key) = core::str::from_utf8(key) {
+        return push_string(out, key);
+    }
+    out.push('"');
+    let mut rest = key;
+    while !rest.is_empty() {
+        let valid = match core::str::from_utf8(rest) {
+            Ok(valid) => valid,
+            // `valid_up_to` is a char boundary by definition.
+            Err(error) => core::str::from_utf8(rest.get(..error.valid_up_to()).unwrap_or_default())
+                .unwrap_or_default(),
+        };
+        let mut quoted = String::new();
+        push_string(&mut quoted, valid);
+        out.push_str(
+            quoted
+                .get(1..quoted.len().saturating_sub(1))
+                .unwrap_or_default(),
+        );
+        rest = rest.get(valid.len()..).unwrap_or_default();
+        let Some((surrogate, after)) = split_surrogate(rest) else {
+            // Only WTF-8 that serde_json wrote gets here, so this is the end.
+            break;
+        };
+        out.push_str(&alloc::format!("\\u{surrogate:04x}"));
+        rest = after;
+    }
+    out.push('"');
+}
+
+/// The surrogate WTF-8 spells at the start of `bytes`, and the bytes after it.
+fn split_surrogate(bytes: &[u8]) -> Option<(u32, &[u8])> {
+    match bytes {
+        [0xED, second @ 0xA0..=0xBF, third @ 0x80..=0xBF, after @ ..] => Some((
+            0xD000 | (u32::from(second & 0x3F) << 6) | u32::from(third & 0x3F),
+            after,
+        )),
+        _ => None,
     }
 }
 
@@ -219,7 +249,7 @@ mod tests {
     fn members_keep_order_repeats_and_unescape_keys() {
         let object = Object::parse(r#" {"b":1, "\u0072eason" : [1, 2], "b":2} "#).unwrap();
         let keys: Vec<_> = object.members.iter().map(|m| &*m.key).collect();
-        assert_eq!(keys, ["b", "reason", "b"]);
+        assert_eq!(keys, [&b"b"[..], b"reason", b"b"]);
         assert_eq!(object.get("b").unwrap().get(), "2");
         assert_eq!(object.get("reason").unwrap().get(), "[1, 2]");
         assert!(object.text.starts_with('{') && object.text.ends_with('}'));
@@ -242,14 +272,31 @@ mod tests {
     }
 
     #[test]
-    fn compacting_refuses_lone_surrogates() {
+    fn compacting_keeps_lone_surrogates_as_written() {
+        // R10
         for text in [
             r#""\ud800""#,
             r#""\udc00""#,
             r#""\ud800\u0041""#,
             r#"["\ud800x"]"#,
         ] {
-            assert!(compact(text).is_none(), "{text}");
+            assert_eq!(compact(text).as_deref(), Some(text), "{text}");
         }
+    }
+
+    #[test]
+    fn a_key_with_a_lone_surrogate_is_written_back_as_read() {
+        // R10
+        let object = Object::parse(r#"{"a\ud800\"b":1,"\udfff":2}"#).unwrap();
+        let written: Vec<String> = object
+            .members
+            .iter()
+            .map(|member| {
+                let mut out = String::new();
+                push_key(&mut out, &member.key);
+                out
+            })
+            .collect();
+        assert_eq!(written, [r#""a\ud800\"b""#, r#""\udfff""#]);
     }
 }

@@ -71,12 +71,13 @@ impl Reasons {
         calls: Vec<ToolCall>,
         below: impl FnOnce(Vec<ToolCall>) -> Result<Vec<ToolResult>, ProviderError>,
     ) -> Vec<ToolResult> {
-        protocol::answer(calls, |call| self.route(call), below)
+        protocol::answer(calls.into_iter().map(|call| self.route(call)), below)
     }
 
     /// One call as the provider below is to receive it (R9), or its refusal in
-    /// required mode.
-    fn route(&self, call: ToolCall) -> Result<ToolCall, ToolResult> {
+    /// required mode: [`Reasons::execute`]'s first half, for a host that must not hold
+    /// the layer while the provider below runs.
+    pub fn route(&self, call: ToolCall) -> Result<ToolCall, ToolResult> {
         if !self.augmented.contains(&call.name) {
             return Ok(call);
         }

@@ -201,18 +201,16 @@ pub fn in_order<'a>(call_ids: impl IntoIterator<Item = &'a str>, results: &[Tool
 }
 
 /// Answers a batch in which some calls are answered here and the rest by the provider
-/// below: `route` either passes a call on (`Ok`, possibly rewritten) or answers it
+/// below: each call's route either passes it on (`Ok`, possibly rewritten) or answers it
 /// (`Err`). The passed calls go down as one batch (none at all when every call was
 /// answered here, R13) and every call gets exactly one result, in the caller's order.
 pub fn answer(
-    calls: Vec<ToolCall>,
-    mut route: impl FnMut(ToolCall) -> Result<ToolCall, ToolResult>,
+    routes: impl ExactSizeIterator<Item = Result<ToolCall, ToolResult>>,
     below: impl FnOnce(Vec<ToolCall>) -> Result<Vec<ToolResult>, ProviderError>,
 ) -> Vec<ToolResult> {
-    let mut forward = Vec::with_capacity(calls.len());
-    let answered_here: Vec<Option<ToolResult>> = calls
-        .into_iter()
-        .map(|call| match route(call) {
+    let mut forward = Vec::with_capacity(routes.len());
+    let answered_here: Vec<Option<ToolResult>> = routes
+        .map(|route| match route {
             Ok(call) => {
                 forward.push(call);
                 None

@@ -206,8 +206,7 @@ impl Provider for Policy {
             on_ask,
         } = self;
         Ok(reasons::answer(
-            calls,
-            |call| judge.route(on_ask, call),
+            calls.into_iter().map(|call| judge.route(on_ask, call)),
             |allowed| Ok(provider::execute(&mut **inner, allowed)),
         ))
     }
