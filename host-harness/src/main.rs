@@ -6,7 +6,7 @@ use anyhow::Context;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use reasons::{Options, Position};
 use reasons_harness::demo::{self, Human, Script};
-use reasons_harness::plugin::sandbox;
+use reasons_harness::plugin::{Outcome, sandbox};
 use reasons_harness::{Limits, Plugin, dry_run, mcp};
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -76,7 +76,11 @@ struct PluginArgs {
     /// The time one call may spend in the plugin's own code, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = Limits::default().deadline.as_millis() as u64)]
     plugin_deadline_ms: u64,
-    /// The most memory a plugin instance may grow to, in MiB.
+    /// The time one call may take in all, the provider below included, in milliseconds
+    /// [default: 24 times the deadline].
+    #[arg(long, value_name = "MS")]
+    plugin_wall_ms: Option<u64>,
+    /// The most memory a plugin instance may hold, over all its memories and tables, in MiB.
     #[arg(long, value_name = "MIB", default_value_t = Limits::default().memory >> 20)]
     plugin_memory_mib: usize,
     /// The most data a plugin may pass down in one call of its import, in MiB.
@@ -97,8 +101,17 @@ impl PluginArgs {
             None => Plugin::reasons()?,
             Some(path) => Plugin::load(path)?,
         };
+        if let Outcome::Untrusted(why) = plugin.outcome() {
+            eprintln!("reasons: the compile cache {why}");
+        }
+        let deadline = Duration::from_millis(self.plugin_deadline_ms);
+        let wall = match self.plugin_wall_ms {
+            Some(ms) => Duration::from_millis(ms),
+            None => deadline * sandbox::WALL_PER_DEADLINE,
+        };
         Ok(plugin.with_limits(Limits {
-            deadline: Duration::from_millis(self.plugin_deadline_ms),
+            deadline,
+            wall,
             memory: self.plugin_memory_mib << 20,
             hostcall_data: self.plugin_hostcall_mib << 20,
         }))

@@ -37,6 +37,9 @@ const received = [];
 const provider = {
   toolsForLlm: () => Object.values(registry).map((tool) => JSON.stringify(tool.declaration)),
   executeToolCalls: (calls) => {
+    // A host bug, as a careless host would have it: a plain Error, not a WIT error. It
+    // unwinds through the component; the component must not run on after that.
+    if (calls.some((call) => call.name === "raw")) throw new Error("raw failure");
     try {
       return calls.map((call) => {
         received.push([call.id, call.name, call.arguments.val]);
@@ -50,13 +53,14 @@ const provider = {
   },
 };
 
-const component = await instantiate(
-  (path) => readFile(join(out, path)).then((bytes) => WebAssembly.compile(bytes)),
-  // No WASI: the component imports its provider (and the types, which need nothing).
-  // jco names imports without their version when only one version is imported.
-  { "agent:tools/provider": provider },
-);
-const { provider: layer, reasons } = component;
+const start = () =>
+  instantiate(
+    (path) => readFile(join(out, path)).then((bytes) => WebAssembly.compile(bytes)),
+    // No WASI: the component imports its provider (and the types, which need nothing).
+    // jco names imports without their version when only one version is imported.
+    { "agent:tools/provider": provider },
+  );
+const { provider: layer, reasons } = await start();
 
 // Above the layer: the agent loop's view.
 const tools = layer.toolsForLlm();
@@ -88,4 +92,25 @@ for (const calls of turns) {
     results.push([result.callId, result.content, result.isError]);
   }
 }
-console.log(JSON.stringify({ param, augmented, tools, received, results, prompts }));
+// A provider that throws a plain Error: the exception escapes to this host, and the
+// instance it unwound through traps on its next call instead of running on (or spinning).
+const report = { param, augmented, tools, received: [...received], results, prompts };
+const unwound = [];
+const attempt = (what, work) => {
+  try {
+    work();
+    unwound.push(`${what}: returned`);
+  } catch (error) {
+    unwound.push(`${what}: ${error.constructor.name}: ${error.message}`);
+  }
+};
+attempt("raw", () => layer.executeToolCalls([text("7", "raw", "{}")]));
+attempt("after", () => layer.executeToolCalls([text("8", "read", '{"path":"d.txt"}')]));
+// A fresh instance, listed again, serves the next call.
+const fresh = (await start()).provider;
+fresh.toolsForLlm();
+const served = fresh
+  .executeToolCalls([text("9", "read", '{"path":"d.txt","reason":"again"}')])
+  .map((result) => [result.callId, result.content, result.isError]);
+const afterUnwind = { unwound, served, received: received.slice(report.received.length) };
+console.log(JSON.stringify({ ...report, afterUnwind }));

@@ -5,9 +5,11 @@
 //! Shared by the tests of two crates, so it uses nothing but std.
 
 use std::collections::HashMap;
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output, Stdio};
 use std::sync::{Mutex, OnceLock, PoisonError};
+use std::time::{Duration, Instant};
 
 /// `tests/<folder>`, with its npm packages and its Python venv installed.
 pub fn installed(folder: &str) -> PathBuf {
@@ -49,4 +51,41 @@ fn run(command: &mut Command) {
         .status()
         .unwrap_or_else(|error| panic!("cannot run {command:?}: {error}"));
     assert!(status.success(), "{command:?} failed: {status}");
+}
+
+/// Runs `command` to its end, as `Command::output` does, but kills it and panics if it
+/// has not ended within `limit`: a stuck peer fails its test instead of hanging the run.
+pub fn output_within(command: &mut Command, limit: Duration) -> Output {
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|error| panic!("cannot run {command:?}: {error}"));
+    let drain = |mut from: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = from.read_to_end(&mut bytes);
+            bytes
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().expect("piped")));
+    let stderr = drain(Box::new(child.stderr.take().expect("piped")));
+    let until = Instant::now() + limit;
+    let status = loop {
+        match child.try_wait().expect("the child can be waited for") {
+            Some(status) => break status,
+            None if Instant::now() < until => std::thread::sleep(Duration::from_millis(20)),
+            None => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("{command:?} did not finish within {limit:?}");
+            }
+        }
+    };
+    Output {
+        status,
+        stdout: stdout.join().expect("stdout was read"),
+        stderr: stderr.join().expect("stderr was read"),
+    }
 }

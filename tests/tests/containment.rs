@@ -15,6 +15,7 @@ const OTHER: &str = r#"{"name":"u","inputSchema":{"type":"object"}}"#;
 /// Limits small enough for each fault to hit its own quickly.
 const SMALL: Limits = Limits {
     deadline: Duration::from_millis(200),
+    wall: Duration::from_secs(60),
     memory: 16 << 20,
     hostcall_data: 1 << 20,
 };
@@ -57,7 +58,10 @@ fn a_fault_fails_its_batch_and_the_next_call_works() {
     for (fault, message) in [
         ("trap", "the plugin `unruly` trapped"),
         ("spin", "ran past its deadline of 200 ms"),
-        ("hog", "ran out of memory (limit 16 MiB)"),
+        (
+            "hog",
+            "ran out of memory (limit 16 MiB over all its memories and tables)",
+        ),
         ("recurse", "overflowed its stack of 512 KiB"),
         ("flood", "more than its hostcall data limit of 1 MiB"),
         ("fail", "the unruly layer refuses"),
@@ -239,4 +243,24 @@ fn sessions_do_not_share_a_strip_set() {
         arguments(&left.take_received()),
         ["{}", r#"{"reason":"x"}"#]
     );
+}
+
+#[test]
+fn a_call_past_its_wall_limit_ends_as_errors_and_the_next_works() {
+    // R17: time below counts toward the wall limit; a provider ten times over it.
+    let provider = Scripted::new(&[TOOL]);
+    let limits = Limits {
+        deadline: Duration::from_secs(60),
+        wall: Duration::from_millis(200),
+        ..Limits::default()
+    };
+    let mut layer = reasons_with(limits, &provider);
+    provider.behave(Behaviour::Slow(Duration::from_secs(2)));
+    let results = layer
+        .execute_tool_calls(vec![text_call("1", "t", r#"{"why":"x"}"#)])
+        .unwrap();
+    assert_eq!(errors(&results), [("1", true)]);
+    assert_error_mentions(&results[0], "ran past its wall limit of 200 ms");
+    provider.behave(Behaviour::Echo);
+    assert_strip_set_survives(&mut layer, &provider);
 }

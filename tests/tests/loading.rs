@@ -174,3 +174,37 @@ fn the_mcp_proxy_refuses_a_plugin_without_the_reasons_surface() {
         "{error:#}"
     );
 }
+
+#[test]
+fn a_cache_others_can_write_to_is_not_trusted() {
+    // A file anyone else could write, digest and all, would be native code run as this
+    // user: the digest proves a file whole, not who wrote it.
+    use std::fs::Permissions;
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    through(dir.path());
+    let file = cached_file(dir.path());
+    std::fs::set_permissions(&file, Permissions::from_mode(0o666)).unwrap();
+    match through(dir.path()).1 {
+        Outcome::Rebuilt(message) => assert!(
+            message.contains("can be written by others (mode 666)"),
+            "{message}"
+        ),
+        other => panic!("a file others can write was used: {other:?}"),
+    }
+    assert_eq!(through(dir.path()).1, Outcome::FromDisk, "rebuilt private");
+
+    std::fs::set_permissions(dir.path(), Permissions::from_mode(0o777)).unwrap();
+    let (plugin, outcome) = through(dir.path());
+    match outcome {
+        Outcome::Untrusted(message) => {
+            assert!(
+                message.contains("can be written by others (mode 777)"),
+                "{message}"
+            );
+            assert!(message.contains("it is not used"), "{message}");
+        }
+        other => panic!("a directory others can write was used: {other:?}"),
+    }
+    assert_works(&plugin);
+}

@@ -30,6 +30,9 @@ pub enum Outcome {
     /// The cached file could not be used (it says why) and the component was compiled
     /// again, and the file replaced.
     Rebuilt(String),
+    /// The cache directory is not private to this user (it says why), so it was not
+    /// used at all: the component was compiled in memory.
+    Untrusted(String),
 }
 
 /// Where compiled components are kept: in this process, and across runs if a directory
@@ -95,8 +98,11 @@ fn from_dir(
     engine: &Engine,
     bytes: &[u8],
 ) -> anyhow::Result<(Component, Outcome)> {
+    if let Err(why) = trusted(dir) {
+        return Ok((Component::new(engine, bytes)?, Outcome::Untrusted(why)));
+    }
     let path = dir.join(format!("{key:x}.cwasm"));
-    let outcome = match std::fs::read(&path) {
+    let outcome = match private_file(&path).and_then(|()| std::fs::read(&path)) {
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => Outcome::Compiled,
         Err(error) => Outcome::Rebuilt(format!("cannot read {}: {error}", path.display())),
         Ok(file) => match load(engine, &file) {
@@ -119,8 +125,9 @@ fn load(engine: &Engine, file: &[u8]) -> Result<Component, String> {
     }
     // SAFETY: `deserialize` runs the machine code in the file. The file is one this
     // process's code wrote (its digest checks out, so it is whole), under a name that only
-    // this engine's configuration and this component produce, in a directory made private
-    // to this user; wasmtime checks its own version and configuration header as well.
+    // this engine's configuration and this component produce, owned by this user in a
+    // directory that is this user's alone (`trusted`, `private_file`); wasmtime checks its
+    // own version and configuration header as well.
     unsafe { Component::deserialize(engine, serialized) }
         .map_err(|error| format!("made by another engine: {error}"))
 }
@@ -134,6 +141,53 @@ fn store(dir: &Path, path: &Path, serialized: &[u8]) -> std::io::Result<()> {
     file.write_all(serialized)?;
     file.as_file().sync_all()?;
     file.persist(path)?;
+    Ok(())
+}
+
+/// Whether `dir` (made if missing) is this user's alone, as ssh asks of its key files: a
+/// file in it is native code this process will run, so anyone who could write there
+/// could run code as this user. The digest proves a file whole, not who wrote it.
+fn trusted(dir: &Path) -> Result<(), String> {
+    private_dir(dir).map_err(|error| format!("cannot make {}: {error}", dir.display()))?;
+    owned_and_private(dir).map_err(|why| {
+        format!(
+            "{} {why}; it is not used (`chmod 700` it, or set REASONS_CACHE_DIR)",
+            dir.display()
+        )
+    })
+}
+
+/// A cached file must be this user's and writable by no one else, like its directory.
+fn private_file(path: &Path) -> std::io::Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Err(error) => Err(error),
+        Ok(_) => owned_and_private(path).map_err(std::io::Error::other),
+    }
+}
+
+#[cfg(unix)]
+fn owned_and_private(path: &Path) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let metadata = std::fs::symlink_metadata(path).map_err(|error| error.to_string())?;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    if metadata.uid() != me {
+        return Err(format!(
+            "belongs to user {}, not to this user ({me})",
+            metadata.uid()
+        ));
+    }
+    if metadata.mode() & 0o022 != 0 {
+        return Err(format!(
+            "can be written by others (mode {:o})",
+            metadata.mode() & 0o777
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn owned_and_private(_: &Path) -> Result<(), String> {
     Ok(())
 }
 

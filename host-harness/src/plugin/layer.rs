@@ -8,12 +8,14 @@ use super::bindings::exports::agent::tools::provider::Guest as ProviderExport;
 use super::bindings::exports::agent::tools::reasons::{
     self as wit_reasons, Guest as ReasonsExport,
 };
+use super::integrity::{Added, Given};
 use super::sandbox::{self, Meter};
 use crate::provider::{self, Json, Provider};
 use anyhow::anyhow;
 use reasons::{Options, ProviderError, ToolCall, ToolResult};
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::Instant;
 use wasmtime::Store;
 
 /// The names a reasons layer strips, as the host last learnt them: shared with the
@@ -30,7 +32,7 @@ impl StripSet {
             .contains(tool)
     }
 
-    fn replace(&self, names: impl IntoIterator<Item = String>) {
+    pub(super) fn replace(&self, names: impl IntoIterator<Item = String>) {
         *self.0.write().unwrap_or_else(PoisonError::into_inner) = names.into_iter().collect();
     }
 }
@@ -42,6 +44,9 @@ pub struct WasmLayer {
     below: Arc<Mutex<Box<dyn Provider>>>,
     /// The options the instance was configured with, given again to a fresh instance.
     options: Option<Options>,
+    /// The parameter the reasons plugin adds, as it published it when configured: the
+    /// one thing it may take off a call on its way down (R16).
+    param: Option<String>,
     /// The last catalogue a listing went through with, replayed to a fresh instance.
     catalogue: Option<Vec<Json>>,
     /// The reasons plugin's strip set after the last listing.
@@ -60,10 +65,25 @@ struct Session {
 pub(super) struct Below {
     inner: Arc<Mutex<Box<dyn Provider>>>,
     meter: Meter,
-    /// While set, listings are answered from it instead of the provider below.
-    replay: Option<Vec<Json>>,
+    gate: Gate,
+    /// The first thing the plugin tried below that the gate refused.
+    violation: Option<String>,
     /// The catalogue the provider below last listed through this store.
     listed: Option<Vec<Json>>,
+}
+
+/// What the plugin may do below during the call under way (R16, R17): one listing while
+/// it lists, one execution of calls from its batch while it executes, nothing otherwise.
+enum Gate {
+    /// Configuring, or the reasons surface: nothing below.
+    Shut,
+    /// A listing; answered from `replay`, when set, without asking the provider below.
+    List {
+        replay: Option<Vec<Json>>,
+        done: bool,
+    },
+    /// An execution of calls from `given`.
+    Execute { given: Given, done: bool },
 }
 
 impl WasmLayer {
@@ -72,6 +92,7 @@ impl WasmLayer {
             plugin,
             below: Arc::new(Mutex::new(below)),
             options: None,
+            param: None,
             catalogue: None,
             strip_set: StripSet::default(),
             session: None,
@@ -94,6 +115,7 @@ impl WasmLayer {
         self.options = Some(options);
         self.catalogue = None;
         self.strip_set.replace([]);
+        self.param = Some(self.reason_param()?);
         Ok(())
     }
 
@@ -118,7 +140,7 @@ impl WasmLayer {
         work: impl FnOnce(&ReasonsExport, &mut Store<Below>) -> wasmtime::Result<T>,
     ) -> Result<T, ProviderError> {
         let name = self.plugin.name.clone();
-        self.call(|session| match &session.reasons {
+        self.call(Gate::Shut, |session| match &session.reasons {
             Some(reasons) => work(reasons, &mut session.store),
             None => Err(wasmtime::format_err!(
                 "`{name}` does not export agent:tools/reasons@0.1.0"
@@ -126,49 +148,63 @@ impl WasmLayer {
         })
     }
 
-    /// Runs `work` on a live instance, on the clock; a trap ends the instance.
+    /// Runs `work` on a live instance, on the clock, with `gate` below it; a trap ends
+    /// the instance, and so does a violation of the gate: the plugin's answer is then
+    /// not used.
     fn call<T>(
         &mut self,
+        gate: Gate,
         work: impl FnOnce(&mut Session) -> wasmtime::Result<T>,
     ) -> Result<T, ProviderError> {
+        let began = Instant::now();
         let name = self.plugin.name.clone();
-        let session = self.session().map_err(|error| {
-            ProviderError::Failed(format!("the plugin `{name}` could not start: {error:#}"))
-        })?;
-        start_clock(&mut session.store);
-        match work(session) {
-            Ok(answer) => Ok(answer),
-            Err(error) => {
-                let message = session.store.data().meter.describe(&name, &error);
-                // A trap poisons the store: drop it, and the next call starts afresh.
-                self.session = None;
-                Err(ProviderError::Failed(message))
-            }
-        }
+        sandbox::on_enough_stack(|| {
+            let session = self.session(began).map_err(|error| {
+                ProviderError::Failed(format!("the plugin `{name}` could not start: {error:#}"))
+            })?;
+            start_clock(&mut session.store, began);
+            session.store.data_mut().gate = gate;
+            let answer = work(session);
+            let below = session.store.data_mut();
+            below.gate = Gate::Shut;
+            let failure = match (below.violation.take(), answer) {
+                (None, Ok(answer)) => return Ok(answer),
+                (Some(violation), _) => format!(
+                    "the plugin `{name}` {violation}: the host refused that and does not use \
+                     the plugin's answer"
+                ),
+                (None, Err(error)) => below.meter.describe(&name, &error),
+            };
+            // A trap poisons the store, and a plugin that stepped out of line is not
+            // trusted with another call: drop it, and the next call starts afresh.
+            self.session = None;
+            Err(ProviderError::Failed(failure))
+        })
     }
 
     /// The live instance, made (and configured, and given the last catalogue) if need be.
-    fn session(&mut self) -> anyhow::Result<&mut Session> {
+    fn session(&mut self, began: Instant) -> anyhow::Result<&mut Session> {
         let session = match self.session.take() {
             Some(session) => session,
-            None => self.start()?,
+            None => self.start(began)?,
         };
         Ok(self.session.insert(session))
     }
 
-    fn start(&self) -> anyhow::Result<Session> {
+    fn start(&self, began: Instant) -> anyhow::Result<Session> {
         let plugin = &self.plugin;
         let below = Below {
             inner: self.below.clone(),
             meter: Meter::new(plugin.limits),
-            replay: None,
+            gate: Gate::Shut,
+            violation: None,
             listed: None,
         };
         let mut store = Store::new(sandbox::engine(), below);
         store.limiter(|below| &mut below.meter);
         store.set_hostcall_fuel(plugin.limits.hostcall_data);
-        store.epoch_deadline_callback(|store| Ok(store.data().meter.at_deadline()));
-        start_clock(&mut store);
+        store.epoch_deadline_callback(|mut store| Ok(store.data_mut().meter.at_deadline()));
+        start_clock(&mut store, began);
         let instance = plugin.pre.instantiate(&mut store)?;
         let provider = plugin.provider.load(&mut store, &instance)?;
         let reasons = match &plugin.reasons {
@@ -183,11 +219,16 @@ impl WasmLayer {
         if let Some(catalogue) = &self.catalogue {
             // The strip set is a function of the options and the last catalogue (R8):
             // listing that catalogue again rebuilds it without asking the provider below.
-            store.data_mut().replay = Some(catalogue.clone());
-            provider
-                .call_tools_for_llm(&mut store)?
-                .map_err(|error| anyhow!("replaying the last listing failed: {error}"))?;
-            store.data_mut().replay = None;
+            store.data_mut().gate = Gate::List {
+                replay: Some(catalogue.clone()),
+                done: false,
+            };
+            let replayed = provider.call_tools_for_llm(&mut store)?;
+            if let Some(violation) = store.data_mut().violation.take() {
+                anyhow::bail!("while its last listing was replayed, it {violation}");
+            }
+            replayed.map_err(|error| anyhow!("replaying the last listing failed: {error}"))?;
+            store.data_mut().gate = Gate::Shut;
         }
         Ok(Session {
             store,
@@ -197,16 +238,22 @@ impl WasmLayer {
     }
 }
 
-/// Starts the plugin's clock for one call. The deadline must be set before every call: it
-/// is a point in epochs, not a span.
-fn start_clock(store: &mut Store<Below>) {
-    let ticks = store.data_mut().meter.start();
+/// Starts the plugin's clock for a call that began at `began`. The deadline must be set
+/// before every call: it is a point in epochs, not a span.
+fn start_clock(store: &mut Store<Below>, began: Instant) {
+    let ticks = store.data_mut().meter.start(began);
     store.set_epoch_deadline(ticks);
 }
 
 impl Provider for WasmLayer {
     fn tools_for_llm(&mut self) -> Result<Vec<Json>, ProviderError> {
-        let answer = self.call(|session| session.provider.call_tools_for_llm(&mut session.store));
+        let gate = Gate::List {
+            replay: None,
+            done: false,
+        };
+        let answer = self.call(gate, |session| {
+            session.provider.call_tools_for_llm(&mut session.store)
+        });
         let listed = self
             .session
             .as_mut()
@@ -241,12 +288,25 @@ impl Provider for WasmLayer {
             return Ok(Vec::new());
         }
         let ids = reasons::CallIds::of(&calls);
-        let calls: Vec<wit::ToolCall> = calls.into_iter().map(wit::ToolCall::from).collect();
+        let wit_calls: Vec<wit::ToolCall> =
+            calls.iter().cloned().map(wit::ToolCall::from).collect();
+        if self.param.is_none() && self.plugin.is_reasons() {
+            // Not configured: the parameter is the plugin's default, asked for once.
+            self.param = self.reason_param().ok();
+        }
+        let added = self.param.clone().map(|param| Added {
+            param,
+            to: self.strip_set.clone(),
+        });
+        let gate = Gate::Execute {
+            given: Given::new(calls, added),
+            done: false,
+        };
         let answer = self
-            .call(|session| {
+            .call(gate, |session| {
                 session
                     .provider
-                    .call_execute_tool_calls(&mut session.store, &calls)
+                    .call_execute_tool_calls(&mut session.store, &wit_calls)
             })
             .and_then(|answer| answer.map_err(ProviderError::from))
             .map(|results| results.into_iter().map(ToolResult::from).collect());
@@ -257,10 +317,32 @@ impl Provider for WasmLayer {
 
 impl wit::Host for Below {}
 
+impl Below {
+    /// Records what the gate refused, and answers the plugin with it.
+    fn refuse(&mut self, violation: String) -> wit::ProviderError {
+        let message = format!("refused by the host: the plugin {violation}");
+        self.violation.get_or_insert(violation);
+        wit::ProviderError::Failed(message)
+    }
+}
+
 impl super::bindings::agent::tools::provider::Host for Below {
     fn tools_for_llm(&mut self) -> Result<Vec<String>, wit::ProviderError> {
-        if let Some(catalogue) = &self.replay {
-            return Ok(catalogue.clone());
+        match &mut self.gate {
+            Gate::List { done: true, .. } => {
+                return Err(
+                    self.refuse("listed the tools below more than once in one listing".into())
+                );
+            }
+            Gate::List { replay, done } => {
+                *done = true;
+                if let Some(catalogue) = replay {
+                    return Ok(catalogue.clone());
+                }
+            }
+            Gate::Execute { .. } | Gate::Shut => {
+                return Err(self.refuse("listed the tools below outside a listing".into()));
+            }
         }
         let inner = &self.inner;
         let listed = self.meter.off_the_clock(|| {
@@ -275,7 +357,21 @@ impl super::bindings::agent::tools::provider::Host for Below {
         &mut self,
         calls: Vec<wit::ToolCall>,
     ) -> Result<Vec<wit::ToolResult>, wit::ProviderError> {
-        let calls = calls.into_iter().map(ToolCall::from).collect();
+        let calls: Vec<ToolCall> = calls.into_iter().map(ToolCall::from).collect();
+        let verdict = match &mut self.gate {
+            Gate::Execute { done: true, .. } => {
+                Err("passed calls down more than once in one execution".to_string())
+            }
+            Gate::Execute { given, done } => {
+                *done = true;
+                given.admit(&calls)
+            }
+            Gate::List { .. } => Err("tried to run calls while it listed the tools".into()),
+            Gate::Shut => Err("tried to run calls outside an execution".into()),
+        };
+        if let Err(violation) = verdict {
+            return Err(self.refuse(violation));
+        }
         let inner = &self.inner;
         let results = self.meter.off_the_clock(|| {
             let mut inner = inner.lock().unwrap_or_else(PoisonError::into_inner);

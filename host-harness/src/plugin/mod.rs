@@ -10,6 +10,7 @@
 mod answers;
 pub mod cache;
 mod convert;
+mod integrity;
 mod layer;
 pub mod sandbox;
 
