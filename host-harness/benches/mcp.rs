@@ -3,7 +3,7 @@
 //! `cargo bench -p reasons-harness --bench mcp`.
 
 #[path = "../tests/mcp_support/mod.rs"]
-#[allow(dead_code)]
+#[allow(dead_code, unused_imports)]
 mod mcp_support;
 
 use mcp_support::{INITIALIZE, INITIALIZED, Session, own_server, proxied};

@@ -18,6 +18,7 @@ pub mod demo;
 pub mod dry_run;
 pub mod fs_tools;
 pub mod inert;
+pub mod json;
 pub mod mcp;
 pub mod native;
 pub mod plugin;

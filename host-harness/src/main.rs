@@ -161,7 +161,7 @@ impl From<OptionArgs> for Options {
 
 fn main() -> ExitCode {
     match run(Cli::parse()) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => ExitCode::from(code),
         Err(error) => {
             eprintln!("reasons: {error:#}");
             ExitCode::FAILURE
@@ -169,7 +169,8 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(cli: Cli) -> anyhow::Result<()> {
+/// Runs the command; its exit code (`reasons mcp` exits as its server did).
+fn run(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
         Command::Demo {
             script,
@@ -188,7 +189,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             } else {
                 Human::Scripted
             };
-            demo::run(&script, human, &mut std::io::stdout().lock())
+            demo::run(&script, human, &mut std::io::stdout().lock())?;
+            Ok(0)
         }
         Command::Transform {
             tools,
@@ -209,7 +211,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 calls,
             )?;
             println!("{}", serde_json::to_string_pretty(&report)?);
-            Ok(())
+            Ok(0)
         }
         Command::Mcp {
             audit,
@@ -224,7 +226,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 audit,
                 stats,
             };
-            mcp::run(&plugin, options.into(), settings)
+            Ok(mcp::run(&plugin, options.into(), settings)?.code())
         }
     }
 }

@@ -1,6 +1,8 @@
 //! `reasons mcp` between real MCP clients and servers: the reference servers from npm,
 //! the TypeScript and Python SDKs' clients, and a server of the tests' own.
 
+// Shared with the other MCP tests and the benchmark, which use the rest of it.
+#[allow(dead_code, unused_imports)]
 mod mcp_support;
 
 use mcp_support::*;
@@ -177,7 +179,11 @@ fn when_the_server_dies_pending_requests_get_errors() {
     );
     assert!(message.contains("exit status: 3"), "{message}");
     let (_, status) = session.finish();
-    assert!(status.success());
+    assert_eq!(
+        status.code(),
+        Some(3),
+        "R20: the proxy exits as its server did"
+    );
 }
 
 #[test]

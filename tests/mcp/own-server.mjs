@@ -3,6 +3,10 @@
 //   record  answers with the arguments it received, as JSON text
 //   slow    answers after 300 ms
 //   die     exits without answering
+// With REASONS_TEST_LIFE=FILE it writes its pid to FILE when it starts and appends each
+// signal it gets, so a test can tell whether it was signalled and whether it is gone; it
+// then also keeps running after its stdin ends, as many servers do, until a signal.
+import { appendFileSync, writeFileSync } from "node:fs";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import {
@@ -37,3 +41,15 @@ server.setRequestHandler(CallToolRequestSchema, async (request) => {
   }
 });
 await server.connect(new StdioServerTransport());
+
+const life = process.env.REASONS_TEST_LIFE;
+if (life) {
+  writeFileSync(life, `${process.pid}\n`);
+  setInterval(() => {}, 1000);
+  for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"]) {
+    process.on(signal, () => {
+      appendFileSync(life, `${signal}\n`);
+      process.exit(143);
+    });
+  }
+}

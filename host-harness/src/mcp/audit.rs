@@ -8,6 +8,7 @@ use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::time::{Instant, SystemTime};
 
@@ -17,20 +18,31 @@ pub struct Call {
     started: Instant,
     tool: String,
     reason: Option<Box<RawValue>>,
+    forwarded: bool,
     sent: Option<String>,
 }
 
 impl Call {
     /// A call to `tool` made now, with the model's `reason` (if the layer strips this
-    /// tool's reason and the call had one) and the arguments the server is sent (`None`
-    /// when it is not sent at all).
-    pub fn new(tool: &str, reason: Option<Box<RawValue>>, sent: Option<&str>) -> Call {
+    /// tool's reason and the call had one), sent to the server with these arguments
+    /// (`None`: without any).
+    pub fn sent(tool: &str, reason: Option<Box<RawValue>>, arguments: Option<&str>) -> Call {
+        Call {
+            forwarded: true,
+            sent: arguments.map(|arguments| format!("{:x}", Sha256::digest(arguments.as_bytes()))),
+            ..Call::kept(tool, reason)
+        }
+    }
+
+    /// A call to `tool` made now that is answered here and never sent.
+    pub fn kept(tool: &str, reason: Option<Box<RawValue>>) -> Call {
         Call {
             time: SystemTime::now(),
             started: Instant::now(),
             tool: tool.to_string(),
             reason,
-            sent: sent.map(|arguments| format!("{:x}", Sha256::digest(arguments.as_bytes()))),
+            forwarded: false,
+            sent: None,
         }
     }
 }
@@ -58,7 +70,10 @@ struct Record<'a> {
     id: &'a RawValue,
     tool: &'a str,
     reason: Option<&'a RawValue>,
-    /// SHA-256 of the arguments' text exactly as the server received it.
+    /// Whether the call was sent to the server at all.
+    forwarded: bool,
+    /// SHA-256 of the arguments' text exactly as the server received it; `null` when it
+    /// was sent without arguments, or not sent.
     arguments_sha256: Option<&'a str>,
     outcome: Outcome<'a>,
     ms: f64,
@@ -84,10 +99,12 @@ impl Audit {
     pub fn new(path: Option<&Path>, stats: bool) -> anyhow::Result<Audit> {
         let log = match path {
             None => None,
+            // The log holds the model's reasons: only its owner may read it.
             Some(path) => Some(
                 File::options()
                     .create(true)
                     .append(true)
+                    .mode(0o600)
                     .open(path)
                     .map_err(|error| {
                         anyhow::anyhow!("cannot open the audit log {}: {error}", path.display())
@@ -126,6 +143,7 @@ impl Audit {
             id,
             tool: &call.tool,
             reason: call.reason.as_deref(),
+            forwarded: call.forwarded,
             arguments_sha256: call.sent.as_deref(),
             outcome,
             ms: call.started.elapsed().as_secs_f64() * 1000.0,

@@ -1,104 +1,289 @@
-//! JSON-RPC messages, read only as far as the proxy needs and edited in place: a message
-//! the proxy does not change is never re-serialised, and one it changes keeps every byte
-//! outside the one value it replaces.
+//! JSON-RPC messages, read strictly and edited in place. Strictly, because the proxy must
+//! read a message as the server will (R18): a key given twice (parsers disagree on which
+//! counts), a byte-order mark, text that is not UTF-8, an id that is null or not an id,
+//! is not guessed at but refused with the JSON-RPC error for it. In place, because a
+//! message the proxy does not change is relayed byte for byte, and one it changes keeps
+//! every byte outside the one value it replaces.
 
-use serde::Deserialize;
+use crate::json;
 use serde_json::value::RawValue;
-use std::borrow::Cow;
+use std::hash::{Hash, Hasher};
 use std::ops::Range;
 
-/// A message's envelope. Every field is the member's exact text; unknown members are
-/// ignored (and kept, since the message's text is never rebuilt).
-#[derive(Deserialize)]
-pub struct Envelope<'a> {
-    #[serde(borrow, default)]
-    pub id: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    pub method: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    pub params: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    pub result: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    pub error: Option<&'a RawValue>,
-}
+/// JSON-RPC's error codes, as the proxy uses them.
+pub const PARSE_ERROR: i64 = -32700;
+pub const INVALID_REQUEST: i64 = -32600;
+pub const INVALID_PARAMS: i64 = -32602;
+pub const INTERNAL_ERROR: i64 = -32603;
 
-/// What a message is, as far as the relay cares.
+/// A message, read.
 pub enum Message<'a> {
-    /// A request: it has a method and an id, and expects a response.
-    Request(Id, Envelope<'a>),
-    /// A notification: a method, no id.
-    Notification(Envelope<'a>),
-    /// A response: an id and a result or an error.
-    Response(Id, Envelope<'a>),
-    /// Anything else (not an object, an envelope that makes no sense): relayed as it is.
-    Other,
+    /// A method and an id: it expects a response.
+    Request {
+        id: Id,
+        method: String,
+        params: Option<&'a RawValue>,
+    },
+    /// A method and no id.
+    Notification { method: String },
+    /// An id (`None`: null, for an error about a request whose id was unreadable) and a
+    /// result or an error.
+    Response {
+        id: Option<Id>,
+        result: Option<&'a RawValue>,
+    },
 }
 
-impl<'a> Message<'a> {
-    /// Reads `text`, one message (not a batch).
-    pub fn read(text: &'a str) -> Message<'a> {
-        let Ok(envelope) = serde_json::from_str::<Envelope>(text) else {
-            return Message::Other;
-        };
-        let id = envelope.id.map(Id::of);
-        match (id, &envelope.method) {
-            (Some(id), Some(_)) => Message::Request(id, envelope),
-            (None, Some(_)) => Message::Notification(envelope),
-            (Some(id), None) if envelope.result.is_some() || envelope.error.is_some() => {
-                Message::Response(id, envelope)
+/// One message of a line, with its exact text.
+pub struct Read<'a> {
+    pub text: &'a str,
+    pub message: Result<Message<'a>, Refusal>,
+}
+
+/// What a line holds.
+pub enum Line<'a> {
+    One(Read<'a>),
+    /// A JSON-RPC batch: each element, read on its own.
+    Batch(Vec<Read<'a>>),
+}
+
+/// Why a message cannot be taken: the JSON-RPC error that answers it.
+#[derive(Debug)]
+pub struct Refusal {
+    /// The id of the request refused, when it could be read.
+    pub id: Option<Id>,
+    pub code: i64,
+    pub message: String,
+}
+
+impl Refusal {
+    fn new(id: Option<Id>, code: i64, message: impl Into<String>) -> Refusal {
+        Refusal {
+            id,
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// The error response that answers it.
+    pub fn answer(&self) -> String {
+        error(self.id.as_ref(), self.code, &self.message)
+    }
+}
+
+/// Reads one line of the stream: a message or a batch, or the refusal of the whole line.
+pub fn read_line(bytes: &[u8]) -> Result<Line<'_>, Refusal> {
+    let text = std::str::from_utf8(bytes).map_err(|error| {
+        let at = error.valid_up_to();
+        Refusal::new(
+            None,
+            PARSE_ERROR,
+            format!("the message is not UTF-8 (at byte {at}); it was not sent"),
+        )
+    })?;
+    if text.starts_with('\u{feff}') {
+        return Err(Refusal::new(
+            None,
+            PARSE_ERROR,
+            "the message begins with a byte-order mark, which JSON does not allow; it was not sent",
+        ));
+    }
+    if serde_json::from_str::<serde::de::IgnoredAny>(text).is_err() {
+        return Err(Refusal::new(
+            None,
+            PARSE_ERROR,
+            "the message is not one JSON value; it was not sent",
+        ));
+    }
+    let trimmed = text.trim_start_matches([' ', '\t', '\n', '\r']);
+    if !trimmed.starts_with('[') {
+        return Ok(Line::One(read(text)));
+    }
+    let elements: Vec<&RawValue> = serde_json::from_str(text)
+        .map_err(|_| Refusal::new(None, PARSE_ERROR, "the batch is not JSON"))?;
+    if elements.is_empty() {
+        return Err(Refusal::new(
+            None,
+            INVALID_REQUEST,
+            "an empty batch is not a request",
+        ));
+    }
+    Ok(Line::Batch(
+        elements
+            .into_iter()
+            .map(|element| read(element.get()))
+            .collect(),
+    ))
+}
+
+/// Reads one message's envelope.
+fn read(text: &str) -> Read<'_> {
+    Read {
+        text,
+        message: envelope(text),
+    }
+}
+
+fn envelope(text: &str) -> Result<Message<'_>, Refusal> {
+    let invalid = |id: Option<Id>, why: String| Refusal::new(id, INVALID_REQUEST, why);
+    let members = unique(text).map_err(|why| invalid(None, format!("the message {why}")))?;
+    let id = match member(&members, "id") {
+        None => None,
+        Some(raw) if raw.get() == "null" => Some(None),
+        Some(raw) => Some(Some(Id::read(raw).ok_or_else(|| {
+            invalid(
+                None,
+                format!("the id {} is not a string or a number", raw.get()),
+            )
+        })?)),
+    };
+    let known_id = id.clone().flatten();
+    if member(&members, "jsonrpc").map(RawValue::get) != Some(r#""2.0""#) {
+        return Err(invalid(known_id, "the message is not JSON-RPC 2.0".into()));
+    }
+    let params = member(&members, "params");
+    match member(&members, "method") {
+        Some(method) => {
+            let method = json::string(method)
+                .and_then(|method| String::from_utf8(method).ok())
+                .ok_or_else(|| invalid(known_id.clone(), "the method is not text".into()))?;
+            match id {
+                None => Ok(Message::Notification { method }),
+                Some(Some(id)) => Ok(Message::Request { id, method, params }),
+                Some(None) => Err(invalid(None, "a request's id may not be null".into())),
             }
-            _ => Message::Other,
+        }
+        None => {
+            let result = member(&members, "result");
+            let answered = result.is_some() != member(&members, "error").is_some();
+            match id {
+                Some(id) if answered => Ok(Message::Response { id, result }),
+                _ => Err(invalid(
+                    known_id,
+                    "the message is not a request or a response".into(),
+                )),
+            }
         }
     }
 }
 
-impl Envelope<'_> {
-    /// The method, or "" for a response.
-    pub fn method(&self) -> &str {
-        self.method.as_deref().unwrap_or_default()
+/// `text`'s members, when it is an object whose every key is given once.
+pub fn unique(text: &str) -> Result<Vec<(Vec<u8>, &RawValue)>, String> {
+    let members = json::members(text).ok_or("is not a JSON object")?;
+    let mut seen = std::collections::HashSet::new();
+    for (key, _) in &members {
+        if !seen.insert(key.as_slice()) {
+            return Err(format!(
+                "repeats the key {:?}, which parsers read differently",
+                String::from_utf8_lossy(key)
+            ));
+        }
+    }
+    Ok(members)
+}
+
+/// The member `key` of `members`.
+pub fn member<'a>(members: &[(Vec<u8>, &'a RawValue)], key: &str) -> Option<&'a RawValue> {
+    members
+        .iter()
+        .find(|(name, _)| name == key.as_bytes())
+        .map(|(_, value)| *value)
+}
+
+/// A request id. Two ids are one when their values are (`1`, `1.0` and `1e0` are one id;
+/// `"a"` and `"\u0061"` are one id), whatever their spelling; the text is the sender's,
+/// to answer under.
+#[derive(Clone, Debug)]
+pub struct Id {
+    value: Value,
+    text: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Value {
+    /// A string's characters, as WTF-8.
+    String(Vec<u8>),
+    /// A number's value: its significant digits and the power of ten after them.
+    Number {
+        negative: bool,
+        digits: String,
+        exponent: i64,
+    },
+}
+
+impl PartialEq for Id {
+    fn eq(&self, other: &Id) -> bool {
+        self.value == other.value
     }
 }
 
-const OWN: &str = "reasons-proxy/";
+impl Eq for Id {}
 
-/// A request id, in one spelling whatever the sender's whitespace or escapes, to match
-/// a response to its request.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Id(String);
+impl Hash for Id {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.value.hash(state);
+    }
+}
 
 impl Id {
-    fn of(raw: &RawValue) -> Id {
-        match serde_json::from_str::<serde_json::Value>(raw.get()) {
-            Ok(value) => Id(value.to_string()),
-            Err(_) => Id(raw.get().to_string()),
+    /// A string or number id; `None` for any other value.
+    fn read(raw: &RawValue) -> Option<Id> {
+        let text = raw.get();
+        let value = match text.as_bytes().first()? {
+            b'"' => Value::String(json::string(raw)?),
+            b'-' | b'0'..=b'9' => number(text)?,
+            _ => return None,
+        };
+        Some(Id {
+            value,
+            text: text.to_string(),
+        })
+    }
+
+    /// An id of the proxy's own: a string no client can guess, so no client's can equal it.
+    pub fn own(session: &str, number: u64) -> Id {
+        let text = format!("\"reasons-proxy/{session}/{number}\"");
+        Id {
+            value: Value::String(text.trim_matches('"').as_bytes().to_vec()),
+            text,
         }
     }
 
-    /// An id of the proxy's own, in a namespace no client is expected to use.
-    pub fn own(number: u64) -> Id {
-        Id(format!("\"{OWN}{number}\""))
-    }
-
-    /// Whether this is one of the proxy's own ids.
-    pub fn is_own(&self) -> bool {
-        self.0
-            .strip_prefix('"')
-            .is_some_and(|id| id.starts_with(OWN))
-    }
-
-    /// The id as JSON text.
+    /// The id as the sender wrote it.
     pub fn json(&self) -> &str {
-        &self.0
+        &self.text
     }
 }
 
-/// The elements of `text` if it is a batch (a JSON array), each its exact text.
-pub fn batch(text: &str) -> Option<Vec<&RawValue>> {
-    text.trim_start()
-        .starts_with('[')
-        .then(|| serde_json::from_str(text).ok())
-        .flatten()
+/// A JSON number's value, exactly: `1`, `1.0`, `10e-1` and `0.1e1` are one value.
+fn number(text: &str) -> Option<Value> {
+    let (negative, unsigned) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let (mantissa, exponent) = match unsigned.split_once(['e', 'E']) {
+        Some((mantissa, exponent)) => (mantissa, exponent.parse::<i64>().ok()?),
+        None => (unsigned, 0),
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let all = format!("{whole}{fraction}");
+    let significant = all.trim_start_matches('0');
+    let digits = significant.trim_end_matches('0');
+    if digits.is_empty() {
+        return Some(Value::Number {
+            negative: false,
+            digits: "0".into(),
+            exponent: 0,
+        });
+    }
+    let trailing = (significant.len() - digits.len()) as i64;
+    Some(Value::Number {
+        negative,
+        digits: digits.to_string(),
+        exponent: exponent
+            .checked_sub(fraction.len() as i64)?
+            .checked_add(trailing)?,
+    })
 }
 
 /// Where `part`, a slice of `whole` (as serde's borrowed values are), lies in it.
@@ -125,13 +310,11 @@ pub fn result(id: &Id, result: &str) -> String {
     )
 }
 
-/// An error response with JSON-RPC's internal-error code.
-pub fn error(id: &Id, message: &str) -> String {
+/// An error response (under `null` when the request's id is unknown).
+pub fn error(id: Option<&Id>, code: i64, message: &str) -> String {
     let message = serde_json::to_string(message).unwrap_or_default();
-    format!(
-        r#"{{"jsonrpc":"2.0","id":{},"error":{{"code":-32603,"message":{message}}}}}"#,
-        id.json()
-    )
+    let id = id.map_or("null", Id::json);
+    format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":{code},"message":{message}}}}}"#)
 }
 
 /// A request of the proxy's own.
@@ -149,12 +332,34 @@ pub fn request(id: &Id, method: &str, params: Option<&str>) -> String {
 }
 
 /// The parts of `tools/call`'s params the proxy reads.
-#[derive(Deserialize)]
 pub struct CallParams<'a> {
-    #[serde(borrow)]
-    pub name: Cow<'a, str>,
-    #[serde(borrow, default)]
+    pub name: String,
+    /// The arguments' exact text: an object, or `None` when the call has none.
     pub arguments: Option<&'a RawValue>,
+}
+
+impl<'a> CallParams<'a> {
+    /// Reads `params`, or says what makes it a call no server could run as sent.
+    pub fn read(params: Option<&'a RawValue>) -> Result<CallParams<'a>, String> {
+        let params = params.ok_or("a tools/call without params")?;
+        let members = unique(params.get()).map_err(|why| format!("the params {why}"))?;
+        let name = member(&members, "name")
+            .and_then(json::string)
+            .and_then(|name| String::from_utf8(name).ok())
+            .ok_or("the tool's name is not text")?;
+        let arguments = match member(&members, "arguments") {
+            None => None,
+            Some(arguments) if arguments.get().starts_with('{') => Some(arguments),
+            Some(_) => return Err("the arguments are not a JSON object".into()),
+        };
+        Ok(CallParams { name, arguments })
+    }
+}
+
+/// The request's `params._meta`, which a 2026-07-28 request carries its protocol
+/// version and capabilities in, for the proxy's own requests to carry the same.
+pub fn meta(params: Option<&RawValue>) -> Option<&RawValue> {
+    member(&unique(params?.get()).ok()?, "_meta")
 }
 
 /// A `tools/list` result, as far as the proxy reads it.
@@ -168,37 +373,155 @@ pub struct Page<'a> {
 }
 
 impl<'a> Page<'a> {
-    /// Reads `result`; `None` when it is not a list of tools.
+    /// Reads `result`; `None` when it is not one unambiguous list of tools.
     pub fn read(result: &'a RawValue) -> Option<Page<'a>> {
-        #[derive(Deserialize)]
-        struct ListResult<'a> {
-            #[serde(borrow)]
-            tools: &'a RawValue,
-            #[serde(borrow, default, rename = "nextCursor")]
-            next_cursor: Option<&'a RawValue>,
-        }
-        let result: ListResult = serde_json::from_str(result.get()).ok()?;
-        let tools: Vec<&RawValue> = serde_json::from_str(result.tools.get()).ok()?;
+        let members = unique(result.get()).ok()?;
+        let tools = member(&members, "tools")?;
+        let declarations: Vec<&RawValue> = serde_json::from_str(tools.get()).ok()?;
         Some(Page {
-            array: result.tools.get(),
-            tools: tools.into_iter().map(RawValue::get).collect(),
-            next_cursor: result.next_cursor.filter(|cursor| cursor.get() != "null"),
+            array: tools.get(),
+            tools: declarations.into_iter().map(RawValue::get).collect(),
+            next_cursor: member(&members, "nextCursor").filter(|cursor| cursor.get() != "null"),
         })
     }
 }
 
-/// Whether an `initialize` result says the server has tools.
-pub fn has_tools(result: &RawValue) -> bool {
-    #[derive(Deserialize)]
-    struct Initialize {
-        #[serde(default)]
-        capabilities: Capabilities,
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(text: &str) -> Id {
+        Id::read(serde_json::from_str(text).unwrap()).unwrap()
     }
-    #[derive(Default, Deserialize)]
-    struct Capabilities {
-        #[serde(default)]
-        tools: Option<serde::de::IgnoredAny>,
+
+    fn refusal(bytes: &[u8]) -> Refusal {
+        match read_line(bytes) {
+            Err(refusal) => refusal,
+            Ok(Line::One(Read {
+                message: Err(refusal),
+                ..
+            })) => refusal,
+            Ok(_) => panic!("{} was read", String::from_utf8_lossy(bytes)),
+        }
     }
-    serde_json::from_str::<Initialize>(result.get())
-        .is_ok_and(|initialize| initialize.capabilities.tools.is_some())
+
+    #[test]
+    fn ids_are_one_when_their_values_are() {
+        // R19
+        for (a, b) in [
+            ("1", "1.0"),
+            ("1", "10e-1"),
+            ("0", "-0.0"),
+            ("120", "1.2e2"),
+            (r#""a/b""#, r#""a\/b""#),
+            (r#""\u0061""#, r#""a""#),
+        ] {
+            assert_eq!(id(a), id(b), "{a} {b}");
+        }
+        for (a, b) in [
+            ("1", "2"),
+            ("1", r#""1""#),
+            ("1", "-1"),
+            ("9007199254740993", "9007199254740992"),
+        ] {
+            assert_ne!(id(a), id(b), "{a} {b}");
+        }
+        assert_eq!(id("1.0").json(), "1.0", "answered as it was written");
+    }
+
+    #[test]
+    fn what_cannot_be_read_as_the_server_would_is_refused() {
+        // R18
+        for (line, code, why) in [
+            (
+                &b"\xef\xbb\xbf{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}"[..],
+                PARSE_ERROR,
+                "byte-order mark",
+            ),
+            (
+                b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\xff\"}",
+                PARSE_ERROR,
+                "not UTF-8",
+            ),
+            (
+                b"{\"jsonrpc\":\"2.0\",\"id\":1",
+                PARSE_ERROR,
+                "not one JSON value",
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":1,"method":"a","method":"b"}"#,
+                INVALID_REQUEST,
+                "repeats the key \"method\"",
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":1,"id":2,"method":"a"}"#,
+                INVALID_REQUEST,
+                "repeats the key \"id\"",
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":null,"method":"tools/call"}"#,
+                INVALID_REQUEST,
+                "may not be null",
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":[1],"method":"ping"}"#,
+                INVALID_REQUEST,
+                "not a string or a number",
+            ),
+            (
+                br#"{"id":1,"method":"ping"}"#,
+                INVALID_REQUEST,
+                "not JSON-RPC 2.0",
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":1,"method":"\ud800"}"#,
+                INVALID_REQUEST,
+                "method is not text",
+            ),
+            (b"[]", INVALID_REQUEST, "empty batch"),
+        ] {
+            let refusal = refusal(line);
+            assert_eq!(refusal.code, code, "{}", String::from_utf8_lossy(line));
+            assert!(refusal.message.contains(why), "{}", refusal.message);
+        }
+    }
+
+    #[test]
+    fn escaped_method_names_are_the_method() {
+        // R18
+        let Ok(Line::One(read)) =
+            read_line(br#"{"jsonrpc":"2.0","id":1,"method":"tools\/c\u0061ll"}"#)
+        else {
+            panic!()
+        };
+        let Ok(Message::Request { method, .. }) = read.message else {
+            panic!()
+        };
+        assert_eq!(method, "tools/call");
+    }
+
+    #[test]
+    fn call_params_are_read_strictly() {
+        // R18
+        let params = |text| CallParams::read(Some(serde_json::from_str(text).unwrap()));
+        assert_eq!(
+            params(r#"{"name":"a","arguments":{"x":1}}"#).unwrap().name,
+            "a"
+        );
+        assert!(params(r#"{"name":"a"}"#).unwrap().arguments.is_none());
+        for (text, why) in [
+            (r#"{"name":"a","name":"b"}"#, "repeats the key"),
+            (
+                r#"{"name":"a","arguments":{},"arguments":{"reason":1}}"#,
+                "repeats the key",
+            ),
+            (r#"{"name":5}"#, "name is not text"),
+            (
+                r#"{"name":"a","arguments":"{\"reason\":1}"}"#,
+                "not a JSON object",
+            ),
+        ] {
+            assert!(params(text).err().unwrap().contains(why), "{text}");
+        }
+    }
 }

@@ -3,43 +3,29 @@
 //!
 //! It changes two things and relays everything else byte for byte, in order: the `tools`
 //! of a `tools/list` result (through the layer's listing) and the `arguments` of a
-//! `tools/call` request (through the layer's forwarding). It also lists the server's tools
-//! itself, once the session is initialised and again whenever the server says they
-//! changed, holding the client's requests until it knows the strip set.
+//! `tools/call` request (through the layer's forwarding). It fails closed (R18): a call
+//! goes to the server only once the proxy knows its tool's fate from a listing that is
+//! current, listing the server itself when it must, and a message it cannot read, or a
+//! call whose fate it cannot learn, is answered with an error and never relayed.
 
 use super::audit::{self, Audit, Outcome};
-use super::jsonrpc::{self, CallParams, Envelope, Id, Message, Page};
+use super::jsonrpc::{
+    self, CallParams, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, Id, Line, Message, Page,
+    Read,
+};
 use super::transform::{Forward, Transform};
+use crate::json;
 use crate::provider::Json;
-use indexmap::IndexMap;
 use serde_json::value::RawValue;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::{Duration, Instant};
 
-/// How long the client's requests wait for the proxy's own listing before they go on
-/// with the strip set as it was.
-pub const HOLD_AT_MOST: Duration = Duration::from_secs(10);
+/// How long a message may wait for the strip set before the calls in it are refused
+/// (never forwarded): long enough for a server fetched by `npx` on its first start.
+pub const HOLD_AT_MOST: Duration = Duration::from_secs(60);
 
-/// What becomes of a message on its way through.
-enum Fate {
-    /// Relayed byte for byte.
-    Keep,
-    /// Relayed as this text instead.
-    Change(String),
-    /// Not relayed: answered or consumed here.
-    Drop,
-}
-
-impl Fate {
-    /// Sends `line`, or what it became, with `to`, unless it was dropped.
-    fn send(self, line: Vec<u8>, to: fn(Vec<u8>) -> Out, out: &mut Vec<Out>) {
-        match self {
-            Fate::Change(changed) => out.push(to(changed.into_bytes())),
-            Fate::Keep => out.push(to(line)),
-            Fate::Drop => {}
-        }
-    }
-}
+/// The most pages one listing may take: a server whose cursor never ends is a fault.
+const MOST_PAGES: usize = 1000;
 
 /// A line to write, to one side or the other.
 #[derive(Debug, PartialEq, Eq)]
@@ -50,40 +36,115 @@ pub enum Out {
     Client(Vec<u8>),
 }
 
+/// What becomes of one client message.
+enum Fate {
+    /// Relayed byte for byte.
+    Keep,
+    /// Relayed as this text instead.
+    Change(String),
+    /// Not relayed: answered here with this response.
+    Answer(String),
+}
+
+/// What becomes of a held message when it leaves the hold.
+enum Release {
+    /// Its calls' tools are known from a listing newer than the message.
+    Go,
+    /// The listing it waited for failed, or the wait was too long: its calls are refused.
+    Refuse(String),
+}
+
 /// A client request the server has yet to answer.
-enum Pending {
+struct Pending {
+    kind: Kind,
+    /// The client batch it came in, when that batch has answers of the proxy's to add.
+    batch: Option<u64>,
+}
+
+enum Kind {
     Initialize,
-    List,
+    /// A `tools/list`; whether it asked for a page after the first.
+    List {
+        cursor: bool,
+    },
     Call(audit::Call),
     Other,
 }
 
-/// The proxy's own listing, page by page.
+/// The server's tools, from its latest whole listing: all the proxy keeps of them.
+struct Catalogue {
+    /// Which listing it was: listings are numbered in the order they started.
+    generation: u64,
+    names: HashSet<String>,
+    /// Each declaration as the server listed it, and as the model is to see it.
+    augmented: HashMap<Json, Json>,
+}
+
+/// The proxy's own listing under way, page by page.
 struct Listing {
+    generation: u64,
     id: Id,
+    started: Instant,
     tools: Vec<Json>,
-    /// The server said its tools changed while this listing was under way.
-    again: bool,
+    cursors: HashSet<String>,
+}
+
+/// A line that waits for the strip set: a client message, or a server's answer to the
+/// client's own `tools/list` that holds declarations the proxy has not listed.
+struct Held {
+    line: Vec<u8>,
+    since: Instant,
+    /// How many listings had started when it arrived: one started later must complete.
+    arrival: u64,
+}
+
+/// Whether the client's `initialize` has been answered, when it sent one.
+enum Handshake {
+    /// No `initialize` seen: a 2026-07-28 session, or none yet.
+    None,
+    /// Sent, not answered: the server takes no other request before it is.
+    Waiting,
+    Done,
+}
+
+/// The proxy's answers to some requests of a client batch, sent in the batch's response.
+struct Batch {
+    /// Requests of the batch the server has yet to answer.
+    left: usize,
+    answers: Vec<String>,
 }
 
 /// The proxy between one client and one server.
 pub struct Proxy {
     transform: Transform,
     audit: Audit,
-    pending: IndexMap<Id, Pending>,
+    pending: HashMap<Id, Pending>,
+    catalogue: Option<Catalogue>,
+    /// Listings started so far (the proxy's own, and the client's whole ones it adopted).
+    started: u64,
+    /// The listing the catalogue must be at least, to be current: the server said its
+    /// tools changed after the listings before it started.
+    want: u64,
+    /// The latest listing that failed.
+    failed: u64,
     listing: Option<Listing>,
-    /// Client messages that wait for the strip set, in order, and since when.
-    held: Vec<Vec<u8>>,
-    held_since: Option<Instant>,
-    /// Whether the strip set is known: the first listing is done (or given up on), or the
-    /// server has no tools. Until then a `tools/call` waits, and everything after it.
-    ready: bool,
+    /// Client messages waiting, in order, and the server's listing answers waiting.
+    held: VecDeque<Held>,
+    pages: VecDeque<Held>,
+    handshake: Handshake,
+    /// This session's part of the proxy's own ids, and their count.
+    session: String,
     own_ids: u64,
-    /// What the server's `initialize` result said of tools, once it came.
-    server_has_tools: Option<bool>,
-    /// Whether the client has said `notifications/initialized`: the server takes
-    /// requests only after that.
-    initialized: bool,
+    /// Own ids given up on, whose late answers are dropped.
+    abandoned: HashSet<Id>,
+    batches: HashMap<u64, Batch>,
+    batch_ids: u64,
+    /// The latest `params._meta` of a client request in a session without `initialize`
+    /// (2026-07-28), for the proxy's own requests to carry the same version and
+    /// capabilities.
+    meta: Option<String>,
+    /// How long a message may wait ([`HOLD_AT_MOST`] unless a test says otherwise).
+    hold: Duration,
 }
 
 impl Proxy {
@@ -92,14 +153,22 @@ impl Proxy {
         Proxy {
             transform,
             audit,
-            pending: IndexMap::new(),
+            pending: HashMap::new(),
+            catalogue: None,
+            started: 0,
+            want: 0,
+            failed: 0,
             listing: None,
-            held: Vec::new(),
-            held_since: None,
-            ready: false,
+            held: VecDeque::new(),
+            pages: VecDeque::new(),
+            handshake: Handshake::None,
+            session: session_nonce(),
             own_ids: 0,
-            server_has_tools: None,
-            initialized: false,
+            abandoned: HashSet::new(),
+            batches: HashMap::new(),
+            batch_ids: 0,
+            meta: None,
+            hold: HOLD_AT_MOST,
         }
     }
 
@@ -111,227 +180,575 @@ impl Proxy {
     /// A line from the client.
     pub fn client_sent(&mut self, line: Vec<u8>) -> Vec<Out> {
         let mut out = Vec::new();
-        self.client_line(line, &mut out);
+        let now = Instant::now();
+        match jsonrpc::read_line(&line) {
+            Err(refusal) => out.push(Out::Client(refusal.answer().into_bytes())),
+            // What never waits: the client answering the server (which may need that to
+            // answer anything), and `initialized` (which a server may need before it
+            // lists its tools for the calls that wait).
+            Ok(read) if !self.held.is_empty() && !bypasses_hold(&read) => {
+                self.held.push_back(self.hold(line, now));
+            }
+            Ok(read) if !self.can_go(&read, None) => self.held.push_back(self.hold(line, now)),
+            Ok(read) => self.client_line(&line, read, Release::Go, &mut out),
+        }
+        self.drain(&mut out);
         out
     }
 
-    fn client_line(&mut self, line: Vec<u8>, out: &mut Vec<Out>) {
-        let Ok(text) = std::str::from_utf8(&line) else {
-            return out.push(Out::Server(line));
+    fn hold(&self, line: Vec<u8>, since: Instant) -> Held {
+        Held {
+            line,
+            since,
+            arrival: self.started,
+        }
+    }
+
+    /// Whether every call in `read` can go now: its tool is in a current catalogue, or a
+    /// listing that started after the message `arrival` has completed.
+    fn can_go(&self, read: &Line, arrival: Option<u64>) -> bool {
+        let listed_since = |arrival: Option<u64>| {
+            arrival.is_some_and(|arrival| self.catalogue_generation() > arrival)
         };
-        if self.must_hold(text) {
-            self.held_since.get_or_insert_with(Instant::now);
-            return self.held.push(line);
-        }
-        let was_initialized = self.initialized;
-        self.fate(text, out, Proxy::client_message)
-            .send(line, Out::Server, out);
-        if self.initialized && !was_initialized {
-            self.list_if_ready_to(out);
-        }
+        let current = self
+            .catalogue
+            .as_ref()
+            .filter(|catalogue| catalogue.generation >= self.want);
+        calls(read).all(|tool| {
+            let Some(tool) = tool else {
+                // An unreadable call waits for nothing: it is refused when processed.
+                return true;
+            };
+            let known = current.is_some_and(|catalogue| catalogue.names.contains(&tool));
+            known || listed_since(arrival)
+        })
     }
 
-    /// Whether a client message waits: while the proxy lists, and before the strip set is
-    /// first known from the first call on (and, to keep the order, whatever follows it).
-    /// A response (the client answering the server) never waits: the server may need it
-    /// before it can answer anything else.
-    fn must_hold(&self, text: &str) -> bool {
-        let waiting = self.listing.is_some() || !self.held.is_empty();
-        // Any text that names `tools/call` counts as a call: a wait too many costs little.
-        let early_call = !self.ready && text.contains("tools/call");
-        (waiting || early_call) && !is_response(text)
+    fn catalogue_generation(&self) -> u64 {
+        self.catalogue
+            .as_ref()
+            .map_or(0, |catalogue| catalogue.generation)
     }
 
-    /// Lists the server's tools if the session allows it now and the server has any.
-    fn list_if_ready_to(&mut self, out: &mut Vec<Out>) {
-        match (self.initialized, self.server_has_tools) {
-            (true, Some(true)) => match &mut self.listing {
-                Some(listing) => listing.again = true,
-                None => self.start_listing(out),
+    /// One client line (a message or a batch), with its held calls' fate.
+    fn client_line(&mut self, line: &[u8], read: Line, release: Release, out: &mut Vec<Out>) {
+        match read {
+            Line::One(read) => match self.client_message(&read, &release, None) {
+                Fate::Keep => out.push(Out::Server(line.to_vec())),
+                Fate::Change(text) => out.push(Out::Server(text.into_bytes())),
+                Fate::Answer(text) => out.push(Out::Client(text.into_bytes())),
             },
-            (_, Some(false)) => self.release(out),
-            _ => {}
+            Line::Batch(reads) => self.client_batch(&reads, &release, out),
         }
     }
 
-    /// What becomes of a line, one message or a batch, each message's fate decided by `each`.
-    fn fate(
-        &mut self,
-        text: &str,
-        out: &mut Vec<Out>,
-        each: fn(&mut Proxy, &str, &mut Vec<Out>) -> Fate,
-    ) -> Fate {
-        match jsonrpc::batch(text) {
-            None => each(self, text, out),
-            Some(elements) => {
-                let fates = elements
-                    .iter()
-                    .map(|element| each(self, element.get(), out))
-                    .collect();
-                rebuild(&elements, fates)
+    /// A client batch: sent on as a batch of what goes to the server; the proxy's own
+    /// answers join the server's response to it, so the client gets one batch back.
+    fn client_batch(&mut self, reads: &[Read], release: &Release, out: &mut Vec<Out>) {
+        self.batch_ids += 1;
+        let batch = self.batch_ids;
+        let (mut sent, mut answers, mut requests) = (Vec::new(), Vec::new(), 0);
+        for read in reads {
+            let is_request = matches!(read.message, Ok(Message::Request { .. }));
+            match self.client_message(read, release, Some(batch)) {
+                Fate::Keep => sent.push(read.text.to_string()),
+                Fate::Change(text) => sent.push(text),
+                Fate::Answer(text) => {
+                    answers.push(text);
+                    continue;
+                }
+            }
+            requests += usize::from(is_request);
+        }
+        if !sent.is_empty() {
+            out.push(Out::Server(format!("[{}]", sent.join(",")).into_bytes()));
+        }
+        match (answers.is_empty(), requests) {
+            (true, _) => self.untag(batch),
+            (false, 0) => {
+                self.untag(batch);
+                out.push(Out::Client(format!("[{}]", answers.join(",")).into_bytes()));
+            }
+            (false, left) => {
+                self.batches.insert(batch, Batch { left, answers });
+            }
+        }
+    }
+
+    /// Forgets that pending requests came in `batch`: it has no answers to add.
+    fn untag(&mut self, batch: u64) {
+        for pending in self.pending.values_mut() {
+            if pending.batch == Some(batch) {
+                pending.batch = None;
             }
         }
     }
 
     /// One client message, and what becomes of it.
-    fn client_message(&mut self, text: &str, out: &mut Vec<Out>) -> Fate {
-        match Message::read(text) {
-            Message::Request(id, envelope) => match envelope.method() {
-                "tools/call" => return self.call(text, id, &envelope, out),
-                "tools/list" => self.expect(id, Pending::List),
-                "initialize" => self.expect(id, Pending::Initialize),
-                _ => self.expect(id, Pending::Other),
-            },
-            Message::Notification(envelope) => {
-                self.initialized |= envelope.method() == "notifications/initialized";
-            }
-            Message::Response(..) | Message::Other => {}
-        }
-        Fate::Keep
-    }
-
-    fn expect(&mut self, id: Id, pending: Pending) {
-        self.pending.insert(id, pending);
-    }
-
-    /// A `tools/call`: its arguments through the layer, or its answer from the layer.
-    fn call(&mut self, text: &str, id: Id, envelope: &Envelope, out: &mut Vec<Out>) -> Fate {
-        let params = envelope
-            .params
-            .and_then(|params| serde_json::from_str::<CallParams>(params.get()).ok());
-        let Some(params) = params else {
-            // Not a call the server can run either: it will say so.
-            self.expect(id, Pending::Other);
-            return Fate::Keep;
+    fn client_message(&mut self, read: &Read, release: &Release, batch: Option<u64>) -> Fate {
+        let message = match &read.message {
+            Err(refusal) => return Fate::Answer(refusal.answer()),
+            Ok(message) => message,
         };
+        match message {
+            Message::Request { id, method, params } => {
+                let own = self
+                    .listing
+                    .as_ref()
+                    .is_some_and(|listing| &listing.id == id)
+                    || self.abandoned.contains(id);
+                if self.pending.contains_key(id) || own {
+                    let why = "the id is already in use by a request not yet answered; \
+                               the request was not sent";
+                    return Fate::Answer(jsonrpc::error(Some(id), INVALID_REQUEST, why));
+                }
+                if matches!(self.handshake, Handshake::None)
+                    && let Some(meta) = jsonrpc::meta(*params)
+                {
+                    self.meta = Some(meta.get().to_string());
+                }
+                let kind = match method.as_str() {
+                    "tools/call" => return self.call(read.text, id, *params, release, batch),
+                    "tools/list" => Kind::List {
+                        cursor: params.is_some_and(|params| {
+                            jsonrpc::unique(params.get())
+                                .is_ok_and(|members| jsonrpc::member(&members, "cursor").is_some())
+                        }),
+                    },
+                    "initialize" => {
+                        self.handshake = Handshake::Waiting;
+                        Kind::Initialize
+                    }
+                    _ => Kind::Other,
+                };
+                self.expect(id, kind, batch);
+                Fate::Keep
+            }
+            Message::Notification { method, .. } if method == "tools/call" => {
+                Fate::Answer(jsonrpc::error(
+                    None,
+                    INVALID_REQUEST,
+                    "a tools/call needs an id; it was not sent",
+                ))
+            }
+            Message::Notification { .. } | Message::Response { .. } => Fate::Keep,
+        }
+    }
+
+    fn expect(&mut self, id: &Id, kind: Kind, batch: Option<u64>) {
+        self.pending.insert(id.clone(), Pending { kind, batch });
+    }
+
+    /// A `tools/call`: sent on stripped, sent on as it came when there is nothing of the
+    /// layer's in it, or answered here, never sent with a doubt (R18).
+    fn call(
+        &mut self,
+        text: &str,
+        id: &Id,
+        params: Option<&RawValue>,
+        release: &Release,
+        batch: Option<u64>,
+    ) -> Fate {
+        let params = match CallParams::read(params) {
+            Ok(params) => params,
+            Err(why) => {
+                let message = format!("{why}; the call was not sent");
+                return Fate::Answer(jsonrpc::error(Some(id), INVALID_PARAMS, &message));
+            }
+        };
+        let name = params.name.as_str();
         let arguments = params.arguments.map(RawValue::get);
-        let reason = self.reason(&params.name, arguments);
-        match self.transform.forward(id.json(), &params.name, arguments) {
+        let reason = self.reason(name, arguments);
+        let refuse = |proxy: &mut Proxy, code, why: String| {
+            let call = audit::Call::kept(name, proxy.reason(name, arguments));
+            proxy.audit.record(id.json(), call, Outcome::Answered(&why));
+            Fate::Answer(jsonrpc::error(Some(id), code, &why))
+        };
+        if let Release::Refuse(why) = release {
+            return refuse(
+                self,
+                INTERNAL_ERROR,
+                format!("{why}; the call was not sent"),
+            );
+        }
+        let carries = arguments.map_or(Some(false), |arguments| self.carries_param(arguments));
+        let Some(carries) = carries else {
+            return refuse(
+                self,
+                INVALID_PARAMS,
+                "the arguments are not readable JSON".into(),
+            );
+        };
+        let known = self
+            .catalogue
+            .as_ref()
+            .is_some_and(|catalogue| catalogue.names.contains(name));
+        let sent = |proxy: &mut Proxy, arguments: Option<&str>, fate: Fate| {
+            proxy.expect(
+                id,
+                Kind::Call(audit::Call::sent(name, reason, arguments)),
+                batch,
+            );
+            fate
+        };
+        if !known && carries {
+            let why = format!(
+                "the tool `{name}` is not in the server's latest tools/list, so whether `{}` \
+                 is its own argument is unknown; the call was not sent",
+                self.transform.param()
+            );
+            return refuse(self, INVALID_PARAMS, why);
+        }
+        let through_layer = self.transform.strips(name) && (carries || self.transform.required());
+        if !through_layer {
+            // R9: nothing of the layer's in it (or a tool that owns the name, R5).
+            return sent(self, arguments, Fate::Keep);
+        }
+        match self.transform.forward(id.json(), name, arguments) {
             Forward::Answer(answer) => {
                 let message = answer_text(&answer.content);
-                let call = audit::Call::new(&params.name, reason, None);
+                let call = audit::Call::kept(name, self.reason(name, arguments));
                 self.audit
                     .record(id.json(), call, Outcome::Answered(&message));
                 let result = serde_json::json!({
                     "content": [{"type": "text", "text": message}],
                     "isError": true,
                 });
-                out.push(Out::Client(
-                    jsonrpc::result(&id, &result.to_string()).into_bytes(),
-                ));
-                Fate::Drop
-            }
-            Forward::AsItCame => {
-                let call = audit::Call::new(&params.name, reason, arguments);
-                self.expect(id, Pending::Call(call));
-                Fate::Keep
+                Fate::Answer(jsonrpc::result(id, &result.to_string()))
             }
             Forward::Send(stripped) => {
-                let call = audit::Call::new(&params.name, reason, Some(&stripped));
-                self.expect(id, Pending::Call(call));
-                let before = arguments.unwrap_or_default();
-                Fate::Change(jsonrpc::replace(text, before, &stripped))
+                let changed = jsonrpc::replace(text, arguments.unwrap_or_default(), &stripped);
+                sent(self, Some(&stripped), Fate::Change(changed))
             }
+            Forward::AsItCame if !carries => sent(self, arguments, Fate::Keep),
+            Forward::AsItCame => refuse(
+                self,
+                INTERNAL_ERROR,
+                "the layer left the reason in a call it strips; the call was not sent".into(),
+            ),
         }
     }
 
+    /// Whether the arguments object has the parameter at its top level, in any spelling;
+    /// `None` when it cannot be read.
+    fn carries_param(&self, arguments: &str) -> Option<bool> {
+        let param = self.transform.param().as_bytes();
+        Some(
+            json::members(arguments)?
+                .iter()
+                .any(|(key, _)| key == param),
+        )
+    }
+
     /// The model's reason in a call to `tool`, if the audit wants it and it is the
-    /// model's (the layer strips this tool's reason) rather than the tool's own.
+    /// model's (the layer strips this tool's reason) rather than the tool's own. A
+    /// repeated key's last value is the one parsers read.
     fn reason(&self, tool: &str, arguments: Option<&str>) -> Option<Box<RawValue>> {
         if !self.audit.wants_reasons() || !self.transform.strips(tool) {
             return None;
         }
-        let members: HashMap<String, Box<RawValue>> = serde_json::from_str(arguments?).ok()?;
-        members
+        let param = self.transform.param().as_bytes();
+        json::members(arguments?)?
             .into_iter()
-            .find_map(|(key, value)| (key == self.transform.param()).then_some(value))
+            .rev()
+            .find(|(key, _)| key == param)
+            .map(|(_, value)| value.to_owned())
     }
 
     /// A line from the server.
     pub fn server_sent(&mut self, line: Vec<u8>) -> Vec<Out> {
         let mut out = Vec::new();
-        let Ok(text) = std::str::from_utf8(&line) else {
-            out.push(Out::Client(line));
-            return out;
+        let read = match jsonrpc::read_line(&line) {
+            Ok(read) => read,
+            Err(refusal) => {
+                // Nothing can be answered to the server about it, and nothing it says is
+                // relayed unread: the client gets no message the proxy could not check.
+                eprintln!(
+                    "reasons: dropped a line from the server: {}",
+                    refusal.message
+                );
+                return out;
+            }
         };
-        self.fate(text, &mut out, Proxy::server_message)
-            .send(line, Out::Client, &mut out);
+        let mut finished = Vec::new();
+        match read {
+            Line::One(read) => {
+                if let Some(text) =
+                    self.server_message(&read, line.clone(), &mut finished, &mut out)
+                {
+                    out.push(Out::Client(text.into_bytes()));
+                }
+                for answers in finished.drain(..) {
+                    out.push(Out::Client(format!("[{}]", answers.join(",")).into_bytes()));
+                }
+            }
+            Line::Batch(reads) => {
+                let mut parts = Vec::new();
+                for read in &reads {
+                    parts.extend(self.server_message(read, Vec::new(), &mut finished, &mut out));
+                }
+                parts.extend(finished.into_iter().flatten());
+                if !parts.is_empty() {
+                    out.push(Out::Client(format!("[{}]", parts.join(",")).into_bytes()));
+                }
+            }
+        }
+        self.drain(&mut out);
         out
     }
 
-    /// One server message, answered like [`Proxy::client_message`].
-    fn server_message(&mut self, text: &str, out: &mut Vec<Out>) -> Fate {
-        match Message::read(text) {
-            Message::Response(id, envelope) => {
-                if id.is_own() {
-                    // A page of the listing under way, or a late one given up on.
-                    if self
-                        .listing
-                        .as_ref()
-                        .is_some_and(|listing| listing.id == id)
-                    {
-                        self.listed(&envelope, out);
-                    }
-                    return Fate::Drop;
-                }
-                match self.pending.shift_remove(&id) {
-                    Some(Pending::List) => return self.page(text, &envelope),
-                    Some(Pending::Call(call)) => {
-                        let outcome = match (envelope.result, envelope.error) {
-                            (_, Some(error)) => Outcome::Error(error),
-                            (result, None) => Outcome::Result {
-                                is_error: result.is_some_and(is_error),
-                            },
-                        };
-                        self.audit.record(id.json(), call, outcome);
-                    }
-                    Some(Pending::Initialize) => {
-                        let has_tools = envelope.result.is_some_and(jsonrpc::has_tools);
-                        self.server_has_tools = Some(has_tools);
-                        // The relay comes first: the client may not act on anything else
-                        // before it sees the server's answer.
-                        out.push(Out::Client(text.as_bytes().to_vec()));
-                        self.list_if_ready_to(out);
-                        return Fate::Drop;
-                    }
-                    Some(Pending::Other) | None => {}
-                }
+    /// One server message: the text to relay, if any. `line` is the whole line when the
+    /// message is one, to hold whole; a batch's answers the proxy adds go to `finished`.
+    fn server_message(
+        &mut self,
+        read: &Read,
+        line: Vec<u8>,
+        finished: &mut Vec<Vec<String>>,
+        out: &mut Vec<Out>,
+    ) -> Option<String> {
+        let relay = Some(read.text.to_string());
+        let message = match &read.message {
+            Ok(message) => message,
+            Err(refusal) => {
+                eprintln!(
+                    "reasons: dropped a message from the server: {}",
+                    refusal.message
+                );
+                return None;
             }
-            Message::Notification(envelope)
-                if envelope.method() == "notifications/tools/list_changed" =>
+        };
+        let (id, result) = match message {
+            Message::Notification { method, .. }
+                if method == "notifications/tools/list_changed" =>
             {
-                out.push(Out::Client(text.as_bytes().to_vec()));
-                self.list_if_ready_to(out);
-                return Fate::Drop;
+                // The catalogue is stale from now: calls wait for a listing that starts
+                // after this. Nothing is listed until a call needs it, so a server that
+                // says this on every listing cannot make the proxy list without end.
+                self.want = self.started + 1;
+                return relay;
             }
-            _ => {}
+            Message::Response {
+                id: Some(id),
+                result,
+            } => (id, *result),
+            Message::Response { id: None, .. } => {
+                eprintln!("reasons: dropped an error the server sent for no request");
+                return None;
+            }
+            _ => return relay,
+        };
+        if self
+            .listing
+            .as_ref()
+            .is_some_and(|listing| &listing.id == id)
+        {
+            self.listed(result, out);
+            return None;
         }
-        Fate::Keep
+        if self.abandoned.remove(id) {
+            return None;
+        }
+        let Some(pending) = self.pending.remove(id) else {
+            // R19: a second answer to a request already answered, or to none.
+            eprintln!(
+                "reasons: dropped a response to no pending request ({})",
+                id.json()
+            );
+            return None;
+        };
+        if let Some(batch) = pending.batch
+            && let Some(entry) = self.batches.get_mut(&batch)
+        {
+            entry.left -= 1;
+            if entry.left == 0 {
+                finished.extend(self.batches.remove(&batch).map(|batch| batch.answers));
+            }
+        }
+        match pending.kind {
+            Kind::List { cursor } => return self.page(read.text, result, cursor, line),
+            Kind::Call(call) => {
+                let outcome = match (result, &read.message) {
+                    (Some(result), _) => Outcome::Result {
+                        is_error: is_error(result),
+                    },
+                    _ => Outcome::Error(error_of(read.text)),
+                };
+                self.audit.record(id.json(), call, outcome);
+            }
+            Kind::Initialize => self.handshake = Handshake::Done,
+            Kind::Other => {}
+        }
+        relay
     }
 
-    /// A page of a listing the client asked for, its tools as the model is to see them.
-    fn page(&mut self, text: &str, envelope: &Envelope) -> Fate {
-        let Some(page) = envelope.result.and_then(Page::read) else {
-            return Fate::Keep;
+    /// The server's answer to the client's `tools/list`, as the model is to see it. A
+    /// whole listing (no cursor either way) is the server's latest catalogue: the proxy
+    /// takes it as its own. A page with declarations the proxy has not listed waits for
+    /// its own listing.
+    fn page(
+        &mut self,
+        text: &str,
+        result: Option<&RawValue>,
+        cursor: bool,
+        line: Vec<u8>,
+    ) -> Option<String> {
+        let Some(page) = result.and_then(Page::read) else {
+            return Some(text.to_string());
         };
-        match self.transform.page(&page.tools) {
-            Ok(augmented) => {
-                let array = format!("[{}]", augmented.join(","));
-                Fate::Change(jsonrpc::replace(text, page.array, &array))
+        if !cursor && page.next_cursor.is_none() {
+            self.started += 1;
+            let tools = page.tools.iter().map(|tool| tool.to_string()).collect();
+            self.install(self.started, tools);
+        }
+        if self.augments_all(&page.tools) || line.is_empty() {
+            return Some(self.augmented_page(text, &page));
+        }
+        let since = Instant::now();
+        self.pages.push_back(self.hold(line, since));
+        None
+    }
+
+    /// Whether every declaration is in a current catalogue.
+    fn augments_all(&self, tools: &[&str]) -> bool {
+        self.catalogue.as_ref().is_some_and(|catalogue| {
+            catalogue.generation >= self.want
+                && tools
+                    .iter()
+                    .all(|tool| catalogue.augmented.contains_key(*tool))
+        })
+    }
+
+    /// `text` with each declaration of its page as the catalogue augments it; one the
+    /// catalogue does not hold goes as it is (the model is not offered the parameter for
+    /// it, and a call carrying it is refused).
+    fn augmented_page(&self, text: &str, page: &Page) -> String {
+        let augmented = |tool: &str| {
+            self.catalogue
+                .as_ref()
+                .and_then(|catalogue| catalogue.augmented.get(tool))
+                .map_or(tool.to_string(), Json::clone)
+        };
+        let tools: Vec<String> = page.tools.iter().map(|tool| augmented(tool)).collect();
+        jsonrpc::replace(text, page.array, &format!("[{}]", tools.join(",")))
+    }
+
+    /// Makes `tools`, listing `generation`, the catalogue, unless a newer one is in place.
+    fn install(&mut self, generation: u64, tools: Vec<Json>) {
+        if generation <= self.catalogue_generation() {
+            return;
+        }
+        match self.transform.catalogue(tools.clone()) {
+            Ok(listed) => {
+                let names = tools.iter().filter_map(|tool| name_of(tool)).collect();
+                self.catalogue = Some(Catalogue {
+                    generation,
+                    names,
+                    augmented: tools.into_iter().zip(listed).collect(),
+                });
             }
             Err(error) => {
-                eprintln!("reasons: the listing goes to the client as it is: {error}");
-                Fate::Keep
+                eprintln!(
+                    "reasons: the server's tools could not be listed through the layer: {error}"
+                );
+                self.failed = self.failed.max(generation);
             }
         }
+    }
+
+    /// Lets go of what waited, in order, as far as it can go; lists the server when
+    /// what waits needs it.
+    fn drain(&mut self, out: &mut Vec<Out>) {
+        let now = Instant::now();
+        while let Some(front) = self.held.front() {
+            let Ok(read) = jsonrpc::read_line(&front.line) else {
+                unreachable!("only lines that were read are held")
+            };
+            let release = if self.can_go(&read, Some(front.arrival)) {
+                Release::Go
+            } else if self.failed > front.arrival {
+                Release::Refuse("the proxy could not list the server's tools".into())
+            } else if now >= front.since + self.hold {
+                Release::Refuse(format!(
+                    "the server's tools were not listed within {} ms",
+                    self.hold.as_millis()
+                ))
+            } else {
+                break;
+            };
+            let held = self.held.pop_front().expect("the front was there");
+            let Ok(read) = jsonrpc::read_line(&held.line) else {
+                unreachable!("only lines that were read are held")
+            };
+            self.client_line(&held.line, read, release, out);
+        }
+        while let Some(front) = self.pages.front() {
+            let ready = self.failed > front.arrival
+                || self.catalogue_generation() > front.arrival
+                || now >= front.since + self.hold;
+            if !ready {
+                break;
+            }
+            let held = self.pages.pop_front().expect("the front was there");
+            let Ok(Line::One(read)) = jsonrpc::read_line(&held.line) else {
+                unreachable!("only single responses are held")
+            };
+            if let Ok(Message::Response { result, .. }) = read.message
+                && let Some(page) = result.and_then(Page::read)
+            {
+                out.push(Out::Client(
+                    self.augmented_page(read.text, &page).into_bytes(),
+                ));
+            }
+        }
+        let waiting = self.held.front().or(self.pages.front());
+        let stuck = self
+            .listing
+            .as_ref()
+            .is_some_and(|listing| now >= listing.started + self.hold);
+        if stuck && let Some(listing) = self.listing.take() {
+            self.abandoned.insert(listing.id);
+            self.failed = self.failed.max(listing.generation);
+            return self.drain(out);
+        }
+        // A listing must start when none has started since what waits arrived.
+        let needs = waiting.is_some_and(|held| self.started <= held.arrival);
+        if needs && self.listing.is_none() && !matches!(self.handshake, Handshake::Waiting) {
+            self.start_listing(out);
+        }
+    }
+
+    /// When what waits next must be looked at again, if anything waits.
+    pub fn wake_at(&self) -> Option<Instant> {
+        let held = self.held.front().into_iter().chain(self.pages.front());
+        let holds = held.map(|held| held.since + self.hold);
+        let listing = self
+            .listing
+            .as_ref()
+            .map(|listing| listing.started + self.hold);
+        holds.chain(listing).min()
+    }
+
+    /// Looks at what waits again: a hold past its time ends in errors.
+    pub fn tick(&mut self) -> Vec<Out> {
+        let mut out = Vec::new();
+        self.drain(&mut out);
+        out
+    }
+
+    /// Whether nothing waits for the server's tools.
+    pub fn idle(&self) -> bool {
+        self.held.is_empty() && self.pages.is_empty() && self.listing.is_none()
     }
 
     fn start_listing(&mut self, out: &mut Vec<Out>) {
+        self.started += 1;
         let id = self.ask_for_tools(None, out);
         self.listing = Some(Listing {
+            generation: self.started,
             id,
+            started: Instant::now(),
             tools: Vec::new(),
-            again: false,
+            cursors: HashSet::new(),
         });
     }
 
@@ -339,8 +756,15 @@ impl Proxy {
     /// given); its id.
     fn ask_for_tools(&mut self, cursor: Option<&RawValue>, out: &mut Vec<Out>) -> Id {
         self.own_ids += 1;
-        let id = Id::own(self.own_ids);
-        let params = cursor.map(|cursor| format!(r#"{{"cursor":{}}}"#, cursor.get()));
+        let id = Id::own(&self.session, self.own_ids);
+        let mut params = Vec::new();
+        if let Some(cursor) = cursor {
+            params.push(format!(r#""cursor":{}"#, cursor.get()));
+        }
+        if let Some(meta) = &self.meta {
+            params.push(format!(r#""_meta":{meta}"#));
+        }
+        let params = (!params.is_empty()).then(|| format!("{{{}}}", params.join(",")));
         out.push(Out::Server(
             jsonrpc::request(&id, "tools/list", params.as_deref()).into_bytes(),
         ));
@@ -348,94 +772,125 @@ impl Proxy {
     }
 
     /// A page of the proxy's own listing: ask for the next, or use the whole.
-    fn listed(&mut self, envelope: &Envelope, out: &mut Vec<Out>) {
+    fn listed(&mut self, result: Option<&RawValue>, out: &mut Vec<Out>) {
         let Some(mut listing) = self.listing.take() else {
             return;
         };
-        let Some(page) = envelope.result.and_then(Page::read) else {
-            eprintln!("reasons: the server did not list its tools; the strip set stays");
-            return self.release(out);
+        let Some(page) = result.and_then(Page::read) else {
+            eprintln!("reasons: the server did not list its tools; calls that wait are refused");
+            self.failed = self.failed.max(listing.generation);
+            return;
         };
         listing
             .tools
             .extend(page.tools.iter().map(|tool| tool.to_string()));
         if let Some(cursor) = page.next_cursor {
+            let repeated = !listing.cursors.insert(cursor.get().to_string());
+            if repeated || listing.cursors.len() >= MOST_PAGES {
+                eprintln!(
+                    "reasons: the server's tools/list did not end (a cursor repeated, or \
+                     {MOST_PAGES} pages); calls that wait are refused"
+                );
+                self.failed = self.failed.max(listing.generation);
+                return;
+            }
             listing.id = self.ask_for_tools(Some(cursor), out);
             self.listing = Some(listing);
             return;
         }
-        if let Err(error) = self.transform.catalogue(listing.tools) {
-            eprintln!("reasons: the server's tools could not be listed through the layer: {error}");
-        }
-        if listing.again {
-            return self.start_listing(out);
-        }
-        self.release(out);
+        self.install(listing.generation, listing.tools);
     }
 
-    /// Sends on the client messages held for the listing, in order.
-    fn release(&mut self, out: &mut Vec<Out>) {
-        self.listing = None;
-        self.ready = true;
-        self.held_since = None;
-        for line in std::mem::take(&mut self.held) {
-            self.client_line(line, out);
-        }
-    }
-
-    /// When the held messages go on regardless, if any are held.
-    pub fn hold_ends(&self) -> Option<Instant> {
-        self.held_since.map(|since| since + HOLD_AT_MOST)
-    }
-
-    /// Sends on what waited too long for the strip set, which stays as it is.
-    pub fn give_up_waiting(&mut self) -> Vec<Out> {
-        let mut out = Vec::new();
-        if self.held_since.is_some() {
-            eprintln!("reasons: the server's tools were not listed in time; the strip set stays");
-            self.release(&mut out);
-        }
-        out
-    }
-
-    /// The client has gone: whatever is held goes to the server now.
+    /// The client has gone. What waits still goes on (the client may read answers after
+    /// it stops writing); the caller closes the server's stdin once [`Proxy::idle`].
     pub fn client_gone(&mut self) -> Vec<Out> {
-        self.give_up_waiting()
+        self.tick()
     }
 
-    /// The server has gone: every request it will never answer gets an error.
+    /// The server has gone: every request it will never answer gets an error, and every
+    /// call among them is audited as lost. What waited was never sent.
     pub fn server_gone(&mut self, why: &str) -> Vec<Out> {
         let message = format!("the MCP server exited before answering ({why})");
-        let held = std::mem::take(&mut self.held);
-        for line in &held {
-            if let Ok(Message::Request(id, _)) = std::str::from_utf8(line).map(Message::read) {
-                self.expect(id, Pending::Other);
+        let mut out = Vec::new();
+        for held in std::mem::take(&mut self.held) {
+            let Ok(read) = jsonrpc::read_line(&held.line) else {
+                continue;
+            };
+            self.client_line(&held.line, read, Release::Refuse(message.clone()), &mut out);
+        }
+        out.retain(|line| matches!(line, Out::Client(_)));
+        for held in std::mem::take(&mut self.pages) {
+            if let Ok(Line::One(read)) = jsonrpc::read_line(&held.line) {
+                out.push(Out::Client(read.text.as_bytes().to_vec()));
             }
         }
-        let mut out = Vec::new();
-        for (id, pending) in std::mem::take(&mut self.pending) {
-            if let Pending::Call(call) = pending {
+        let mut lost: Vec<(Id, Pending)> = self.pending.drain().collect();
+        lost.sort_by(|(a, _), (b, _)| a.json().cmp(b.json()));
+        for (id, pending) in lost {
+            if let Kind::Call(call) = pending.kind {
                 self.audit.record(id.json(), call, Outcome::Lost(&message));
             }
-            out.push(Out::Client(jsonrpc::error(&id, &message).into_bytes()));
+            out.push(Out::Client(
+                jsonrpc::error(Some(&id), INTERNAL_ERROR, &message).into_bytes(),
+            ));
+        }
+        for (_, batch) in std::mem::take(&mut self.batches) {
+            out.push(Out::Client(
+                format!("[{}]", batch.answers.join(",")).into_bytes(),
+            ));
         }
         out
     }
 }
 
-/// Whether `text` is a response (the client answering the server), which never waits.
-fn is_response(text: &str) -> bool {
-    matches!(Message::read(text), Message::Response(..))
+/// Whether a line goes on even while others wait: a response (the client answering the
+/// server) or `notifications/initialized`, which servers may need before they list.
+fn bypasses_hold(read: &Line) -> bool {
+    let Line::One(read) = read else { return false };
+    match &read.message {
+        Ok(Message::Response { .. }) => true,
+        Ok(Message::Notification { method, .. }) => method == "notifications/initialized",
+        _ => false,
+    }
+}
+
+/// The tool of each `tools/call` request in a line: `None` for one whose params cannot
+/// be read (it will be refused).
+fn calls<'a>(read: &'a Line<'a>) -> impl Iterator<Item = Option<String>> + 'a {
+    let reads: Vec<&Read> = match read {
+        Line::One(read) => vec![read],
+        Line::Batch(reads) => reads.iter().collect(),
+    };
+    reads.into_iter().filter_map(|read| match &read.message {
+        Ok(Message::Request { method, params, .. }) if method == "tools/call" => {
+            Some(CallParams::read(*params).ok().map(|params| params.name))
+        }
+        _ => None,
+    })
+}
+
+/// A declaration's `name`, in any of the four shapes a server could list (MCP's is the
+/// top-level one; the others are kept for a server that lists them).
+fn name_of(declaration: &str) -> Option<String> {
+    let members = jsonrpc::unique(declaration).ok()?;
+    let name = jsonrpc::member(&members, "name")?;
+    String::from_utf8(json::string(name)?).ok()
 }
 
 /// Whether a `tools/call` result says `isError: true`.
 fn is_error(result: &RawValue) -> bool {
-    #[derive(serde::Deserialize)]
-    struct CallResult {
-        #[serde(default, rename = "isError")]
-        is_error: bool,
-    }
-    serde_json::from_str::<CallResult>(result.get()).is_ok_and(|result| result.is_error)
+    jsonrpc::unique(result.get())
+        .ok()
+        .and_then(|members| jsonrpc::member(&members, "isError").map(|value| value.get() == "true"))
+        .unwrap_or(false)
+}
+
+/// The `error` member of a response's text.
+fn error_of(text: &str) -> &RawValue {
+    jsonrpc::unique(text)
+        .ok()
+        .and_then(|members| jsonrpc::member(&members, "error"))
+        .unwrap_or_else(|| serde_json::from_str("null").expect("null is JSON"))
 }
 
 /// The text of a layer's answer: its content is JSON, a string when it is a message.
@@ -443,231 +898,17 @@ fn answer_text(content: &str) -> String {
     serde_json::from_str::<String>(content).unwrap_or_else(|_| content.to_string())
 }
 
-/// A batch's fate from its elements': an unchanged batch keeps its exact text, and one
-/// whose every element was answered here is not sent at all.
-fn rebuild(elements: &[&RawValue], fates: Vec<Fate>) -> Fate {
-    if fates.iter().all(|fate| matches!(fate, Fate::Keep)) {
-        return Fate::Keep;
-    }
-    let parts: Vec<&str> = elements
-        .iter()
-        .zip(&fates)
-        .filter_map(|(element, fate)| match fate {
-            Fate::Keep => Some(element.get()),
-            Fate::Change(changed) => Some(changed.as_str()),
-            Fate::Drop => None,
-        })
-        .collect();
-    match parts.is_empty() {
-        true => Fate::Drop,
-        false => Fate::Change(format!("[{}]", parts.join(","))),
-    }
+/// A part of the proxy's own ids that differs in every session and that no client can
+/// know: 128 bits from the operating system's randomness, as std's hash keys are.
+fn session_nonce() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let half = || {
+        std::collections::hash_map::RandomState::new()
+            .build_hasher()
+            .finish()
+    };
+    format!("{:016x}{:016x}", half(), half())
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::plugin::Plugin;
-    use reasons::Options;
-
-    const ECHO: &str = r#"{"name":"echo","inputSchema":{"type":"object","properties":{"message":{"type":"string"}}}}"#;
-    const NOTE: &str = r#"{"name":"note","inputSchema":{"type":"object","properties":{"reason":{"type":"string"}}}}"#;
-    const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#;
-    const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
-    const HAS_TOOLS: &str = r#"{"jsonrpc":"2.0","id":0,"result":{"capabilities":{"tools":{}}}}"#;
-
-    fn proxy(options: Options) -> Proxy {
-        let transform = Transform::new(&Plugin::reasons().unwrap(), options).unwrap();
-        Proxy::new(transform, Audit::new(None, true).unwrap())
-    }
-
-    fn server(text: &str) -> Out {
-        Out::Server(text.as_bytes().to_vec())
-    }
-
-    fn client(text: &str) -> Out {
-        Out::Client(text.as_bytes().to_vec())
-    }
-
-    fn own_listing(number: u64, params: &str) -> String {
-        format!(
-            r#"{{"jsonrpc":"2.0","id":"reasons-proxy/{number}","method":"tools/list"{params}}}"#
-        )
-    }
-
-    fn listing_result(id: &str, tools: &[&str], cursor: &str) -> String {
-        format!(
-            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[{}]{cursor}}}}}"#,
-            tools.join(",")
-        )
-    }
-
-    /// A proxy whose session is initialised and whose own listing of `tools` is done.
-    fn initialised(options: Options, tools: &[&str]) -> Proxy {
-        let mut proxy = proxy(options);
-        assert_eq!(proxy.client_sent(INITIALIZE.into()), [server(INITIALIZE)]);
-        assert_eq!(proxy.server_sent(HAS_TOOLS.into()), [client(HAS_TOOLS)]);
-        assert_eq!(
-            proxy.client_sent(INITIALIZED.into()),
-            [server(INITIALIZED), server(&own_listing(1, ""))]
-        );
-        let listed = listing_result(r#""reasons-proxy/1""#, tools, "");
-        assert_eq!(proxy.server_sent(listed.into_bytes()), []);
-        proxy
-    }
-
-    fn call(id: u32, tool: &str, arguments: &str) -> String {
-        format!(
-            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments},"_meta":{{"k":1}}}}}}"#
-        )
-    }
-
-    #[test]
-    fn only_the_tools_and_the_arguments_change() {
-        // R1 R9: every other byte of every message is relayed as it came.
-        let mut proxy = initialised(Options::default(), &[ECHO]);
-        let request = r#"{ "jsonrpc" : "2.0", "id" : "a", "method" : "tools/list" }"#;
-        assert_eq!(proxy.client_sent(request.into()), [server(request)]);
-        let result = r#"{"result" : { "tools" : [ {"name":"echo","inputSchema":{"type":"object","properties":{"message":{"type":"string"}}}} ] , "nextCursor" : null }, "jsonrpc":"2.0", "id":"a"}"#;
-        let expected = r#"{"result" : { "tools" : [{"name":"echo","inputSchema":{"type":"object","properties":{"message":{"type":"string"},"reason":{"type":"string","description":"One short sentence: why this call. Shown to the human reviewing the session."}}}}] , "nextCursor" : null }, "jsonrpc":"2.0", "id":"a"}"#;
-        assert_eq!(proxy.server_sent(result.into()), [client(expected)]);
-
-        let sent = call(7, "echo", r#"{ "message" : "hi" , "reason" : "to test" }"#);
-        assert_eq!(
-            proxy.client_sent(sent.into_bytes()),
-            [server(&call(7, "echo", r#"{"message":"hi"}"#))]
-        );
-        for text in [
-            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"Echo: hi"}]}}"#,
-            r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}"#,
-            r#"{"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage","params":{}}"#,
-        ] {
-            assert_eq!(proxy.server_sent(text.into()), [client(text)]);
-        }
-        for text in [
-            r#"{"jsonrpc":"2.0","id":"s1","result":{"role":"assistant"}}"#,
-            r#"{"jsonrpc":"2.0","id":8,"method":"server/discover"}"#,
-            &call(9, "echo", r#"{"message":"no reason"}"#),
-            "not json at all",
-        ] {
-            assert_eq!(proxy.client_sent(text.into()), [server(text)]);
-        }
-        assert_eq!(
-            proxy.client_sent(b"\xff\xfe".to_vec()),
-            [Out::Server(b"\xff\xfe".to_vec())]
-        );
-    }
-
-    #[test]
-    fn a_tool_that_owns_reason_gets_it() {
-        // R5: its `reason` is a real argument.
-        let mut proxy = initialised(Options::default(), &[NOTE]);
-        let sent = call(1, "note", r#"{"reason":"mine"}"#);
-        assert_eq!(
-            proxy.client_sent(sent.clone().into_bytes()),
-            [server(&sent)]
-        );
-    }
-
-    #[test]
-    fn a_call_waits_for_the_strip_set() {
-        // R8: the server's tools are listed before the first call goes on, even when the
-        // client sends everything at once.
-        let mut proxy = proxy(Options::default());
-        let sent = call(1, "echo", r#"{"message":"hi","reason":"x"}"#);
-        let ping = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
-        assert_eq!(proxy.client_sent(INITIALIZE.into()), [server(INITIALIZE)]);
-        assert_eq!(proxy.client_sent(INITIALIZED.into()), [server(INITIALIZED)]);
-        assert_eq!(proxy.client_sent(sent.into_bytes()), []);
-        assert_eq!(proxy.client_sent(ping.into()), [], "order is kept");
-        assert!(proxy.hold_ends().is_some());
-        assert_eq!(
-            proxy.server_sent(HAS_TOOLS.into()),
-            [client(HAS_TOOLS), server(&own_listing(1, ""))]
-        );
-        let listed = listing_result(r#""reasons-proxy/1""#, &[ECHO], "");
-        assert_eq!(
-            proxy.server_sent(listed.into_bytes()),
-            [
-                server(&call(1, "echo", r#"{"message":"hi"}"#)),
-                server(ping)
-            ]
-        );
-        assert!(proxy.hold_ends().is_none());
-    }
-
-    #[test]
-    fn pages_are_followed_and_a_change_lists_again() {
-        // R8: the strip set is the whole catalogue's, and the latest one's.
-        let mut proxy = initialised(Options::default(), &[]);
-        let changed = r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#;
-        assert_eq!(
-            proxy.server_sent(changed.into()),
-            [client(changed), server(&own_listing(2, ""))]
-        );
-        let first = listing_result(r#""reasons-proxy/2""#, &[NOTE], r#","nextCursor":"p2""#);
-        assert_eq!(
-            proxy.server_sent(first.into_bytes()),
-            [server(&own_listing(3, r#","params":{"cursor":"p2"}"#))]
-        );
-        let second = listing_result(r#""reasons-proxy/3""#, &[ECHO], "");
-        assert_eq!(proxy.server_sent(second.into_bytes()), []);
-        assert!(proxy.transform.strips("echo"));
-        assert!(!proxy.transform.strips("note"));
-    }
-
-    #[test]
-    fn a_call_refused_in_required_mode_is_answered_here() {
-        let options = Options {
-            required: true,
-            ..Options::default()
-        };
-        let mut proxy = initialised(options, &[ECHO]);
-        let out = proxy.client_sent(call(4, "echo", r#"{"message":"hi"}"#).into_bytes());
-        let [Out::Client(answer)] = out.as_slice() else {
-            panic!("{out:?}")
-        };
-        let answer: serde_json::Value = serde_json::from_slice(answer).unwrap();
-        assert_eq!(answer["id"], 4);
-        assert_eq!(answer["result"]["isError"], true);
-        let text = answer["result"]["content"][0]["text"].as_str().unwrap();
-        assert!(text.contains("needs a `reason` argument"), "{text}");
-    }
-
-    #[test]
-    fn a_batch_has_each_call_stripped() {
-        let mut proxy = initialised(Options::default(), &[ECHO]);
-        let batch = format!(
-            "[{}, {}]",
-            call(1, "echo", r#"{"reason":"x","message":"a"}"#),
-            r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#
-        );
-        let expected = format!(
-            "[{},{}]",
-            call(1, "echo", r#"{"message":"a"}"#),
-            r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#
-        );
-        assert_eq!(proxy.client_sent(batch.into_bytes()), [server(&expected)]);
-    }
-
-    #[test]
-    fn when_the_server_goes_each_pending_request_gets_an_error() {
-        let mut proxy = initialised(Options::default(), &[ECHO]);
-        proxy.client_sent(call(5, "echo", r#"{"message":"a"}"#).into_bytes());
-        proxy.client_sent(br#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#.to_vec());
-        let out = proxy.server_gone("it exit status: 1");
-        let message = r#""the MCP server exited before answering (it exit status: 1)""#;
-        assert_eq!(
-            out,
-            [
-                client(&format!(
-                    r#"{{"jsonrpc":"2.0","id":5,"error":{{"code":-32603,"message":{message}}}}}"#
-                )),
-                client(&format!(
-                    r#"{{"jsonrpc":"2.0","id":"p","error":{{"code":-32603,"message":{message}}}}}"#
-                )),
-            ]
-        );
-        assert!(proxy.audit().stats().contains("1 tool calls"));
-    }
-}
+mod tests;

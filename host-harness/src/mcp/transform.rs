@@ -1,11 +1,11 @@
 //! The reasons component as the proxy drives it: messages come in one at a time, so the
 //! layer sits over a relay that hands it the catalogue the server just listed and keeps
-//! the calls the layer forwards, which the proxy then sends on to the server.
+//! the calls the layer forwards, which the proxy then sends on to the server. The host's
+//! gate (R16) checks every call the component forwards, as for any plugin.
 
 use crate::plugin::{Plugin, StripSet, WasmLayer};
 use crate::provider::{Json, Provider};
 use reasons::{Arguments, Options, ProviderError, ToolCall, ToolResult};
-use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// What becomes of a `tools/call`.
@@ -24,11 +24,8 @@ pub struct Transform {
     relay: Arc<Mutex<Relay>>,
     strip_set: StripSet,
     param: String,
-    /// The server's catalogue as last known: its last whole listing, plus declarations
-    /// seen in the client's pages since. The strip set is always this catalogue's.
-    known: Vec<Json>,
-    /// The declarations in `known`, to add a page's new ones once.
-    seen: HashSet<Json>,
+    /// Whether a call without the parameter is refused (and so must go through the layer).
+    required: bool,
 }
 
 /// What the layer's provider import answers from, and what it was asked to forward.
@@ -75,60 +72,31 @@ impl Transform {
         );
         let relay = Arc::new(Mutex::new(Relay::default()));
         let mut layer = plugin.layer(Box::new(RelayBelow(relay.clone())));
+        let required = options.required;
         layer.configure(options)?;
         Ok(Transform {
             param: layer.reason_param()?,
             strip_set: layer.strip_set(),
             layer,
             relay,
-            known: Vec::new(),
-            seen: HashSet::new(),
+            required,
         })
     }
 
-    /// The server's whole catalogue, as the proxy listed it: the strip set becomes its.
-    pub fn catalogue(&mut self, tools: Vec<Json>) -> Result<(), ProviderError> {
-        self.seen = tools.iter().cloned().collect();
-        self.known = tools;
-        self.list().map(drop)
-    }
-
-    /// A page of a listing the client asked for, as the model is to see it. The page's
-    /// declarations join the known catalogue, which is listed whole, so that a page never
-    /// shrinks the strip set and a name seen twice in different forms is doubtful (R7).
-    pub fn page(&mut self, page: &[&str]) -> Result<Vec<Json>, ProviderError> {
-        for declaration in page {
-            if self.seen.insert(declaration.to_string()) {
-                self.known.push(declaration.to_string());
-            }
-        }
-        let listed = self.list()?;
-        let augmented: HashMap<&str, &str> = self
-            .known
-            .iter()
-            .map(String::as_str)
-            .zip(listed.iter().map(String::as_str))
-            .collect();
-        Ok(page
-            .iter()
-            .map(|declaration| {
-                augmented
-                    .get(declaration)
-                    .unwrap_or(declaration)
-                    .to_string()
-            })
-            .collect())
-    }
-
-    /// Lists the known catalogue through the layer; the strip set becomes its.
-    fn list(&mut self) -> Result<Vec<Json>, ProviderError> {
-        lock(&self.relay).catalogue = self.known.clone();
-        let listed = self.layer.tools_for_llm()?;
-        if listed.len() != self.known.len() {
+    /// The server's whole catalogue, as it was last listed, through the layer: the
+    /// declarations as the model is to see them, one for one, and the strip set becomes
+    /// this catalogue's (R8). A listing that fails leaves the set as it was.
+    pub fn catalogue(&mut self, tools: Vec<Json>) -> Result<Vec<Json>, ProviderError> {
+        let count = tools.len();
+        lock(&self.relay).catalogue = tools;
+        let listed = self.layer.tools_for_llm();
+        // The relay keeps nothing between listings: the proxy holds the one catalogue.
+        lock(&self.relay).catalogue = Vec::new();
+        let listed = listed?;
+        if listed.len() != count {
             return Err(ProviderError::Failed(format!(
-                "the layer listed {} declarations for {}",
-                listed.len(),
-                self.known.len()
+                "the layer listed {} declarations for {count}",
+                listed.len()
             )));
         }
         Ok(listed)
@@ -169,5 +137,10 @@ impl Transform {
     /// The parameter's name (R11).
     pub fn param(&self) -> &str {
         &self.param
+    }
+
+    /// Whether calls without the parameter are refused (the required mode).
+    pub fn required(&self) -> bool {
+        self.required
     }
 }

@@ -4,11 +4,9 @@
 //! invented, repeated or rewrote) is a violation, and then nothing it forwarded runs.
 
 use super::StripSet;
+use crate::json;
 use indexmap::IndexMap;
 use reasons::{Arguments, ToolCall};
-use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
-use serde_json::value::RawValue;
-use std::fmt;
 
 /// The batch a plugin was given, and what it may take out of a call's arguments.
 pub struct Given {
@@ -111,7 +109,7 @@ impl Given {
 /// faithful layer forwards, and reading no deeper than the top keeps it linear however
 /// deeply the arguments nest. `None` when `text` is not one JSON object.
 fn members(text: &str) -> Option<IndexMap<Vec<u8>, String>> {
-    let Entries(entries) = serde_json::from_str(text).ok()?;
+    let entries = json::members(text)?;
     let mut members = IndexMap::with_capacity(entries.len());
     for (key, value) in entries {
         members.insert(key, compact(value.get()));
@@ -134,48 +132,6 @@ fn compact(text: &str) -> String {
         out.push(c);
     }
     out
-}
-
-/// An object's members in order, repeats included, keys as WTF-8.
-struct Entries<'a>(Vec<(Vec<u8>, &'a RawValue)>);
-
-impl<'de> Deserialize<'de> for Entries<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Members;
-        impl<'de> Visitor<'de> for Members {
-            type Value = Entries<'de>;
-            fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
-                formatter.write_str("a JSON object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut entries = Vec::new();
-                while let Some(Bytes(key)) = map.next_key()? {
-                    entries.push((key, map.next_value()?));
-                }
-                Ok(Entries(entries))
-            }
-        }
-        deserializer.deserialize_map(Members)
-    }
-}
-
-/// A JSON string as bytes: serde_json decodes it to WTF-8, lone surrogates included.
-struct Bytes(Vec<u8>);
-
-impl<'de> Deserialize<'de> for Bytes {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Decoded;
-        impl Visitor<'_> for Decoded {
-            type Value = Bytes;
-            fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
-                formatter.write_str("a JSON string")
-            }
-            fn visit_bytes<E>(self, bytes: &[u8]) -> Result<Bytes, E> {
-                Ok(Bytes(bytes.to_vec()))
-            }
-        }
-        deserializer.deserialize_bytes(Decoded)
-    }
 }
 
 #[cfg(test)]

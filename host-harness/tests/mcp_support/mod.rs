@@ -11,6 +11,8 @@ use std::time::Duration;
 #[path = "../../../tests/src/peers.rs"]
 mod peers_folder;
 
+pub use peers_folder::output_within;
+
 /// The MCP peers' folder (`tests/mcp`), installed on first use.
 pub fn peers() -> PathBuf {
     peers_folder::installed("mcp")
@@ -86,15 +88,19 @@ pub fn sdk_client(
         "python" => "client.py",
         _ => "client.mjs",
     };
-    let output = Command::new(program)
-        .arg(peers().join(script))
-        .arg(&scenario)
-        .arg("--")
-        .args(&server)
-        .stderr(Stdio::inherit())
-        .output()
-        .expect("the client runs");
-    assert!(output.status.success(), "the {client} client failed");
+    let output = peers_folder::output_within(
+        Command::new(program)
+            .arg(peers().join(script))
+            .arg(&scenario)
+            .arg("--")
+            .args(&server),
+        PATIENCE,
+    );
+    assert!(
+        output.status.success(),
+        "the {client} client failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     serde_json::from_slice(&output.stdout).expect("the client prints JSON")
 }
 
@@ -116,8 +122,15 @@ impl Session {
 
     /// Starts `command` with its stderr going to `stderr`.
     pub fn start_with(command: &[String], stderr: Stdio) -> Session {
+        Session::start_env(command, stderr, &[])
+    }
+
+    /// Starts `command` with its stderr going to `stderr` and `env` added to its
+    /// environment.
+    pub fn start_env(command: &[String], stderr: Stdio, env: &[(&str, &Path)]) -> Session {
         let mut child = Command::new(&command[0])
             .args(&command[1..])
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(stderr)
@@ -142,8 +155,14 @@ impl Session {
 
     /// Sends one line.
     pub fn send(&mut self, line: &str) {
+        self.send_bytes(line.as_bytes());
+    }
+
+    /// Sends one line of any bytes, UTF-8 or not.
+    pub fn send_bytes(&mut self, line: &[u8]) {
         let to = self.to.as_mut().expect("stdin is open");
-        writeln!(to, "{line}").unwrap();
+        to.write_all(line).unwrap();
+        to.write_all(b"\n").unwrap();
         to.flush().unwrap();
     }
 
@@ -177,14 +196,40 @@ impl Session {
         while let Some(line) = self.next() {
             rest.push(line);
         }
-        (rest, self.child.wait().unwrap())
+        (rest, self.wait())
+    }
+
+    /// The process's id, to signal it.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Waits for the process to exit, at most [`PATIENCE`].
+    pub fn wait(&mut self) -> std::process::ExitStatus {
+        let until = std::time::Instant::now() + PATIENCE;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(std::time::Instant::now() < until, "no exit in {PATIENCE:?}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 }
 
-/// The lines of `log`, without the proxy's own requests.
+impl Drop for Session {
+    /// A test that fails leaves no process behind.
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The lines of `log`, without the proxy's own requests. A log that is missing fails
+/// the test: it would otherwise pass as "nothing received".
 pub fn received(log: &Path) -> Vec<String> {
     std::fs::read_to_string(log)
-        .unwrap_or_default()
+        .unwrap_or_else(|error| panic!("the server's log {}: {error}", log.display()))
         .lines()
         .filter(|line| !line.contains("\"reasons-proxy/"))
         .map(str::to_string)

@@ -1,0 +1,88 @@
+//! Reading JSON objects as servers' parsers read them, for the checks that must not be
+//! fooled by spelling: keys are decoded (`"\u0072eason"` is `reason`) to WTF-8, so that a
+//! lone surrogate escape, which RFC 8259 allows and servers' parsers accept, is read like
+//! any other character instead of making the text "not JSON"; every value is its exact
+//! text; repeated keys are all kept, for the caller to judge.
+
+use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+use serde_json::value::RawValue;
+use std::fmt;
+
+/// `text`'s members in order, repeats included; `None` when it is not one JSON object.
+pub fn members(text: &str) -> Option<Vec<(Vec<u8>, &RawValue)>> {
+    serde_json::from_str::<Members>(text)
+        .ok()
+        .map(|members| members.0)
+}
+
+/// The value of the JSON string `value`, as WTF-8; `None` for any other value.
+pub fn string(value: &RawValue) -> Option<Vec<u8>> {
+    let mut reader = serde_json::Deserializer::from_str(value.get());
+    Bytes::deserialize(&mut reader).ok().map(|bytes| bytes.0)
+}
+
+struct Members<'a>(Vec<(Vec<u8>, &'a RawValue)>);
+
+impl<'de> Deserialize<'de> for Members<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Entries;
+        impl<'de> Visitor<'de> for Entries {
+            type Value = Members<'de>;
+            fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+                formatter.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut members = Vec::new();
+                while let Some(Bytes(key)) = map.next_key()? {
+                    members.push((key, map.next_value()?));
+                }
+                Ok(Members(members))
+            }
+        }
+        deserializer.deserialize_map(Entries)
+    }
+}
+
+/// A JSON string as bytes: serde_json decodes it to WTF-8, lone surrogates included.
+struct Bytes(Vec<u8>);
+
+impl<'de> Deserialize<'de> for Bytes {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Decoded;
+        impl Visitor<'_> for Decoded {
+            type Value = Bytes;
+            fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+                formatter.write_str("a JSON string")
+            }
+            fn visit_bytes<E>(self, bytes: &[u8]) -> Result<Bytes, E> {
+                Ok(Bytes(bytes.to_vec()))
+            }
+        }
+        deserializer.deserialize_bytes(Decoded)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_decoded_lone_surrogates_included_and_repeats_kept() {
+        // R10
+        let members = members(r#" {"\u0072eason":1, "\ud800" : [ 2 ], "a":3, "a":4} "#).unwrap();
+        let keys: Vec<&[u8]> = members.iter().map(|(key, _)| key.as_slice()).collect();
+        assert_eq!(keys, [&b"reason"[..], b"\xed\xa0\x80", b"a", b"a"]);
+        assert_eq!(members[1].1.get(), "[ 2 ]");
+        for text in ["[]", "1", "{", "{} x", "\u{feff}{}"] {
+            assert!(super::members(text).is_none(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn strings_are_decoded_and_other_values_are_not_strings() {
+        let value = |text| serde_json::from_str::<&RawValue>(text).unwrap();
+        assert_eq!(string(value(r#""tools\/call""#)).unwrap(), b"tools/call");
+        assert_eq!(string(value(r#""\ud83d""#)).unwrap(), b"\xed\xa0\xbd");
+        assert!(string(value("1")).is_none());
+    }
+}

@@ -1,0 +1,152 @@
+//! `reasons mcp` fails closed with real peers (R18, R20): a TypeScript SDK server sent
+//! what servers' parsers accept and the proxy must read as they do, and the server's life
+//! tied to the proxy's, whatever ends it: the TypeScript SDK client's `close()`, a signal,
+//! a server that dies at start.
+
+// Shared with the other MCP tests and the benchmark, which use the rest of it.
+#[allow(dead_code, unused_imports)]
+mod mcp_support;
+
+use mcp_support::*;
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// What `own-server.mjs` wrote of its life: its pid, and each signal it got.
+fn life(file: &Path) -> (libc::pid_t, Vec<String>) {
+    let text = std::fs::read_to_string(file).unwrap_or_default();
+    let mut lines = text.lines();
+    let pid = lines.next().and_then(|pid| pid.parse().ok()).unwrap_or(0);
+    (pid, lines.map(str::to_string).collect())
+}
+
+/// Waits, at most ten seconds, until `what` holds.
+fn eventually(what: &str, mut holds: impl FnMut() -> bool) {
+    let until = Instant::now() + Duration::from_secs(10);
+    while !holds() {
+        assert!(Instant::now() < until, "never: {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn alive(pid: libc::pid_t) -> bool {
+    // SAFETY: signal 0 only asks whether the process exists.
+    pid > 0 && unsafe { libc::kill(pid, 0) } == 0
+}
+
+#[test]
+fn the_typescript_sdk_s_close_ends_the_server_through_the_proxy() {
+    // R20 (finding 11): close() ends stdin, then sends the proxy SIGTERM; the server,
+    // which outlives its stdin, gets SIGTERM too and is gone.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("life");
+    let mut command = Command::new("node");
+    command
+        .arg(peers().join("close.mjs"))
+        .arg("--")
+        .args(proxied(&[], own_server()))
+        .env("REASONS_TEST_LIFE", &file);
+    let output = output_within(&mut command, Duration::from_secs(60));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let (pid, signals) = life(&file);
+    assert!(pid > 0, "the server started");
+    assert_eq!(signals, ["SIGTERM"]);
+    eventually("the server is gone", || !alive(pid));
+}
+
+#[test]
+fn a_signal_reaches_the_server_and_the_call_in_flight_is_answered_and_audited() {
+    // R20 (findings 11, 12): the call the server never answered gets an error and an
+    // audit record; the proxy exits as its server did; the audit log is its owner's.
+    let dir = tempfile::tempdir().unwrap();
+    let (file, audit) = (dir.path().join("life"), dir.path().join("audit.jsonl"));
+    let flags = ["--audit", audit.to_str().unwrap()];
+    let mut session = Session::start_env(
+        &proxied(&flags, own_server()),
+        Stdio::inherit(),
+        &[("REASONS_TEST_LIFE", &file)],
+    );
+    session.ask(INITIALIZE);
+    session.send(INITIALIZED);
+    eventually("the server wrote its pid", || life(&file).0 > 0);
+    session.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{"reason":"to wait"}}}"#);
+    std::thread::sleep(Duration::from_millis(100));
+    // SAFETY: a signal to the child this test started.
+    unsafe { libc::kill(session.pid() as libc::pid_t, libc::SIGTERM) };
+    let answer: Value = serde_json::from_str(&session.next().expect("an answer")).unwrap();
+    assert_eq!(answer["id"], 2);
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(message.contains("exited before answering"), "{message}");
+    assert_eq!(session.wait().code(), Some(128 + libc::SIGTERM));
+    assert_eq!(life(&file).1, ["SIGTERM"]);
+    assert!(!alive(life(&file).0));
+
+    let records = std::fs::read_to_string(&audit).unwrap();
+    let records: Vec<Value> = records
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0]["reason"], "to wait");
+    assert_eq!(records[0]["forwarded"], true);
+    assert!(
+        records[0]["outcome"]["lost"]
+            .as_str()
+            .unwrap()
+            .contains("exited")
+    );
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&audit).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "the model's reasons are its owner's to read");
+}
+
+#[test]
+fn a_server_that_dies_at_start_is_reported_and_its_status_kept() {
+    // R20 (finding 11)
+    let dir = tempfile::tempdir().unwrap();
+    let stderr = dir.path().join("stderr");
+    let server = vec!["sh".to_string(), "-c".to_string(), "exit 7".to_string()];
+    let session = Session::start_with(
+        &proxied(&[], server),
+        Stdio::from(std::fs::File::create(&stderr).unwrap()),
+    );
+    let (rest, status) = session.finish();
+    assert_eq!(rest.len(), 0);
+    assert_eq!(status.code(), Some(7));
+    let said = std::fs::read_to_string(&stderr).unwrap();
+    assert!(
+        said.contains("the MCP server exited (exit status: 7)"),
+        "{said}"
+    );
+}
+
+#[test]
+fn a_typescript_sdk_server_never_sees_a_reason_beside_a_lone_surrogate_or_bad_utf8() {
+    // R10 R18 (findings 3, 4): what the SDK's server would read (a lone surrogate, or
+    // bytes it would turn into U+FFFD) is read by the proxy first.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("sent.jsonl");
+    let mut session = Session::start(&proxied(&[], teed(&log, own_server())));
+    session.ask(INITIALIZE);
+    session.send(INITIALIZED);
+    session.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"record","arguments":{"text":"cut \ud83d","reason":"SECRET-1"}}}"#);
+    let answer: Value = serde_json::from_str(&session.next().unwrap()).unwrap();
+    assert_eq!(answer["id"], 2);
+    let recorded = answer["result"]["content"][0]["text"].as_str().unwrap();
+    assert_eq!(
+        recorded, r#"{"text":"cut \ud83d"}"#,
+        "the server got the text, not the reason"
+    );
+    session.send_bytes(b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"record\",\"arguments\":{\"text\":\"\xff\",\"reason\":\"SECRET-2\"}}}");
+    let refused: Value = serde_json::from_str(&session.next().unwrap()).unwrap();
+    assert_eq!(refused["error"]["code"], -32700);
+    session.finish();
+    let sent = received(&log);
+    assert_eq!(sent.len(), 3, "initialize, initialized, the call: {sent:#?}");
+    assert!(!sent.join("\n").contains("SECRET"), "{sent:#?}");
+}
