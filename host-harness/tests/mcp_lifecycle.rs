@@ -147,6 +147,10 @@ fn a_typescript_sdk_server_never_sees_a_reason_beside_a_lone_surrogate_or_bad_ut
     assert_eq!(refused["error"]["code"], -32700);
     session.finish();
     let sent = received(&log);
-    assert_eq!(sent.len(), 3, "initialize, initialized, the call: {sent:#?}");
+    assert_eq!(
+        sent.len(),
+        3,
+        "initialize, initialized, the call: {sent:#?}"
+    );
     assert!(!sent.join("\n").contains("SECRET"), "{sent:#?}");
 }

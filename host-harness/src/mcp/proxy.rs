@@ -911,4 +911,6 @@ fn session_nonce() -> String {
 }
 
 #[cfg(test)]
+mod properties;
+#[cfg(test)]
 mod tests;

@@ -1,0 +1,327 @@
+//! The proxy against a simulated server, under random client lines and random timing:
+//! whatever the client sends and in whatever order the two sides' lines arrive, the
+//! server never receives a top-level `reason` for a tool whose schema does not declare
+//! one (R18), and every client request gets exactly one response (R19). The oracle reads
+//! what the server received with serde_json alone, as a server would.
+
+use super::*;
+use crate::plugin::Plugin;
+use proptest::prelude::*;
+use reasons::Options;
+use serde_json::{Value, json};
+
+/// What a client does next, or what the wire delivers next.
+#[derive(Clone, Debug)]
+enum Step {
+    /// The client sends these messages, as one line (a batch when more than one).
+    Client(Vec<Sent>),
+    /// The server reads this many of the lines sent to it, and answers.
+    ServerReads(usize),
+    /// The proxy reads this many of the server's lines.
+    ProxyReads(usize),
+    /// The server's tools change: `extra` comes or goes, and it says so.
+    ToolsChange,
+    /// The client closes its end.
+    ClientGone,
+    /// A line the proxy cannot read.
+    Garbage(u8),
+}
+
+#[derive(Clone, Debug)]
+enum Sent {
+    Initialize,
+    Initialized,
+    List,
+    Ping,
+    Call {
+        tool: &'static str,
+        reason: u8,
+        surrogate: bool,
+        escaped_method: bool,
+    },
+}
+
+fn sent() -> impl Strategy<Value = Sent> {
+    prop_oneof![
+        1 => Just(Sent::Initialize),
+        1 => Just(Sent::Initialized),
+        2 => Just(Sent::List),
+        1 => Just(Sent::Ping),
+        6 => (
+            prop::sample::select(vec!["plain", "own", "extra", "ghost"]),
+            0..5u8,
+            any::<bool>(),
+            any::<bool>(),
+        )
+            .prop_map(|(tool, reason, surrogate, escaped_method)| Sent::Call {
+                tool,
+                reason,
+                surrogate,
+                escaped_method
+            }),
+    ]
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        6 => prop::collection::vec(sent(), 1..=3).prop_map(Step::Client),
+        4 => (1..4usize).prop_map(Step::ServerReads),
+        4 => (1..4usize).prop_map(Step::ProxyReads),
+        1 => Just(Step::ToolsChange),
+        1 => (0..4u8).prop_map(Step::Garbage),
+        1 => Just(Step::ClientGone),
+    ]
+}
+
+/// The server: a fixed `plain` and `own` (which declares `reason`), and an `extra` that
+/// comes and goes; it answers every request it reads, once.
+#[derive(Default)]
+struct Server {
+    extra: bool,
+    inbox: VecDeque<String>,
+    outbox: VecDeque<String>,
+    /// Each call it ran: the tool and its arguments' text.
+    ran: Vec<(String, String)>,
+}
+
+impl Server {
+    fn tools(&self) -> Vec<Value> {
+        let schema = |properties: Value| json!({"type": "object", "properties": properties});
+        let mut tools = vec![
+            json!({"name": "plain", "inputSchema": schema(json!({"text": {"type": "string"}}))}),
+            json!({"name": "own", "inputSchema": schema(json!({"reason": {"type": "string"}}))}),
+        ];
+        if self.extra {
+            tools.push(json!({"name": "extra", "inputSchema": {"type": "object"}}));
+        }
+        tools
+    }
+
+    /// Reads one line, as a lenient server does (a lone surrogate read as any other
+    /// character), and answers it.
+    fn read(&mut self) {
+        let Some(line) = self.inbox.pop_front() else {
+            return;
+        };
+        let readable = line.replace("\\ud", "\\u00");
+        let value: Value = serde_json::from_str(&readable).expect("the proxy sends JSON");
+        let answers: Vec<Value> = match value {
+            Value::Array(messages) => messages.iter().filter_map(|m| self.answer(m)).collect(),
+            message => self.answer(&message).into_iter().collect(),
+        };
+        match (line.starts_with('['), answers.len()) {
+            (_, 0) => {}
+            (true, _) => self.outbox.push_back(Value::Array(answers).to_string()),
+            (false, _) => self.outbox.extend(answers.iter().map(Value::to_string)),
+        }
+    }
+
+    fn answer(&mut self, message: &Value) -> Option<Value> {
+        let id = message.get("id")?.clone();
+        let result = match message["method"].as_str()? {
+            "initialize" => json!({"capabilities": {"tools": {"listChanged": true}}}),
+            "tools/list" => json!({"tools": self.tools()}),
+            "tools/call" => {
+                let params = &message["params"];
+                let name = params["name"].as_str().unwrap_or_default().to_string();
+                self.ran.push((name, params["arguments"].to_string()));
+                json!({"content": [{"type": "text", "text": "done"}]})
+            }
+            _ => json!({}),
+        };
+        Some(json!({"jsonrpc": "2.0", "id": id, "result": result}))
+    }
+}
+
+/// The client's side: what it sent and what it got.
+#[derive(Default)]
+struct Client {
+    next_id: u64,
+    /// Each request's id, as a value.
+    asked: Vec<Value>,
+    answers: Vec<Value>,
+}
+
+impl Client {
+    /// A fresh id in one of the spellings clients use; its value.
+    fn id(&mut self) -> (String, Value) {
+        self.next_id += 1;
+        let n = self.next_id;
+        match n % 4 {
+            0 => (n.to_string(), json!(n)),
+            1 => (format!("{n}.0"), json!(n)),
+            2 => (
+                format!(r#""reasons-proxy/{n}""#),
+                json!(format!("reasons-proxy/{n}")),
+            ),
+            _ => (format!(r#""s{n}""#), json!(format!("s{n}"))),
+        }
+    }
+
+    fn line(&mut self, sent: &Sent) -> String {
+        let notification = |method: &str| format!(r#"{{"jsonrpc":"2.0","method":"{method}"}}"#);
+        if let Sent::Initialized = sent {
+            return notification("notifications/initialized");
+        }
+        let (id, value) = self.id();
+        self.asked.push(value);
+        let request = |method: &str, params: &str| {
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#)
+        };
+        match sent {
+            Sent::Initialize => request("initialize", "{}"),
+            Sent::List => request("tools/list", "{}"),
+            Sent::Ping => request("ping", "{}"),
+            Sent::Call {
+                tool,
+                reason,
+                surrogate,
+                escaped_method,
+            } => {
+                let text = if *surrogate {
+                    r#""cut \ud83d""#
+                } else {
+                    r#""a""#
+                };
+                let reason = match reason {
+                    0 => String::new(),
+                    1 => r#","reason":"SECRET""#.into(),
+                    2 => r#","\u0072eason":"SECRET""#.into(),
+                    3 => r#","reason":"SECRET","reason":null"#.into(),
+                    _ => r#","reason":{"nested":"SECRET"}"#.into(),
+                };
+                let method = if *escaped_method {
+                    r#"tools\/call"#
+                } else {
+                    "tools/call"
+                };
+                request(
+                    method,
+                    &format!(r#"{{"name":"{tool}","arguments":{{"text":{text}{reason}}}}}"#),
+                )
+            }
+            Sent::Initialized => unreachable!("answered above"),
+        }
+    }
+
+    fn got(&mut self, line: &[u8]) {
+        let text = String::from_utf8(line.to_vec())
+            .unwrap()
+            .replace("\\ud", "\\u00");
+        match serde_json::from_str(&text).expect("the proxy answers JSON") {
+            Value::Array(answers) => self.answers.extend(answers),
+            answer => self.answers.push(answer),
+        }
+    }
+}
+
+fn garbage(kind: u8) -> Vec<u8> {
+    let call = br#"{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"plain","arguments":{"reason":"SECRET"}}}"#;
+    match kind {
+        0 => [&b"\xef\xbb\xbf"[..], call].concat(),
+        1 => call.iter().map(|&b| if b == b'S' { 0xff } else { b }).collect(),
+        2 => br#"{"jsonrpc":"2.0","id":98,"method":"tools/call","params":{"name":"own","name":"plain","arguments":{"reason":"SECRET"}}}"#.to_vec(),
+        _ => br#"{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"plain","arguments":{"reason":"SECRET"}}}"#.to_vec(),
+    }
+}
+
+/// Plays `steps`, then lets both sides run dry and the server go; the oracle's checks.
+fn play(steps: &[Step]) {
+    let transform = Transform::new(&Plugin::reasons().unwrap(), Options::default()).unwrap();
+    let mut proxy = Proxy::new(transform, Audit::new(None, false).unwrap());
+    let (mut server, mut client) = (Server::default(), Client::default());
+    let deliver = |out: Vec<Out>, server: &mut Server, client: &mut Client| {
+        for line in out {
+            match line {
+                Out::Server(bytes) => server.inbox.push_back(String::from_utf8(bytes).unwrap()),
+                Out::Client(bytes) => client.got(&bytes),
+            }
+        }
+    };
+    let mut gone = false;
+    for step in steps {
+        let out = match step {
+            Step::Client(_) | Step::Garbage(_) if gone => continue,
+            Step::Client(messages) => {
+                let lines: Vec<String> = messages.iter().map(|m| client.line(m)).collect();
+                let line = match lines.len() {
+                    1 => lines[0].clone(),
+                    _ => format!("[{}]", lines.join(",")),
+                };
+                proxy.client_sent(line.into_bytes())
+            }
+            Step::Garbage(kind) => proxy.client_sent(garbage(*kind)),
+            Step::ServerReads(count) => {
+                (0..*count).for_each(|_| server.read());
+                Vec::new()
+            }
+            Step::ProxyReads(count) => {
+                let lines: Vec<String> = (0..*count)
+                    .filter_map(|_| server.outbox.pop_front())
+                    .collect();
+                lines
+                    .into_iter()
+                    .flat_map(|line| proxy.server_sent(line.into_bytes()))
+                    .collect()
+            }
+            Step::ToolsChange => {
+                server.extra = !server.extra;
+                let changed = r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#;
+                server.outbox.push_back(changed.into());
+                Vec::new()
+            }
+            Step::ClientGone => {
+                gone = true;
+                proxy.client_gone()
+            }
+        };
+        deliver(out, &mut server, &mut client);
+    }
+    // Both sides run dry: every line is read and answered.
+    while !server.inbox.is_empty() || !server.outbox.is_empty() {
+        server.read();
+        let lines: Vec<String> = server.outbox.drain(..).collect();
+        for line in lines {
+            let out = proxy.server_sent(line.into_bytes());
+            deliver(out, &mut server, &mut client);
+        }
+    }
+    let out = proxy.server_gone("the test is over");
+    deliver(out, &mut server, &mut client);
+
+    for (tool, arguments) in &server.ran {
+        let arguments: Value = serde_json::from_str(arguments).unwrap();
+        let declares = tool == "own";
+        assert!(
+            declares || arguments.get("reason").is_none(),
+            "R18: {tool} received {arguments}"
+        );
+    }
+    for id in &client.asked {
+        let answers = client
+            .answers
+            .iter()
+            .filter(|a| same_id(&a["id"], id))
+            .count();
+        assert_eq!(answers, 1, "R19: request {id} got {answers} answers");
+    }
+}
+
+/// Whether two ids are one value (`1` and `1.0` are).
+fn same_id(a: &Value, b: &Value) -> bool {
+    match (a.as_f64(), b.as_f64()) {
+        (Some(a), Some(b)) => a == b,
+        _ => a == b,
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn no_reason_reaches_a_server_and_every_request_is_answered_once(
+        steps in prop::collection::vec(step(), 1..40)
+    ) {
+        play(&steps);
+    }
+}
