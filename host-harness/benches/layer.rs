@@ -8,6 +8,7 @@ mod support;
 
 use criterion::{BatchSize, Bencher, BenchmarkId, Criterion, Throughput};
 use reasons::{Reasons, ToolCall, ToolResult};
+use reasons_harness::plugin::integrity::{Added, Given};
 use reasons_harness::plugin::{Cache, REASONS_WASM};
 use reasons_harness::provider::Catalogue;
 use reasons_harness::{Json, Plugin, Provider, WasmLayer};
@@ -124,6 +125,22 @@ fn forwarding(c: &mut Criterion) {
         });
         group.bench_function(BenchmarkId::new("floor", size), |b| {
             b.iter(|| black_box(strip_or_copy(&batch)))
+        });
+        // The host's check of what the component passed down (R16), alone: the batch as
+        // given against the batch as the transform forwards it.
+        let mut forwarded = Vec::new();
+        reasons.execute(calls.clone(), |calls| {
+            forwarded = calls.clone();
+            answered(calls)
+        });
+        group.bench_function(BenchmarkId::new("gate", size), |b| {
+            per_batch(b, &calls, |calls| {
+                let added = Added {
+                    param: reasons::DEFAULT_NAME.into(),
+                    to: layer.strip_set(),
+                };
+                Given::new(calls, Some(added)).admit(&forwarded).unwrap()
+            })
         });
     }
     group.finish();

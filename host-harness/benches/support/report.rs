@@ -98,6 +98,16 @@ pub fn print(wasm_bytes: usize) {
             );
         }
     }
+    for size in ["1", "100", "1000"] {
+        if let Some([component, gate]) = medians("forwarding", ["component", "gate"], size) {
+            println!(
+                "| forwarding, {size} calls: the host's gate alone (R16) | {} | | | {:.1}% of the component's forwarding | | < 10%: {} |",
+                time(gate),
+                100.0 * gate / component,
+                verdict(gate / component < 0.1)
+            );
+        }
+    }
     for size in ["100x1KiB", "1x64KiB"] {
         if let Some([component, native, copy]) =
             medians("untouched", ["component", "native", "floor"], size)

@@ -10,7 +10,7 @@
 mod answers;
 pub mod cache;
 mod convert;
-mod integrity;
+pub mod integrity;
 mod layer;
 pub mod sandbox;
 
