@@ -105,6 +105,9 @@ fn without(object: &Object<'_>, name: &str) -> Option<String> {
             }
         }
     }
+    if cfg!(feature = "mutant-sort-keys") {
+        kept.sort_by_key(|(key, _)| *key);
+    }
     let mut out = String::with_capacity(object.text.len());
     out.push('{');
     for (at, (key, value)) in kept.into_iter().enumerate() {
@@ -113,6 +116,17 @@ fn without(object: &Object<'_>, name: &str) -> Option<String> {
         }
         json::push_key(&mut out, key);
         out.push(':');
+        if cfg!(feature = "mutant-drop-negative-zero") && value.get() == "-0" {
+            out.push('0');
+            continue;
+        }
+        if cfg!(feature = "mutant-strip-nested")
+            && let Some(nested) = Object::parse(value.get())
+            && nested.has(name)
+        {
+            out.push_str(&without(&nested, name)?);
+            continue;
+        }
         json::push_compact(&mut out, value.get())?;
     }
     out.push('}');

@@ -66,7 +66,7 @@ fn owns(
     required: Option<&alloc::vec::Vec<alloc::string::String>>,
     name: &str,
 ) -> bool {
-    schema.has("$ref")
+    (schema.has("$ref") && !cfg!(feature = "mutant-ignore-ref"))
         || properties.is_some_and(|properties| properties.has(name))
         || required.is_some_and(|required| required.iter().any(|n| n == name))
 }

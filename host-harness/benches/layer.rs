@@ -13,6 +13,7 @@ use reasons_harness::plugin::{Cache, REASONS_WASM};
 use reasons_harness::provider::Catalogue;
 use reasons_harness::{Json, Plugin, Provider, WasmLayer};
 use std::hint::black_box;
+use std::sync::Arc;
 use support::workload::{self, Kind};
 
 /// Times `work` on a fresh copy of `calls` each iteration; the copy is not timed.
@@ -139,7 +140,9 @@ fn forwarding(c: &mut Criterion) {
                     param: reasons::DEFAULT_NAME.into(),
                     to: layer.strip_set(),
                 };
-                Given::new(calls, Some(added)).admit(&forwarded).unwrap()
+                Given::new(Arc::new(calls), Some(added))
+                    .admit(&forwarded)
+                    .unwrap()
             })
         });
     }

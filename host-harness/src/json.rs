@@ -6,10 +6,15 @@
 
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
+use std::borrow::Cow;
 use std::fmt;
 
+/// One member of an object: its key, decoded (borrowed from the text when it has no
+/// escapes), and its value's exact text.
+pub type Member<'a> = (Cow<'a, [u8]>, &'a RawValue);
+
 /// `text`'s members in order, repeats included; `None` when it is not one JSON object.
-pub fn members(text: &str) -> Option<Vec<(Vec<u8>, &RawValue)>> {
+pub fn members(text: &str) -> Option<Vec<Member<'_>>> {
     serde_json::from_str::<Members>(text)
         .ok()
         .map(|members| members.0)
@@ -18,10 +23,12 @@ pub fn members(text: &str) -> Option<Vec<(Vec<u8>, &RawValue)>> {
 /// The value of the JSON string `value`, as WTF-8; `None` for any other value.
 pub fn string(value: &RawValue) -> Option<Vec<u8>> {
     let mut reader = serde_json::Deserializer::from_str(value.get());
-    Bytes::deserialize(&mut reader).ok().map(|bytes| bytes.0)
+    Bytes::deserialize(&mut reader)
+        .ok()
+        .map(|bytes| bytes.0.into_owned())
 }
 
-struct Members<'a>(Vec<(Vec<u8>, &'a RawValue)>);
+struct Members<'a>(Vec<Member<'a>>);
 
 impl<'de> Deserialize<'de> for Members<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -43,19 +50,23 @@ impl<'de> Deserialize<'de> for Members<'de> {
     }
 }
 
-/// A JSON string as bytes: serde_json decodes it to WTF-8, lone surrogates included.
-struct Bytes(Vec<u8>);
+/// A JSON string as bytes: serde_json decodes it to WTF-8, lone surrogates included;
+/// borrowed from the text when it has no escapes.
+struct Bytes<'a>(Cow<'a, [u8]>);
 
-impl<'de> Deserialize<'de> for Bytes {
+impl<'de> Deserialize<'de> for Bytes<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct Decoded;
-        impl Visitor<'_> for Decoded {
-            type Value = Bytes;
+        impl<'de> Visitor<'de> for Decoded {
+            type Value = Bytes<'de>;
             fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
                 formatter.write_str("a JSON string")
             }
-            fn visit_bytes<E>(self, bytes: &[u8]) -> Result<Bytes, E> {
-                Ok(Bytes(bytes.to_vec()))
+            fn visit_borrowed_bytes<E>(self, bytes: &'de [u8]) -> Result<Bytes<'de>, E> {
+                Ok(Bytes(Cow::Borrowed(bytes)))
+            }
+            fn visit_bytes<E>(self, bytes: &[u8]) -> Result<Bytes<'de>, E> {
+                Ok(Bytes(Cow::Owned(bytes.to_vec())))
             }
         }
         deserializer.deserialize_bytes(Decoded)
@@ -70,7 +81,7 @@ mod tests {
     fn keys_are_decoded_lone_surrogates_included_and_repeats_kept() {
         // R10
         let members = members(r#" {"\u0072eason":1, "\ud800" : [ 2 ], "a":3, "a":4} "#).unwrap();
-        let keys: Vec<&[u8]> = members.iter().map(|(key, _)| key.as_slice()).collect();
+        let keys: Vec<&[u8]> = members.iter().map(|(key, _)| key.as_ref()).collect();
         assert_eq!(keys, [&b"reason"[..], b"\xed\xa0\x80", b"a", b"a"]);
         assert_eq!(members[1].1.get(), "[ 2 ]");
         for text in ["[]", "1", "{", "{} x", "\u{feff}{}"] {

@@ -226,3 +226,36 @@ fn mcp_names_what_it_cannot_start() {
         assert!(stderr.contains(message), "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn stack_limits_are_checked_and_a_large_one_works() {
+    // R15 R17: a limit out of range is refused with a message, never a panic; one far
+    // above the default runs a transform.
+    let dir = tempfile::tempdir().unwrap();
+    let tools = dir.path().join("tools.json");
+    std::fs::write(&tools, r#"[{"name":"t","inputSchema":{"type":"object"}}]"#).unwrap();
+    let tools = tools.to_str().unwrap();
+    for (kib, message) in [
+        (
+            "0",
+            "the plugin stack limit must be from 64 KiB to 64 MiB (it was 0 bytes)",
+        ),
+        (
+            "1048576",
+            "the plugin stack limit must be from 64 KiB to 64 MiB (it was 1024 MiB)",
+        ),
+    ] {
+        let output = reasons(&["transform", "--tools", tools, "--plugin-stack-kib", kib]);
+        assert_eq!(output.status.code(), Some(1), "{kib}");
+        let error = String::from_utf8_lossy(&output.stderr);
+        assert!(error.contains(message), "{error}");
+    }
+    let out = stdout(&reasons(&[
+        "transform",
+        "--tools",
+        tools,
+        "--plugin-stack-kib",
+        "8192",
+    ]));
+    assert!(out.contains(r#""augmented": ["#), "{out}");
+}

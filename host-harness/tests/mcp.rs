@@ -53,7 +53,8 @@ fn the_python_sdk_sees_reasons_and_server_everything_never_does() {
 
 #[test]
 fn the_typescript_sdk_writes_a_file_through_server_filesystem_without_the_reason() {
-    // R1 R9: a file's content would hold the reason if it leaked into the arguments.
+    // R1 R9: the server's own log shows it never received the reason, and the file holds
+    // what was asked for.
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     let log = root.join("sent.jsonl");

@@ -3,6 +3,7 @@
 
 pub mod checks;
 pub mod compose;
+pub mod model;
 pub mod peers;
 pub mod providers;
 

@@ -175,6 +175,7 @@ fn composed_with_a_registry_it_is_one_component_the_harness_runs() {
         .reasons(&plugin, Options::default())
         .unwrap();
     let tools = stack.list().unwrap();
+    assert_eq!(tools.len(), 2, "the registry's echo and fail: {tools:?}");
     assert!(
         tools
             .iter()

@@ -52,7 +52,7 @@ fn check_policy_sees_the_reason_and_the_tool_does_not(stack: Stack, provider: &S
 
 #[test]
 fn policy_over_reasons_over_the_tools() {
-    // R11 R12
+    // R11: the policy reads the reason under the name the layer publishes.
     let provider = Scripted::new(&[TOOL]);
     let stack = Stack::new(provider.clone())
         .reasons(&Plugin::reasons().unwrap(), Options::default())

@@ -18,10 +18,14 @@ fuzz_target!(|data: &[u8]| {
         .split('\u{1}')
         .map(String::from)
         .collect();
+    let count = declarations.len();
     let mut layer = Reasons::new();
-    let listed = layer.list(declarations.clone());
-    assert_eq!(listed.len(), declarations.len());
-    assert_eq!(layer.list(declarations), listed, "listing is idempotent");
+    let listed = layer.list(declarations);
+    assert_eq!(listed.len(), count);
+    // Idempotent: an augmented declaration owns the parameter, so listing the output
+    // again changes nothing (R5).
+    let mut again = Reasons::new();
+    assert_eq!(again.list(listed.clone()), listed, "listing the output changes nothing");
 
     let augmented = layer.augmented_tools();
     let calls: Vec<ToolCall> = parts
@@ -48,10 +52,12 @@ fuzz_target!(|data: &[u8]| {
             .collect())
     });
     assert_eq!(results.len(), calls.len());
+    assert_eq!(forwarded.len(), calls.len(), "one forwarded call per call");
     for (sent, got) in calls.iter().zip(&forwarded) {
+        assert_eq!((&sent.id, &sent.name), (&got.id, &got.name));
         if sent != got {
             let Ok(Value::Object(mut expected)) =
-                serde_json::from_str::<Value>(sent.arguments.text())
+                serde_json::from_str::<Value>(&readable(sent.arguments.text()))
             else {
                 panic!("changed arguments that are not an object: {sent:?}");
             };
@@ -59,8 +65,11 @@ fuzz_target!(|data: &[u8]| {
                 expected.shift_remove("reason").is_some(),
                 "changed a call without a reason"
             );
-            let got: Value =
-                serde_json::from_str(got.arguments.text()).expect("stripped text is JSON");
+            let text = got.arguments.text();
+            assert!(!insignificant_whitespace(text), "not compact: {text}");
+            let got: Value = serde_json::from_str(&readable(text)).expect("stripped text is JSON");
+            // A repeated key would collapse in the value: count the keys in the text.
+            assert_eq!(top_level_keys(text), expected.len(), "a repeated key: {text}");
             assert_eq!(
                 serde_json::to_string(&got).unwrap(),
                 serde_json::to_string(&expected).unwrap()
@@ -68,3 +77,52 @@ fuzz_target!(|data: &[u8]| {
         }
     }
 });
+
+/// `text` with every surrogate escape made a plain one: serde_json refuses a lone
+/// surrogate, which is valid JSON (R10).
+fn readable(text: &str) -> String {
+    text.replace("\\ud", "\\u00").replace("\\uD", "\\u00")
+}
+
+/// Whether `text` has whitespace outside its strings.
+fn insignificant_whitespace(text: &str) -> bool {
+    let (mut in_string, mut escaped) = (false, false);
+    text.chars().any(|c| {
+        let outside = !in_string;
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if in_string => escaped = true,
+            '"' => in_string = !in_string,
+            _ => {}
+        }
+        outside && matches!(c, ' ' | '\t' | '\n' | '\r')
+    })
+}
+
+/// How many members the object `text` has at its top level, repeats included.
+fn top_level_keys(text: &str) -> usize {
+    serde_json::from_str::<Members>(&readable(text)).map_or(0, |members| members.0)
+}
+
+/// Counts an object's members without collapsing repeats.
+struct Members(usize);
+
+impl<'de> serde::Deserialize<'de> for Members {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Count;
+        impl<'de> serde::de::Visitor<'de> for Count {
+            type Value = Members;
+            fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+                formatter.write_str("an object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Members, A::Error> {
+                let mut count = 0;
+                while map.next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?.is_some() {
+                    count += 1;
+                }
+                Ok(Members(count))
+            }
+        }
+        deserializer.deserialize_map(Count)
+    }
+}

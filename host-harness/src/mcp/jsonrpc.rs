@@ -168,11 +168,11 @@ fn envelope(text: &str) -> Result<Message<'_>, Refusal> {
 }
 
 /// `text`'s members, when it is an object whose every key is given once.
-pub fn unique(text: &str) -> Result<Vec<(Vec<u8>, &RawValue)>, String> {
+pub fn unique(text: &str) -> Result<Vec<json::Member<'_>>, String> {
     let members = json::members(text).ok_or("is not a JSON object")?;
     let mut seen = std::collections::HashSet::new();
     for (key, _) in &members {
-        if !seen.insert(key.as_slice()) {
+        if !seen.insert(key.as_ref()) {
             return Err(format!(
                 "repeats the key {:?}, which parsers read differently",
                 String::from_utf8_lossy(key)
@@ -183,10 +183,10 @@ pub fn unique(text: &str) -> Result<Vec<(Vec<u8>, &RawValue)>, String> {
 }
 
 /// The member `key` of `members`.
-pub fn member<'a>(members: &[(Vec<u8>, &'a RawValue)], key: &str) -> Option<&'a RawValue> {
+pub fn member<'a>(members: &[json::Member<'a>], key: &str) -> Option<&'a RawValue> {
     members
         .iter()
-        .find(|(name, _)| name == key.as_bytes())
+        .find(|(name, _)| name.as_ref() == key.as_bytes())
         .map(|(_, value)| *value)
 }
 

@@ -11,8 +11,6 @@ mod jsonrpc;
 mod proxy;
 mod transform;
 
-pub use proxy::HOLD_AT_MOST;
-
 use crate::plugin::Plugin;
 use anyhow::Context;
 use audit::Audit;

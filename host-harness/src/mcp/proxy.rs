@@ -436,7 +436,7 @@ impl Proxy {
         Some(
             json::members(arguments)?
                 .iter()
-                .any(|(key, _)| key == param),
+                .any(|(key, _)| key.as_ref() == param),
         )
     }
 
@@ -451,7 +451,7 @@ impl Proxy {
         json::members(arguments?)?
             .into_iter()
             .rev()
-            .find(|(key, _)| key == param)
+            .find(|(key, _)| key.as_ref() == param)
             .map(|(_, value)| value.to_owned())
     }
 

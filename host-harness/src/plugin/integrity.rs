@@ -7,12 +7,41 @@ use super::StripSet;
 use crate::json;
 use indexmap::IndexMap;
 use reasons::{Arguments, ToolCall};
+use std::sync::Arc;
+
+/// A call as the gate reads it: the transform's own type, or the WIT type it crosses as.
+pub trait Call {
+    /// The call's id.
+    fn id(&self) -> &str;
+    /// The tool's name.
+    fn name(&self) -> &str;
+    /// Whether the arguments came as an object (not as text), and their text.
+    fn arguments(&self) -> (bool, &str);
+}
+
+impl Call for ToolCall {
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn arguments(&self) -> (bool, &str) {
+        (
+            matches!(self.arguments, Arguments::Object(_)),
+            self.arguments.text(),
+        )
+    }
+}
 
 /// The batch a plugin was given, and what it may take out of a call's arguments.
-pub struct Given {
-    calls: Vec<ToolCall>,
+pub struct Given<C> {
+    /// Shared with the call into the plugin, so the batch is not copied for the gate.
+    calls: Arc<Vec<C>>,
     /// Each given call's fate so far: passed down already, or not.
     used: Vec<bool>,
+    /// Where the next forwarded call is looked for first: a layer forwards in order.
+    next: usize,
     added: Option<Added>,
 }
 
@@ -24,62 +53,67 @@ pub struct Added {
     pub to: StripSet,
 }
 
-impl Given {
+impl<C: Call> Given<C> {
     /// The batch `calls`, from which a layer may take `added` off the tools it added it
     /// to; with `None` (a plugin that publishes no parameter) arguments pass unchanged.
-    pub fn new(calls: Vec<ToolCall>, added: Option<Added>) -> Given {
+    pub fn new(calls: Arc<Vec<C>>, added: Option<Added>) -> Given<C> {
         Given {
             used: vec![false; calls.len()],
             calls,
+            next: 0,
             added,
         }
     }
 
     /// Admits `forwarded` as a faithful subset of the batch, or says what is wrong with
     /// the first call that is not.
-    pub fn admit(&mut self, forwarded: &[ToolCall]) -> Result<(), String> {
+    pub fn admit(&mut self, forwarded: &[impl Call]) -> Result<(), String> {
         for call in forwarded {
-            let at = self
-                .calls
-                .iter()
-                .zip(&self.used)
-                .position(|(given, used)| !used && given.id == call.id)
-                .ok_or_else(
-                    || match self.calls.iter().any(|given| given.id == call.id) {
-                        true => format!("passed call `{}` down more than once", call.id),
-                        false => format!(
-                            "passed down a call it was not given (id `{}`, tool `{}`)",
-                            call.id, call.name
-                        ),
-                    },
-                )?;
+            let at = self.find(call.id()).ok_or_else(|| {
+                match self.calls.iter().any(|given| given.id() == call.id()) {
+                    true => format!("passed call `{}` down more than once", call.id()),
+                    false => format!(
+                        "passed down a call it was not given (id `{}`, tool `{}`)",
+                        call.id(),
+                        call.name()
+                    ),
+                }
+            })?;
             let given = &self.calls[at];
-            if given.name != call.name {
+            if given.name() != call.name() {
                 return Err(format!(
                     "passed call `{}` down as tool `{}`; it was given as `{}`",
-                    call.id, call.name, given.name
+                    call.id(),
+                    call.name(),
+                    given.name()
                 ));
             }
-            if !self.faithful(given, &call.arguments) {
+            if !self.faithful(given, call.arguments()) {
                 return Err(format!(
                     "changed the arguments of call `{}` (tool `{}`) beyond taking off its own \
                      parameter",
-                    call.id, call.name
+                    call.id(),
+                    call.name()
                 ));
             }
             self.used[at] = true;
+            self.next = at + 1;
         }
         Ok(())
     }
 
+    /// The first given call with `id` not yet passed down: the next in order, usually.
+    fn find(&self, id: &str) -> Option<usize> {
+        let unused = |at: &usize| !self.used[*at] && self.calls[*at].id() == id;
+        (self.next..self.calls.len())
+            .find(unused)
+            .or_else(|| (0..self.next).find(unused))
+    }
+
     /// Whether `forwarded` are `given`'s arguments, or them less the added parameter.
-    fn faithful(&self, given: &ToolCall, forwarded: &Arguments) -> bool {
-        let same_shape = matches!(
-            (&given.arguments, forwarded),
-            (Arguments::Object(_), Arguments::Object(_)) | (Arguments::Text(_), Arguments::Text(_))
-        );
-        let (before, after) = (given.arguments.text(), forwarded.text());
-        if !same_shape {
+    fn faithful(&self, given: &C, (is_object, after): (bool, &str)) -> bool {
+        let (was_object, before) = given.arguments();
+        if was_object != is_object {
             return false;
         }
         if before == after {
@@ -88,50 +122,127 @@ impl Given {
         let Some(added) = &self.added else {
             return false;
         };
-        if !added.to.contains(&given.name) {
+        if !added.to.contains(given.name()) {
             return false;
         }
-        match (members(before), members(after)) {
-            (Some(mut before), Some(after)) => {
-                before.shift_remove(added.param.as_bytes());
-                before == after
-            }
-            _ => false,
+        less(before, after, added.param.as_bytes())
+    }
+}
+
+/// Whether the object `after` is the object `before` less its member `param`, as parsers
+/// read them: a repeated key keeps its first position and its last value; keys are
+/// decoded (to WTF-8, so that a lone surrogate escape is a character like any other);
+/// values compare by their text less insignificant whitespace. A layer keeps every
+/// value's text (R10: numbers keep their digits, escapes inside values are copied), so
+/// this is equality for what a faithful layer forwards; reading no deeper than the top
+/// keeps it linear however deeply the arguments nest.
+fn less(before: &str, after: &str, param: &[u8]) -> bool {
+    let Some(before) = json::members(before) else {
+        return false;
+    };
+    let mut seen = std::collections::HashSet::with_capacity(before.len());
+    let repeats = !before.iter().all(|(key, _)| seen.insert(key.as_ref()));
+    if !repeats && compact_less(&before, param).is_some_and(|expected| expected == after.as_bytes())
+    {
+        // Exactly what a layer that compacts writes: `after` need not be read at all.
+        return true;
+    }
+    let Some(after) = json::members(after) else {
+        return false;
+    };
+    if repeats {
+        let mut expected = by_value(&before);
+        expected.shift_remove(param);
+        return expected.iter().eq(by_value(&after).iter());
+    }
+    // The common case, without a map: every key once, in order, the parameter skipped.
+    let mut kept = before.iter().filter(|(key, _)| key.as_ref() != param);
+    let mut forwarded = after.iter();
+    loop {
+        match (kept.next(), forwarded.next()) {
+            (None, None) => return true,
+            (Some((key, value)), Some((got_key, got_value)))
+                if key == got_key && same_text(value.get(), got_value.get()) => {}
+            _ => return false,
         }
     }
 }
 
-/// An object's members as parsers read them, to compare two objects by value: a repeated
-/// key keeps its first position and its last value; keys are decoded (to WTF-8, so that a
-/// lone surrogate escape is a character like any other); each value is its text less
-/// insignificant whitespace. A layer keeps every value's text (R10: numbers keep their
-/// digits, escapes inside values are copied), so this is equality for the calls a
-/// faithful layer forwards, and reading no deeper than the top keeps it linear however
-/// deeply the arguments nest. `None` when `text` is not one JSON object.
-fn members(text: &str) -> Option<IndexMap<Vec<u8>, String>> {
-    let entries = json::members(text)?;
-    let mut members = IndexMap::with_capacity(entries.len());
-    for (key, value) in entries {
-        members.insert(key, compact(value.get()));
+/// `before` written compactly without `param`, when every key is written without an
+/// escape (a key with one may be spelt otherwise by a faithful layer: the caller then
+/// compares by value).
+fn compact_less(before: &[json::Member], param: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(before.iter().map(|(_, value)| value.get().len() + 8).sum());
+    out.push(b'{');
+    for (key, value) in before.iter().filter(|(key, _)| key.as_ref() != param) {
+        let std::borrow::Cow::Borrowed(key) = key else {
+            return None;
+        };
+        if out.len() > 1 {
+            out.push(b',');
+        }
+        out.push(b'"');
+        out.extend_from_slice(key);
+        out.extend_from_slice(b"\":");
+        out.extend(Compact::new(value.get()));
     }
-    Some(members)
+    out.push(b'}');
+    Some(out)
+}
+
+/// An object's members with repeats resolved, each value compact.
+fn by_value<'a>(members: &'a [json::Member<'a>]) -> IndexMap<&'a [u8], Vec<u8>> {
+    let mut map = IndexMap::with_capacity(members.len());
+    for (key, value) in members {
+        map.insert(key.as_ref(), compact(value.get()));
+    }
+    map
+}
+
+/// Whether two validated JSON texts are the same less whitespace outside strings; read
+/// side by side, without a copy.
+fn same_text(a: &str, b: &str) -> bool {
+    a == b || Compact::new(a).eq(Compact::new(b))
+}
+
+/// The bytes of JSON text (already validated) without whitespace outside its strings.
+struct Compact<'a> {
+    bytes: std::slice::Iter<'a, u8>,
+    in_string: bool,
+    escaped: bool,
+}
+
+impl<'a> Compact<'a> {
+    fn new(text: &'a str) -> Compact<'a> {
+        Compact {
+            bytes: text.as_bytes().iter(),
+            in_string: false,
+            escaped: false,
+        }
+    }
+}
+
+impl Iterator for Compact<'_> {
+    type Item = u8;
+
+    fn next(&mut self) -> Option<u8> {
+        loop {
+            let byte = *self.bytes.next()?;
+            match byte {
+                _ if self.escaped => self.escaped = false,
+                b'\\' if self.in_string => self.escaped = true,
+                b'"' => self.in_string = !self.in_string,
+                b' ' | b'\t' | b'\n' | b'\r' if !self.in_string => continue,
+                _ => {}
+            }
+            return Some(byte);
+        }
+    }
 }
 
 /// JSON text (already validated) without whitespace outside its strings.
-fn compact(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let (mut in_string, mut escaped) = (false, false);
-    for c in text.chars() {
-        match c {
-            _ if escaped => escaped = false,
-            '\\' if in_string => escaped = true,
-            '"' => in_string = !in_string,
-            ' ' | '\t' | '\n' | '\r' if !in_string => continue,
-            _ => {}
-        }
-        out.push(c);
-    }
-    out
+fn compact(text: &str) -> Vec<u8> {
+    Compact::new(text).collect()
 }
 
 #[cfg(test)]
@@ -146,14 +257,14 @@ mod tests {
         }
     }
 
-    fn given(calls: Vec<ToolCall>) -> Given {
+    fn given(calls: Vec<ToolCall>) -> Given<ToolCall> {
         let to = StripSet::default();
         to.replace(["read".to_string()]);
         let added = Added {
             param: "reason".into(),
             to,
         };
-        Given::new(calls, Some(added))
+        Given::new(Arc::new(calls), Some(added))
     }
 
     #[test]
@@ -173,7 +284,11 @@ mod tests {
             call("1", "read", r#"{"path":"a"}"#),
         ];
         assert_eq!(gate.admit(&forwarded), Ok(()));
-        assert_eq!(given(batch).admit(&[]), Ok(()), "a subset is fine");
+        assert_eq!(
+            given(batch).admit(&[] as &[ToolCall]),
+            Ok(()),
+            "a subset is fine"
+        );
     }
 
     #[test]
@@ -221,7 +336,7 @@ mod tests {
         // of its own may take nothing off.
         let mut gate = given(vec![call("1", "own", r#"{"reason":"mine"}"#)]);
         assert!(gate.admit(&[call("1", "own", "{}")]).is_err());
-        let mut gate = Given::new(vec![call("1", "read", r#"{"reason":"x"}"#)], None);
+        let mut gate = Given::new(Arc::new(vec![call("1", "read", r#"{"reason":"x"}"#)]), None);
         assert!(gate.admit(&[call("1", "read", "{}")]).is_err());
         let mut gate = given(vec![call("1", "read", r#"{"reason":"x"}"#)]);
         let as_object = ToolCall {

@@ -8,7 +8,7 @@ use super::bindings::exports::agent::tools::provider::Guest as ProviderExport;
 use super::bindings::exports::agent::tools::reasons::{
     self as wit_reasons, Guest as ReasonsExport,
 };
-use super::integrity::{Added, Given};
+use super::integrity::{Added, Call, Given};
 use super::sandbox::{self, Meter};
 use crate::provider::{self, Json, Provider};
 use anyhow::anyhow;
@@ -83,7 +83,10 @@ enum Gate {
         done: bool,
     },
     /// An execution of calls from `given`.
-    Execute { given: Given, done: bool },
+    Execute {
+        given: Given<wit::ToolCall>,
+        done: bool,
+    },
 }
 
 impl WasmLayer {
@@ -288,8 +291,8 @@ impl Provider for WasmLayer {
             return Ok(Vec::new());
         }
         let ids = reasons::CallIds::of(&calls);
-        let wit_calls: Vec<wit::ToolCall> =
-            calls.iter().cloned().map(wit::ToolCall::from).collect();
+        let wit_calls: Arc<Vec<wit::ToolCall>> =
+            Arc::new(calls.into_iter().map(wit::ToolCall::from).collect());
         if self.param.is_none() && self.plugin.is_reasons() {
             // Not configured: the parameter is the plugin's default, asked for once.
             self.param = self.reason_param().ok();
@@ -299,7 +302,7 @@ impl Provider for WasmLayer {
             to: self.strip_set.clone(),
         });
         let gate = Gate::Execute {
-            given: Given::new(calls, added),
+            given: Given::new(wit_calls.clone(), added),
             done: false,
         };
         let answer = self
@@ -316,6 +319,21 @@ impl Provider for WasmLayer {
 }
 
 impl wit::Host for Below {}
+
+impl Call for wit::ToolCall {
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn arguments(&self) -> (bool, &str) {
+        match &self.arguments {
+            wit::Arguments::Object(text) => (true, text),
+            wit::Arguments::Text(text) => (false, text),
+        }
+    }
+}
 
 impl Below {
     /// Records what the gate refused, and answers the plugin with it.
@@ -357,7 +375,6 @@ impl super::bindings::agent::tools::provider::Host for Below {
         &mut self,
         calls: Vec<wit::ToolCall>,
     ) -> Result<Vec<wit::ToolResult>, wit::ProviderError> {
-        let calls: Vec<ToolCall> = calls.into_iter().map(ToolCall::from).collect();
         let verdict = match &mut self.gate {
             Gate::Execute { done: true, .. } => {
                 Err("passed calls down more than once in one execution".to_string())
@@ -372,6 +389,7 @@ impl super::bindings::agent::tools::provider::Host for Below {
         if let Err(violation) = verdict {
             return Err(self.refuse(violation));
         }
+        let calls: Vec<ToolCall> = calls.into_iter().map(ToolCall::from).collect();
         let inner = &self.inner;
         let results = self.meter.off_the_clock(|| {
             let mut inner = inner.lock().unwrap_or_else(PoisonError::into_inner);

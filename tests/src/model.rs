@@ -1,0 +1,357 @@
+//! An independent model of the contract's R1–R10, to judge the transform by: a small
+//! reader of the four shapes over `serde_json::Value`, written from `CONTRACT.md` and
+//! sharing no code with the guest. It says which names a listing augments, what each
+//! declaration becomes (as a value), and what each call becomes.
+//!
+//! Values are read with `preserve_order` and `arbitrary_precision` (the workspace's
+//! serde_json), so key order and every number's digits are kept, and a repeated key keeps
+//! its first position and its last value, as R10 says parsers read it. serde_json refuses
+//! a lone surrogate escape, which is valid JSON (R10), so text is read through
+//! [`readable`], which turns every surrogate escape into another character's, the same
+//! way on both sides of any comparison.
+
+use reasons::{Options, Position};
+use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde_json::{Map, Value, json};
+use std::collections::BTreeSet;
+
+/// `text` with every surrogate escape turned into a plain one, for serde_json to read.
+pub fn readable(text: &str) -> String {
+    text.replace("\\ud", "\\u00").replace("\\uD", "\\u00")
+}
+
+/// `text` read as JSON, if it is.
+pub fn read(text: &str) -> Option<Value> {
+    serde_json::from_str(&readable(text)).ok()
+}
+
+/// A value as compact text: what two values must both print as to be equal, order kept.
+pub fn print(value: &Value) -> String {
+    serde_json::to_string(value).expect("a value prints")
+}
+
+/// What the model expects of one declaration.
+#[derive(Debug, PartialEq)]
+pub enum Declared {
+    /// Passed through byte for byte (R4, R5, R7, leave-alone).
+    Same,
+    /// Augmented: the value it must read as.
+    Augmented(Value),
+}
+
+/// What the model expects of one listing.
+#[derive(Debug)]
+pub struct Listing {
+    pub declarations: Vec<Declared>,
+    pub augmented: BTreeSet<String>,
+}
+
+/// What the model expects of one call.
+#[derive(Debug, PartialEq)]
+pub enum Called {
+    /// Forwarded byte for byte.
+    Same,
+    /// Forwarded as arguments reading as this value, with the parameter gone.
+    Stripped(Value),
+    /// Refused in required mode: answered with an error, never forwarded.
+    Refused,
+}
+
+/// One declaration, read.
+enum Reading {
+    /// It can take the parameter: its name, and what it becomes.
+    Extends(String, Value),
+    /// It is passed through; the names it could be called by (R7).
+    Untouched(Vec<String>),
+}
+
+/// The model's listing of `declarations` under `options` (R1–R8).
+pub fn list(options: &Options, declarations: &[String]) -> Listing {
+    let readings: Vec<Reading> = declarations.iter().map(|d| reading(options, d)).collect();
+    let doubtful: BTreeSet<String> = readings
+        .iter()
+        .flat_map(|reading| match reading {
+            Reading::Untouched(names) => names.clone(),
+            Reading::Extends(..) => Vec::new(),
+        })
+        .collect();
+    let mut augmented = BTreeSet::new();
+    let declarations = readings
+        .into_iter()
+        .map(|reading| match reading {
+            Reading::Extends(name, value) if !doubtful.contains(&name) => {
+                augmented.insert(name);
+                Declared::Augmented(value)
+            }
+            _ => Declared::Same,
+        })
+        .collect();
+    Listing {
+        declarations,
+        augmented,
+    }
+}
+
+fn reading(options: &Options, text: &str) -> Reading {
+    let Some(Value::Object(declaration)) = read(text) else {
+        return Reading::Untouched(Vec::new());
+    };
+    let names = names(&declaration);
+    let untouched = || Reading::Untouched(names.clone());
+    // R3: the shape is the one key of the four that the declaration has.
+    let keys = ["function", "parameters", "input_schema", "inputSchema"];
+    let present: Vec<&str> = keys
+        .into_iter()
+        .filter(|k| declaration.contains_key(*k))
+        .collect();
+    let [key] = present[..] else {
+        return untouched();
+    };
+    let (container, schema_key, has_strict) = match key {
+        "function" => (declaration.get("function"), "parameters", true),
+        "parameters" => (
+            Some(&Value::Object(declaration.clone())),
+            "parameters",
+            true,
+        ),
+        other => (Some(&Value::Object(declaration.clone())), other, false),
+    };
+    let Some(Value::Object(container)) = container else {
+        return untouched();
+    };
+    let Some(Value::String(name)) = container.get("name") else {
+        return untouched();
+    };
+    if options.leave_alone.contains(name) {
+        return untouched();
+    }
+    let strict = has_strict && container.get("strict") == Some(&Value::Bool(true));
+    let Some(Value::Object(schema)) = container.get(schema_key) else {
+        return untouched();
+    };
+    let Some(extended) = extend(options, schema, strict) else {
+        return untouched();
+    };
+    let mut container = container.clone();
+    container.insert(schema_key.into(), Value::Object(extended));
+    let whole = match key {
+        "function" => {
+            let mut whole = declaration.clone();
+            whole.insert("function".into(), Value::Object(container));
+            whole
+        }
+        _ => container,
+    };
+    Reading::Extends(name.clone(), Value::Object(whole))
+}
+
+/// Every name a declaration could be called by: its own `name`, and its `function`'s.
+fn names(declaration: &Map<String, Value>) -> Vec<String> {
+    let nested = declaration.get("function").and_then(|f| f.get("name"));
+    [declaration.get("name"), nested]
+        .into_iter()
+        .flatten()
+        .filter_map(|name| name.as_str().map(str::to_string))
+        .collect()
+}
+
+/// The schema with the parameter added, or `None` when it cannot take it (R4, R5).
+fn extend(
+    options: &Options,
+    schema: &Map<String, Value>,
+    strict: bool,
+) -> Option<Map<String, Value>> {
+    let param = &options.name;
+    // R4
+    if schema.get("type").is_some_and(|kind| kind != "object") {
+        return None;
+    }
+    let properties = match schema.get("properties") {
+        None => None,
+        Some(Value::Object(properties)) => Some(properties),
+        Some(_) => return None,
+    };
+    let required = match schema.get("required") {
+        None => None,
+        Some(value) => Some(strings(value)?),
+    };
+    // R5
+    if owns(schema, properties, required.as_ref(), param) || branches_may_own(schema, param) {
+        return None;
+    }
+    // R1, R6: the property; strict tools spell "optional" as nullable, except in
+    // required mode, where the parameter is not optional.
+    let nullable = strict && !options.required;
+    let kind = if nullable {
+        json!(["string", "null"])
+    } else {
+        json!("string")
+    };
+    let property = json!({"type": kind, "description": options.description});
+    let mut schema = schema.clone();
+    let mut properties = properties.cloned().unwrap_or_default();
+    properties = match options.position {
+        Position::Last => {
+            properties.insert(param.clone(), property);
+            properties
+        }
+        Position::First => {
+            let mut first = Map::new();
+            first.insert(param.clone(), property);
+            first.extend(properties);
+            first
+        }
+    };
+    schema.insert("properties".into(), Value::Object(properties));
+    if strict || options.required {
+        let mut required = required.unwrap_or_default();
+        required.push(param.clone());
+        schema.insert("required".into(), json!(required));
+    }
+    Some(schema)
+}
+
+fn strings(value: &Value) -> Option<Vec<String>> {
+    value
+        .as_array()?
+        .iter()
+        .map(|item| item.as_str().map(str::to_string))
+        .collect()
+}
+
+fn owns(
+    schema: &Map<String, Value>,
+    properties: Option<&Map<String, Value>>,
+    required: Option<&Vec<String>>,
+    param: &str,
+) -> bool {
+    schema.contains_key("$ref")
+        || properties.is_some_and(|properties| properties.contains_key(param))
+        || required.is_some_and(|required| required.iter().any(|name| name == param))
+}
+
+/// Whether a branch of a top-level `allOf`/`anyOf`/`oneOf` declares, requires or may
+/// refer to the parameter; a composite that is not a list of schemas may.
+fn branches_may_own(schema: &Map<String, Value>, param: &str) -> bool {
+    ["allOf", "anyOf", "oneOf"]
+        .iter()
+        .filter_map(|keyword| schema.get(*keyword))
+        .any(|branches| match branches.as_array() {
+            None => true,
+            Some(branches) => branches.iter().any(|branch| match branch {
+                Value::Bool(_) => false,
+                Value::Object(branch) => {
+                    let properties = match branch.get("properties") {
+                        None => None,
+                        Some(Value::Object(properties)) => Some(properties),
+                        Some(_) => return true,
+                    };
+                    let required = match branch.get("required") {
+                        None => None,
+                        Some(value) => match strings(value) {
+                            None => return true,
+                            Some(required) => Some(required),
+                        },
+                    };
+                    owns(branch, properties, required.as_ref(), param)
+                }
+                _ => true,
+            }),
+        })
+}
+
+/// What the model expects of a call to `tool` with `arguments` after `listing` (R9, R10).
+pub fn call(options: &Options, listing: &Listing, tool: &str, arguments: &str) -> Called {
+    if !listing.augmented.contains(tool) {
+        return Called::Same;
+    }
+    let reason = match read(arguments) {
+        Some(Value::Object(mut members)) => members
+            .shift_remove(&options.name)
+            .map(|reason| (reason, members)),
+        _ => None,
+    };
+    match reason {
+        Some((reason, _)) if options.required && reason.is_null() => Called::Refused,
+        Some((_, members)) => Called::Stripped(Value::Object(members)),
+        None if options.required => Called::Refused,
+        None => Called::Same,
+    }
+}
+
+/// Whether `text` has whitespace outside its strings: a compact text has none.
+pub fn has_insignificant_whitespace(text: &str) -> bool {
+    let (mut in_string, mut escaped) = (false, false);
+    text.chars().any(|c| {
+        let outside = !in_string;
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if in_string => escaped = true,
+            '"' => in_string = !in_string,
+            _ => {}
+        }
+        outside && matches!(c, ' ' | '\t' | '\n' | '\r')
+    })
+}
+
+/// The top-level keys of the object `text`, repeats included, in order.
+pub fn top_level_keys(text: &str) -> Vec<String> {
+    struct Keys;
+    impl<'de> Visitor<'de> for Keys {
+        type Value = Vec<String>;
+        fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+            formatter.write_str("an object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Vec<String>, A::Error> {
+            let mut keys = Vec::new();
+            while let Some(key) = map.next_key::<String>()? {
+                map.next_value::<IgnoredAny>()?;
+                keys.push(key);
+            }
+            Ok(keys)
+        }
+    }
+    let text = readable(text);
+    let mut reader = serde_json::Deserializer::from_str(&text);
+    reader.deserialize_map(Keys).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_model_reads_the_contract_s_examples() {
+        let options = Options::default();
+        let listing = list(
+            &options,
+            &[
+                r#"{"name":"a","inputSchema":{"type":"object"}}"#.into(),
+                r#"{"name":"b","inputSchema":{"properties":{"reason":{}}}}"#.into(),
+                r#"{"type":"function","function":{"name":"c","parameters":{},"strict":true}}"#
+                    .into(),
+                r#"{"name":"a","input_schema":{"type":"string"}}"#.into(),
+            ],
+        );
+        assert_eq!(listing.declarations.len(), 4);
+        assert_eq!(listing.augmented, BTreeSet::from(["c".to_string()]));
+        let Declared::Augmented(c) = &listing.declarations[2] else {
+            panic!()
+        };
+        assert_eq!(c["function"]["parameters"]["required"], json!(["reason"]));
+        assert_eq!(
+            call(&options, &listing, "c", r#"{"x":1,"reason":"y","x":2}"#),
+            Called::Stripped(json!({"x":2}))
+        );
+        assert_eq!(
+            call(&options, &listing, "a", r#"{"reason":1}"#),
+            Called::Same
+        );
+        assert!(has_insignificant_whitespace(r#"{"a": 1}"#));
+        assert!(!has_insignificant_whitespace(r#"{"a":" 1"}"#));
+        assert_eq!(
+            top_level_keys(r#"{"a":1,"b":{"a":2},"a":3}"#),
+            ["a", "b", "a"]
+        );
+    }
+}
