@@ -190,6 +190,7 @@ fn bad_files_get_a_clear_error_and_a_failing_exit() {
         "--plugin",
         not_wasm.to_str().unwrap(),
     ]);
+    assert_eq!(output.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&output.stderr).contains("is not a WebAssembly component"));
 }
 
