@@ -122,7 +122,7 @@ impl FsTools {
                     at.display()
                 )))
             }
-            _ => {
+            "fs_delete" => {
                 let at = path("path")?;
                 let reason = text("reason")?;
                 self.dir.remove_file(at).map_err(failed(at))?;
@@ -137,6 +137,9 @@ impl FsTools {
                     at.display()
                 )))
             }
+            // A tool declared without an arm of its own does nothing: no default arm
+            // may stand in for one that writes or deletes.
+            other => Err(format!("{other} is declared but has no implementation")),
         }
     }
 }

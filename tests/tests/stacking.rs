@@ -157,6 +157,7 @@ fn file_tools_stay_in_their_directory() {
         text_call("5", "fs_list", r#"{"path":".."}"#),
     ];
     let results = tools.execute_tool_calls(calls).unwrap();
+    assert_eq!(results.len(), 5, "one result per call");
     for result in &results {
         assert!(
             result.is_error,

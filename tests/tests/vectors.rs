@@ -18,6 +18,11 @@ fn check(file: &str, case: &Case, report: &Report, build: &str) {
         case.received(),
         "{at}: what the provider below received"
     );
+    assert_eq!(
+        report.results.len(),
+        case.calls().len(),
+        "{at}: one result per call"
+    );
     for result in &report.results {
         let refused = case.refused.contains(&result.call_id);
         assert_eq!(
@@ -26,11 +31,6 @@ fn check(file: &str, case: &Case, report: &Report, build: &str) {
             result.call_id
         );
     }
-    assert_eq!(
-        report.results.len(),
-        case.calls().len(),
-        "{at}: one result per call"
-    );
 }
 
 fn run_file(name: &str) {
