@@ -2,7 +2,7 @@
 //! the reasons component's own limits, each ending in `is_error` results, with the next
 //! call served by a fresh instance that still knows the strip set.
 
-use reasons::{Options, ToolCall};
+use reasons::{Options, ToolCall, ToolResult};
 use reasons_harness::{Limits, Plugin, Provider, Stack, WasmLayer};
 use reasons_tests::checks::{arguments, assert_error_mentions, errors};
 use reasons_tests::providers::{Behaviour, Scripted, text_call};
@@ -219,17 +219,24 @@ fn the_reasons_component_past_its_deadline_keeps_its_strip_set() {
 fn time_spent_below_the_plugin_is_not_on_its_clock() {
     // R15: a slow tool is not a runaway plugin. The tool takes six times the deadline;
     // the plugin's own work takes a small fraction of it.
-    let provider = Scripted::new(&[TOOL]);
     let limits = Limits {
         deadline: Duration::from_millis(500),
         ..Limits::default()
     };
+    let (results, _, _) = behind_a_slow_tool(limits, Duration::from_secs(3));
+    assert_eq!(errors(&results), [("1", false)]);
+}
+
+/// A call through the reasons component under `limits`, to a tool that takes `slow`; its
+/// results, and the layer and the provider for what comes next.
+fn behind_a_slow_tool(limits: Limits, slow: Duration) -> (Vec<ToolResult>, WasmLayer, Scripted) {
+    let provider = Scripted::new(&[TOOL]);
     let mut layer = reasons_with(limits, &provider);
-    provider.behave(Behaviour::Slow(Duration::from_secs(3)));
+    provider.behave(Behaviour::Slow(slow));
     let results = layer
         .execute_tool_calls(vec![text_call("1", "t", r#"{"why":"x"}"#)])
         .unwrap();
-    assert_eq!(errors(&results), [("1", false)]);
+    (results, layer, provider)
 }
 
 #[test]
@@ -259,17 +266,12 @@ fn sessions_do_not_share_a_strip_set() {
 #[test]
 fn a_call_past_its_wall_limit_ends_as_errors_and_the_next_works() {
     // R17: time below counts toward the wall limit; a provider ten times over it.
-    let provider = Scripted::new(&[TOOL]);
     let limits = Limits {
         deadline: Duration::from_secs(60),
         wall: Duration::from_millis(200),
         ..Limits::default()
     };
-    let mut layer = reasons_with(limits, &provider);
-    provider.behave(Behaviour::Slow(Duration::from_secs(2)));
-    let results = layer
-        .execute_tool_calls(vec![text_call("1", "t", r#"{"why":"x"}"#)])
-        .unwrap();
+    let (results, mut layer, provider) = behind_a_slow_tool(limits, Duration::from_secs(2));
     assert_eq!(errors(&results), [("1", true)]);
     assert_error_mentions(&results[0], "ran past its wall limit of 200 ms");
     provider.behave(Behaviour::Echo);

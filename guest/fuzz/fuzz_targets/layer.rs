@@ -4,6 +4,11 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+
+/// The tests' independent model of the contract: its readers and text checks serve here.
+#[path = "../../../tests/src/model.rs"]
+#[allow(dead_code)]
+mod model;
 use reasons::{Arguments, Reasons, ToolCall, ToolResult};
 use serde_json::Value;
 
@@ -25,7 +30,11 @@ fuzz_target!(|data: &[u8]| {
     // Idempotent: an augmented declaration owns the parameter, so listing the output
     // again changes nothing (R5).
     let mut again = Reasons::new();
-    assert_eq!(again.list(listed.clone()), listed, "listing the output changes nothing");
+    assert_eq!(
+        again.list(listed.clone()),
+        listed,
+        "listing the output changes nothing"
+    );
 
     let augmented = layer.augmented_tools();
     let calls: Vec<ToolCall> = parts
@@ -56,9 +65,7 @@ fuzz_target!(|data: &[u8]| {
     for (sent, got) in calls.iter().zip(&forwarded) {
         assert_eq!((&sent.id, &sent.name), (&got.id, &got.name));
         if sent != got {
-            let Ok(Value::Object(mut expected)) =
-                serde_json::from_str::<Value>(&readable(sent.arguments.text()))
-            else {
+            let Some(Value::Object(mut expected)) = model::read(sent.arguments.text()) else {
                 panic!("changed arguments that are not an object: {sent:?}");
             };
             assert!(
@@ -66,10 +73,17 @@ fuzz_target!(|data: &[u8]| {
                 "changed a call without a reason"
             );
             let text = got.arguments.text();
-            assert!(!insignificant_whitespace(text), "not compact: {text}");
-            let got: Value = serde_json::from_str(&readable(text)).expect("stripped text is JSON");
+            assert!(
+                !model::has_insignificant_whitespace(text),
+                "not compact: {text}"
+            );
+            let got = model::read(text).expect("stripped text is JSON");
             // A repeated key would collapse in the value: count the keys in the text.
-            assert_eq!(top_level_keys(text), expected.len(), "a repeated key: {text}");
+            assert_eq!(
+                model::top_level_keys(text).len(),
+                expected.len(),
+                "a repeated key: {text}"
+            );
             assert_eq!(
                 serde_json::to_string(&got).unwrap(),
                 serde_json::to_string(&expected).unwrap()
@@ -77,52 +91,3 @@ fuzz_target!(|data: &[u8]| {
         }
     }
 });
-
-/// `text` with every surrogate escape made a plain one: serde_json refuses a lone
-/// surrogate, which is valid JSON (R10).
-fn readable(text: &str) -> String {
-    text.replace("\\ud", "\\u00").replace("\\uD", "\\u00")
-}
-
-/// Whether `text` has whitespace outside its strings.
-fn insignificant_whitespace(text: &str) -> bool {
-    let (mut in_string, mut escaped) = (false, false);
-    text.chars().any(|c| {
-        let outside = !in_string;
-        match c {
-            _ if escaped => escaped = false,
-            '\\' if in_string => escaped = true,
-            '"' => in_string = !in_string,
-            _ => {}
-        }
-        outside && matches!(c, ' ' | '\t' | '\n' | '\r')
-    })
-}
-
-/// How many members the object `text` has at its top level, repeats included.
-fn top_level_keys(text: &str) -> usize {
-    serde_json::from_str::<Members>(&readable(text)).map_or(0, |members| members.0)
-}
-
-/// Counts an object's members without collapsing repeats.
-struct Members(usize);
-
-impl<'de> serde::Deserialize<'de> for Members {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Count;
-        impl<'de> serde::de::Visitor<'de> for Count {
-            type Value = Members;
-            fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
-                formatter.write_str("an object")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Members, A::Error> {
-                let mut count = 0;
-                while map.next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?.is_some() {
-                    count += 1;
-                }
-                Ok(Members(count))
-            }
-        }
-        deserializer.deserialize_map(Count)
-    }
-}
