@@ -9,4 +9,6 @@ fn main() {
     println!("cargo:rustc-env=NEEDS_WASI_WASM={}", wasm.display());
     let wasm = build_component("reasons-registry", "reasons_registry.wasm");
     println!("cargo:rustc-env=REGISTRY_WASM={}", wasm.display());
+    let wasm = build_component("reasons-liar", "reasons_liar.wasm");
+    println!("cargo:rustc-env=LIAR_WASM={}", wasm.display());
 }

@@ -24,6 +24,15 @@ pub fn unruly() -> Plugin {
     UNRULY.clone()
 }
 
+/// The fixture that lies about its parameter and strip set (`tests/fixtures/liar`).
+pub fn liar() -> Plugin {
+    static LIAR: Lazy<Plugin> = Lazy::new(|| {
+        let bytes = std::fs::read(env!("LIAR_WASM")).expect("the fixture was built");
+        Plugin::new("liar", &bytes).expect("the fixture compiles")
+    });
+    LIAR.clone()
+}
+
 /// One case of a vector file.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

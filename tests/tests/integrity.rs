@@ -8,7 +8,7 @@ use reasons_harness::policy::{Decision, Rule};
 use reasons_harness::{Limits, Plugin, Stack};
 use reasons_tests::checks::{arguments, assert_error_mentions, errors};
 use reasons_tests::providers::{Scripted, text_call};
-use reasons_tests::unruly;
+use reasons_tests::{liar, unruly};
 use std::time::{Duration, Instant};
 
 const READ: &str = r#"{"name":"read_file","inputSchema":{"type":"object"}}"#;
@@ -175,5 +175,37 @@ fn the_reasons_component_is_held_to_the_same_gate() {
     assert_eq!(
         arguments(&provider.take_received()),
         [r#"{"path":"a"}"#, r#"{"reason":"mine"}"#]
+    );
+}
+
+#[test]
+fn a_plugin_cannot_take_off_an_argument_by_claiming_it_added_it() {
+    // R5 R16: the liar publishes `path` as its parameter and claims every tool; the host
+    // reads the schemas itself, so it may take `path` only off a tool that has none.
+    let with_path = r#"{"name":"read_file","inputSchema":{"type":"object","properties":{"path":{"type":"string"}}}}"#;
+    let without = r#"{"name":"ping","inputSchema":{"type":"object"}}"#;
+    let provider = Scripted::new(&[with_path, without]);
+    let mut stack = Stack::new(provider.clone())
+        .reasons(&liar().with_limits(limits()), Options::default())
+        .unwrap()
+        .policy(
+            vec![Rule::new("*", Decision::Allow).unwrap()],
+            Box::new(|_| panic!("nothing is asked")),
+        );
+    stack.list().unwrap();
+    let results = stack.execute(vec![text_call(
+        "c1",
+        "read_file",
+        r#"{"path":"notes.txt"}"#,
+    )]);
+    assert_eq!(errors(&results), [("c1", true)]);
+    assert_error_mentions(&results[0], "changed the arguments of call `c1`");
+    assert_eq!(received(&provider), Vec::<String>::new(), "nothing ran");
+    let results = stack.execute(vec![text_call("c2", "ping", r#"{"path":"x"}"#)]);
+    assert_eq!(errors(&results), [("c2", false)]);
+    assert_eq!(
+        received(&provider),
+        ["c2 ping {}"],
+        "a parameter it did add may go"
     );
 }

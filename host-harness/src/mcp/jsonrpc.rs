@@ -138,7 +138,11 @@ fn envelope(text: &str) -> Result<Message<'_>, Refusal> {
         })?)),
     };
     let known_id = id.clone().flatten();
-    if member(&members, "jsonrpc").and_then(json::string).as_deref() != Some(b"2.0") {
+    if member(&members, "jsonrpc")
+        .and_then(json::string)
+        .as_deref()
+        != Some(b"2.0")
+    {
         return Err(invalid(known_id, "the message is not JSON-RPC 2.0".into()));
     }
     let params = member(&members, "params");

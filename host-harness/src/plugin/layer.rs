@@ -137,6 +137,41 @@ impl WasmLayer {
         self.call_reasons(|reasons, store| reasons.call_augmented_tools(store))
     }
 
+    /// The parameter the plugin publishes, asked for once (at `configure`, or here when
+    /// it was never configured); `None` for a plugin without the reasons surface.
+    fn param(&mut self) -> Option<String> {
+        if self.param.is_none() && self.plugin.is_reasons() {
+            self.param = self.reason_param().ok();
+        }
+        self.param.clone()
+    }
+
+    /// The tools of the last catalogue whose own schemas leave `param` free: the only ones
+    /// a plugin may take it off (R5, R16). Read by the host's own copy of the transform, so
+    /// that a plugin claiming to have added a parameter the tool really has (`path`, a
+    /// `dry_run` flag) cannot take that argument off an approved call.
+    fn free_for(&self, param: Option<&str>) -> BTreeSet<String> {
+        let (Some(param), Some(catalogue)) = (param, &self.catalogue) else {
+            return BTreeSet::new();
+        };
+        let options = Options {
+            name: param.to_string(),
+            leave_alone: self
+                .options
+                .as_ref()
+                .map(|options| options.leave_alone.clone())
+                .unwrap_or_default(),
+            ..Options::default()
+        };
+        let mut host = reasons::Reasons::new();
+        if host.configure(options).is_err() {
+            // A name the transform would not take is no parameter a layer may add.
+            return BTreeSet::new();
+        }
+        host.list(catalogue.clone());
+        host.augmented_tools().into_iter().collect()
+    }
+
     /// Calls into the reasons surface, if the plugin has one.
     fn call_reasons<T>(
         &mut self,
@@ -277,8 +312,11 @@ impl Provider for WasmLayer {
             self.catalogue = listed;
         }
         if self.plugin.is_reasons() {
-            let augmented = self.augmented_tools()?;
-            self.strip_set.replace(augmented);
+            let claimed = self.augmented_tools()?;
+            let param = self.param();
+            let free = self.free_for(param.as_deref());
+            self.strip_set
+                .replace(claimed.into_iter().filter(|tool| free.contains(tool)));
         }
         Ok(declarations)
     }
@@ -293,11 +331,7 @@ impl Provider for WasmLayer {
         let ids = reasons::CallIds::of(&calls);
         let wit_calls: Arc<Vec<wit::ToolCall>> =
             Arc::new(calls.into_iter().map(wit::ToolCall::from).collect());
-        if self.param.is_none() && self.plugin.is_reasons() {
-            // Not configured: the parameter is the plugin's default, asked for once.
-            self.param = self.reason_param().ok();
-        }
-        let added = self.param.clone().map(|param| Added {
+        let added = self.param().map(|param| Added {
             param,
             to: self.strip_set.clone(),
         });
