@@ -60,6 +60,25 @@ fn the_typescript_sdk_s_close_ends_the_server_through_the_proxy() {
 }
 
 #[test]
+fn a_server_that_outlives_its_stdin_gets_sigterm_before_anything_harder() {
+    // R20 (finding 11): stdin closed, a grace period, then SIGTERM, which it handles.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("life");
+    let mut session = Session::start_env(
+        &proxied(&[], own_server()),
+        Stdio::inherit(),
+        &[("REASONS_TEST_LIFE", &file)],
+    );
+    session.ask(INITIALIZE);
+    session.send(INITIALIZED);
+    let (rest, status) = session.finish();
+    assert_eq!(rest, Vec::<String>::new());
+    assert_eq!(life(&file).1, ["SIGTERM"]);
+    assert_eq!(status.code(), Some(143), "the server's own exit code");
+    assert!(!alive(life(&file).0));
+}
+
+#[test]
 fn a_signal_reaches_the_server_and_the_call_in_flight_is_answered_and_audited() {
     // R20 (findings 11, 12): the call the server never answered gets an error and an
     // audit record; the proxy exits as its server did; the audit log is its owner's.

@@ -196,6 +196,23 @@ fn a_call_waits_for_the_proxy_s_own_listing_whatever_the_client_does() {
 }
 
 #[test]
+fn a_client_that_skips_initialized_is_listed_for_at_once() {
+    // R18 (finding 5): the listing waits for the handshake's answer, not for a
+    // notification the client may never send.
+    let mut proxy = proxy();
+    client(&mut proxy, INITIALIZE);
+    server(&mut proxy, INITIALIZE_RESULT);
+    let sent = client(&mut proxy, &call("1", "plain", r#"{"reason":"SECRET"}"#));
+    assert_eq!(
+        sent.server.len(),
+        1,
+        "the proxy's listing, at once: {sent:?}"
+    );
+    let released = answer_own_listing(&mut proxy, &sent.server, &[PLAIN]);
+    assert_eq!(released.server, [call("1", "plain", "{}")]);
+}
+
+#[test]
 fn a_hold_that_cannot_complete_ends_in_an_error_never_in_forwarding() {
     // R18 (finding 1): a server that never answers its listing, or its `initialize`.
     for handshake in [false, true] {
