@@ -309,11 +309,17 @@ impl Proxy {
                 }
                 let kind = match method.as_str() {
                     "tools/call" => return self.call(read.text, id, *params, release, batch),
-                    "tools/list" => Kind::List {
-                        cursor: params.is_some_and(|params| {
-                            jsonrpc::unique(params.get())
-                                .is_ok_and(|members| jsonrpc::member(&members, "cursor").is_some())
-                        }),
+                    "tools/list" => match params.map(|params| jsonrpc::unique(params.get())) {
+                        // Whether it asks for a later page decides whether its answer is a
+                        // whole catalogue: that must be read as the server reads it.
+                        Some(Err(why)) => {
+                            let why = format!("the params {why}; the request was not sent");
+                            return Fate::Answer(jsonrpc::error(Some(id), INVALID_PARAMS, &why));
+                        }
+                        Some(Ok(members)) => Kind::List {
+                            cursor: jsonrpc::member(&members, "cursor").is_some(),
+                        },
+                        None => Kind::List { cursor: false },
                     },
                     "initialize" => {
                         self.handshake = Handshake::Waiting;

@@ -359,8 +359,9 @@ fn what_the_proxy_cannot_read_is_answered_never_relayed() {
         ([&b"\xef\xbb\xbf"[..], call("5", "plain", r#"{"reason":"SECRET"}"#).as_bytes()].concat(), json!(null), jsonrpc::PARSE_ERROR),
         (params(r#"{"name":"plain","arguments":"{\"reason\":\"SECRET\"}"}"#).into(), json!(5), INVALID_PARAMS),
         (invalid_utf8(), json!(null), jsonrpc::PARSE_ERROR),
+        (br#"{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"cursor":"a","cursor":"b"}}"#.to_vec(), json!(7), INVALID_PARAMS),
     ];
-    assert_eq!(cases.len(), 9);
+    assert_eq!(cases.len(), 10);
     for (line, id, code) in cases {
         let shown = String::from_utf8_lossy(&line).to_string();
         let sent = wire(proxy.client_sent(line));
