@@ -1,0 +1,337 @@
+//! What waits for the strip set, and the listings that end the wait (R18, R20): a call
+//! goes to the server only once its tool's fate is known from a listing that is current,
+//! or that started after the call arrived; the proxy lists the server itself for it, and
+//! a wait that cannot end ends in an error. The catalogue is the server's latest whole
+//! listing and nothing more.
+
+use super::{Handshake, Out, Proxy, Release};
+use crate::json;
+use crate::mcp::jsonrpc::{self, CallParams, Id, Line, Message, Page, Read};
+use crate::provider::Json;
+use serde_json::value::RawValue;
+use std::collections::{HashMap, HashSet};
+use std::time::{Duration, Instant};
+
+/// How long a message may wait for the strip set before the calls in it are refused
+/// (never forwarded): long enough for a server fetched by `npx` on its first start.
+pub const HOLD_AT_MOST: Duration = Duration::from_secs(60);
+
+/// The most pages one listing may take: a server whose cursor never ends is a fault.
+const MOST_PAGES: usize = 1000;
+
+/// The server's tools, from its latest whole listing: all the proxy keeps of them.
+pub(super) struct Catalogue {
+    /// Which listing it was: listings are numbered in the order they started.
+    pub(super) generation: u64,
+    pub(super) names: HashSet<String>,
+    /// Each declaration as the server listed it, and as the model is to see it.
+    pub(super) augmented: HashMap<Json, Json>,
+}
+
+/// The proxy's own listing under way, page by page.
+pub(super) struct Listing {
+    pub(super) generation: u64,
+    pub(super) id: Id,
+    pub(super) started: Instant,
+    pub(super) tools: Vec<Json>,
+    pub(super) cursors: HashSet<String>,
+}
+
+/// A line that waits for the strip set: a client message, or a server's answer to the
+/// client's own `tools/list` that holds declarations the proxy has not listed.
+pub(super) struct Held {
+    pub(super) line: Vec<u8>,
+    pub(super) since: Instant,
+    /// How many listings had started when it arrived: one started later must complete.
+    pub(super) arrival: u64,
+}
+
+impl Proxy {
+    pub(super) fn hold(&self, line: Vec<u8>, since: Instant) -> Held {
+        Held {
+            line,
+            since,
+            arrival: self.started,
+        }
+    }
+
+    /// Whether every call in `read` can go now: its tool is in a current catalogue, or a
+    /// listing that started after the message `arrival` has completed.
+    pub(super) fn can_go(&self, read: &Line, arrival: Option<u64>) -> bool {
+        let listed_since = |arrival: Option<u64>| {
+            arrival.is_some_and(|arrival| self.catalogue_generation() > arrival)
+        };
+        let current = self
+            .catalogue
+            .as_ref()
+            .filter(|catalogue| catalogue.generation >= self.want);
+        calls(read).all(|tool| {
+            let Some(tool) = tool else {
+                // An unreadable call waits for nothing: it is refused when processed.
+                return true;
+            };
+            let known = current.is_some_and(|catalogue| catalogue.names.contains(&tool));
+            known || listed_since(arrival)
+        })
+    }
+
+    fn catalogue_generation(&self) -> u64 {
+        self.catalogue
+            .as_ref()
+            .map_or(0, |catalogue| catalogue.generation)
+    }
+
+    /// The server's answer to the client's `tools/list`, as the model is to see it. A
+    /// whole listing (no cursor either way) is the server's latest catalogue: the proxy
+    /// takes it as its own. A page with declarations the proxy has not listed waits for
+    /// its own listing.
+    pub(super) fn page(
+        &mut self,
+        text: &str,
+        result: Option<&RawValue>,
+        cursor: bool,
+        line: Vec<u8>,
+    ) -> Option<String> {
+        let Some(page) = result.and_then(Page::read) else {
+            return Some(text.to_string());
+        };
+        if !cursor && page.next_cursor.is_none() {
+            self.started += 1;
+            let tools = page.tools.iter().map(|tool| tool.to_string()).collect();
+            self.install(self.started, tools);
+        }
+        if self.augments_all(&page.tools) || line.is_empty() {
+            return Some(self.augmented_page(text, &page));
+        }
+        let since = Instant::now();
+        self.pages.push_back(self.hold(line, since));
+        None
+    }
+
+    /// Whether every declaration is in a current catalogue.
+    fn augments_all(&self, tools: &[&str]) -> bool {
+        self.catalogue.as_ref().is_some_and(|catalogue| {
+            catalogue.generation >= self.want
+                && tools
+                    .iter()
+                    .all(|tool| catalogue.augmented.contains_key(*tool))
+        })
+    }
+
+    /// `text` with each declaration of its page as the catalogue augments it; one the
+    /// catalogue does not hold goes as it is (the model is not offered the parameter for
+    /// it, and a call carrying it is refused).
+    fn augmented_page(&self, text: &str, page: &Page) -> String {
+        let augmented = |tool: &str| {
+            self.catalogue
+                .as_ref()
+                .and_then(|catalogue| catalogue.augmented.get(tool))
+                .map_or(tool.to_string(), Json::clone)
+        };
+        let tools: Vec<String> = page.tools.iter().map(|tool| augmented(tool)).collect();
+        jsonrpc::replace(text, page.array, &format!("[{}]", tools.join(",")))
+    }
+
+    /// Makes `tools`, listing `generation`, the catalogue, unless a newer one is in place.
+    fn install(&mut self, generation: u64, tools: Vec<Json>) {
+        if generation <= self.catalogue_generation() {
+            return;
+        }
+        match self.transform.catalogue(tools.clone()) {
+            Ok(listed) => {
+                let names = tools.iter().filter_map(|tool| name_of(tool)).collect();
+                self.catalogue = Some(Catalogue {
+                    generation,
+                    names,
+                    augmented: tools.into_iter().zip(listed).collect(),
+                });
+            }
+            Err(error) => {
+                eprintln!(
+                    "reasons: the server's tools could not be listed through the layer: {error}"
+                );
+                self.failed = self.failed.max(generation);
+            }
+        }
+    }
+
+    /// Lets go of what waited, in order, as far as it can go; lists the server when
+    /// what waits needs it.
+    pub(super) fn drain(&mut self, out: &mut Vec<Out>) {
+        let now = Instant::now();
+        while let Some(front) = self.held.front() {
+            let Ok(read) = jsonrpc::read_line(&front.line) else {
+                unreachable!("only lines that were read are held")
+            };
+            let release = if self.can_go(&read, Some(front.arrival)) {
+                Release::Go
+            } else if self.failed > front.arrival {
+                Release::Refuse("the proxy could not list the server's tools".into())
+            } else if now >= front.since + self.hold {
+                Release::Refuse(format!(
+                    "the server's tools were not listed within {} ms",
+                    self.hold.as_millis()
+                ))
+            } else {
+                break;
+            };
+            let held = self.held.pop_front().expect("the front was there");
+            let Ok(read) = jsonrpc::read_line(&held.line) else {
+                unreachable!("only lines that were read are held")
+            };
+            self.client_line(&held.line, read, release, out);
+        }
+        while let Some(front) = self.pages.front() {
+            let ready = self.failed > front.arrival
+                || self.catalogue_generation() > front.arrival
+                || now >= front.since + self.hold;
+            if !ready {
+                break;
+            }
+            let held = self.pages.pop_front().expect("the front was there");
+            let Ok(Line::One(read)) = jsonrpc::read_line(&held.line) else {
+                unreachable!("only single responses are held")
+            };
+            if let Ok(Message::Response { result, .. }) = read.message
+                && let Some(page) = result.and_then(Page::read)
+            {
+                out.push(Out::Client(
+                    self.augmented_page(read.text, &page).into_bytes(),
+                ));
+            }
+        }
+        let waiting = self.held.front().or(self.pages.front());
+        let stuck = self
+            .listing
+            .as_ref()
+            .is_some_and(|listing| now >= listing.started + self.hold);
+        if stuck && let Some(listing) = self.listing.take() {
+            self.abandoned.insert(listing.id);
+            self.failed = self.failed.max(listing.generation);
+            return self.drain(out);
+        }
+        // A listing must start when none has started since what waits arrived.
+        let needs = waiting.is_some_and(|held| self.started <= held.arrival);
+        if needs && self.listing.is_none() && !matches!(self.handshake, Handshake::Waiting) {
+            self.start_listing(out);
+        }
+    }
+
+    /// When what waits next must be looked at again, if anything waits.
+    pub fn wake_at(&self) -> Option<Instant> {
+        let held = self.held.front().into_iter().chain(self.pages.front());
+        let holds = held.map(|held| held.since + self.hold);
+        let listing = self
+            .listing
+            .as_ref()
+            .map(|listing| listing.started + self.hold);
+        holds.chain(listing).min()
+    }
+
+    /// Looks at what waits again: a hold past its time ends in errors.
+    pub fn tick(&mut self) -> Vec<Out> {
+        let mut out = Vec::new();
+        self.drain(&mut out);
+        out
+    }
+
+    /// Whether nothing waits for the server's tools.
+    pub fn idle(&self) -> bool {
+        self.held.is_empty() && self.pages.is_empty() && self.listing.is_none()
+    }
+
+    fn start_listing(&mut self, out: &mut Vec<Out>) {
+        self.started += 1;
+        let id = self.ask_for_tools(None, out);
+        self.listing = Some(Listing {
+            generation: self.started,
+            id,
+            started: Instant::now(),
+            tools: Vec::new(),
+            cursors: HashSet::new(),
+        });
+    }
+
+    /// Sends a `tools/list` request of the proxy's own (for the page after `cursor`, if
+    /// given); its id.
+    fn ask_for_tools(&mut self, cursor: Option<&RawValue>, out: &mut Vec<Out>) -> Id {
+        self.own_ids += 1;
+        let id = Id::own(&self.session, self.own_ids);
+        let mut params = Vec::new();
+        if let Some(cursor) = cursor {
+            params.push(format!(r#""cursor":{}"#, cursor.get()));
+        }
+        if let Some(meta) = &self.meta {
+            params.push(format!(r#""_meta":{meta}"#));
+        }
+        let params = (!params.is_empty()).then(|| format!("{{{}}}", params.join(",")));
+        out.push(Out::Server(
+            jsonrpc::request(&id, "tools/list", params.as_deref()).into_bytes(),
+        ));
+        id
+    }
+
+    /// A page of the proxy's own listing: ask for the next, or use the whole.
+    pub(super) fn listed(&mut self, result: Option<&RawValue>, out: &mut Vec<Out>) {
+        let Some(mut listing) = self.listing.take() else {
+            return;
+        };
+        let Some(page) = result.and_then(Page::read) else {
+            eprintln!("reasons: the server did not list its tools; calls that wait are refused");
+            self.failed = self.failed.max(listing.generation);
+            return;
+        };
+        listing
+            .tools
+            .extend(page.tools.iter().map(|tool| tool.to_string()));
+        if let Some(cursor) = page.next_cursor {
+            let repeated = !listing.cursors.insert(cursor.get().to_string());
+            if repeated || listing.cursors.len() >= MOST_PAGES {
+                eprintln!(
+                    "reasons: the server's tools/list did not end (a cursor repeated, or \
+                     {MOST_PAGES} pages); calls that wait are refused"
+                );
+                self.failed = self.failed.max(listing.generation);
+                return;
+            }
+            listing.id = self.ask_for_tools(Some(cursor), out);
+            self.listing = Some(listing);
+            return;
+        }
+        self.install(listing.generation, listing.tools);
+    }
+}
+
+/// Whether a line goes on even while others wait: a response (the client answering the
+/// server) or `notifications/initialized`, which servers may need before they list.
+pub(super) fn bypasses_hold(read: &Line) -> bool {
+    let Line::One(read) = read else { return false };
+    match &read.message {
+        Ok(Message::Response { .. }) => true,
+        Ok(Message::Notification { method, .. }) => method == "notifications/initialized",
+        _ => false,
+    }
+}
+
+/// The tool of each `tools/call` request in a line: `None` for one whose params cannot
+/// be read (it will be refused).
+fn calls<'a>(read: &'a Line<'a>) -> impl Iterator<Item = Option<String>> + 'a {
+    let reads: Vec<&Read> = match read {
+        Line::One(read) => vec![read],
+        Line::Batch(reads) => reads.iter().collect(),
+    };
+    reads.into_iter().filter_map(|read| match &read.message {
+        Ok(Message::Request { method, params, .. }) if method == "tools/call" => {
+            Some(CallParams::read(*params).ok().map(|params| params.name))
+        }
+        _ => None,
+    })
+}
+
+/// A declaration's `name`, in any of the four shapes a server could list (MCP's is the
+/// top-level one; the others are kept for a server that lists them).
+fn name_of(declaration: &str) -> Option<String> {
+    let members = jsonrpc::unique(declaration).ok()?;
+    let name = jsonrpc::member(&members, "name")?;
+    String::from_utf8(json::string(name)?).ok()
+}
