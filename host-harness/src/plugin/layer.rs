@@ -410,9 +410,11 @@ impl super::bindings::agent::tools::provider::Host for Below {
         calls: Vec<wit::ToolCall>,
     ) -> Result<Vec<wit::ToolResult>, wit::ProviderError> {
         let verdict = match &mut self.gate {
-            Gate::Execute { done: true, .. } => {
-                Err("passed calls down more than once in one execution".to_string())
-            }
+            Gate::Execute { done: true, .. } => Err(
+                "passed calls down more than once in one execution (its first pass \
+                     ran; no later one did)"
+                    .to_string(),
+            ),
             Gate::Execute { given, done } => {
                 *done = true;
                 given.admit(&calls)
