@@ -2,8 +2,8 @@
 //! its tables, and how many of each it may have. The hostile components here are written
 //! in the text format, because what they do (many memories, huge tables) is not what a
 //! compiler emits. Each touches every byte it gets, so what it is given shows in the
-//! process's resident memory, and the test reads the process's peak: this file holds one
-//! test so that no other test's memory is counted.
+//! process's resident memory, and the test reads the process's peak, reset before each
+//! attack: this file's other test holds little memory, so it cannot be counted.
 
 use reasons_harness::{Limits, Plugin, Provider};
 use reasons_tests::checks::{assert_error_mentions, errors};
@@ -113,19 +113,27 @@ fn many_memories() -> Plugin {
     plugin("many-memories", &core_module(&extra, ""))
 }
 
-/// The process's peak resident memory so far, from the kernel.
-fn peak_rss() -> usize {
+/// A line of the kernel's account of this process, in bytes.
+fn status(field: &str) -> usize {
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
     let line = status
         .lines()
-        .find(|line| line.starts_with("VmHWM:"))
-        .expect("Linux reports VmHWM");
+        .find(|line| line.starts_with(field))
+        .unwrap_or_else(|| panic!("Linux reports {field}"));
     let kib: usize = line
         .split_whitespace()
         .nth(1)
         .and_then(|kib| kib.parse().ok())
         .unwrap();
     kib << 10
+}
+
+/// Starts a new measure of the peak: the kernel's high-water mark is set back to what the
+/// process holds now (`clear_refs` 5), so that an earlier peak (compiling, say) cannot
+/// hide this one. What it holds now, in bytes.
+fn reset_peak() -> usize {
+    std::fs::write("/proc/self/clear_refs", "5").expect("the peak can be reset");
+    status("VmRSS:")
 }
 
 #[test]
@@ -142,18 +150,12 @@ fn memory_is_bounded_over_all_memories_and_tables() {
         ),
         (many_memories(), "could not start"),
     ];
-    let before = peak_rss();
     for (plugin, message) in cases {
         let provider = Scripted::new(&[]);
         let mut layer = plugin.layer(Box::new(provider.clone()));
-        let error = layer.tools_for_llm().unwrap_err().to_string();
-        assert!(error.contains(message), "{}: {error}", plugin.name());
-        // The next call works: the fault was the listing's alone.
-        let results = layer
-            .execute_tool_calls(vec![text_call("1", "t", "{}")])
-            .unwrap();
-        assert_eq!(results.len(), 1, "{}", plugin.name());
-        let grown = peak_rss().saturating_sub(before);
+        let before = reset_peak();
+        let answer = layer.tools_for_llm();
+        let grown = status("VmHWM:").saturating_sub(before);
         assert!(
             grown <= LIMIT + MARGIN,
             "{}: the process's peak grew by {} MiB under a {} MiB limit",
@@ -161,6 +163,13 @@ fn memory_is_bounded_over_all_memories_and_tables() {
             grown >> 20,
             LIMIT >> 20
         );
+        let error = answer.unwrap_err().to_string();
+        assert!(error.contains(message), "{}: {error}", plugin.name());
+        // The next call works: the fault was the listing's alone.
+        let results = layer
+            .execute_tool_calls(vec![text_call("1", "t", "{}")])
+            .unwrap();
+        assert_eq!(results.len(), 1, "{}", plugin.name());
     }
 }
 
