@@ -361,9 +361,24 @@ impl<'a> CallParams<'a> {
 }
 
 /// The request's `params._meta`, which a 2026-07-28 request carries its protocol
-/// version and capabilities in, for the proxy's own requests to carry the same.
-pub fn meta(params: Option<&RawValue>) -> Option<&RawValue> {
-    member(&unique(params?.get()).ok()?, "_meta")
+/// version and capabilities in, for the proxy's own requests to carry the same: as JSON
+/// text, without the `progressToken` that belongs to that one request.
+pub fn meta(params: Option<&RawValue>) -> Option<String> {
+    let meta = member(&unique(params?.get()).ok()?, "_meta")?;
+    let members = unique(meta.get()).ok()?;
+    let kept: Vec<String> = members
+        .iter()
+        .filter(|(key, _)| key.as_ref() != b"progressToken")
+        .map(|(key, value)| {
+            let key = String::from_utf8_lossy(key);
+            format!(
+                "{}:{}",
+                serde_json::to_string(&key).unwrap_or_default(),
+                value.get()
+            )
+        })
+        .collect();
+    Some(format!("{{{}}}", kept.join(",")))
 }
 
 /// A `tools/list` result, as far as the proxy reads it.

@@ -238,7 +238,7 @@ impl Proxy {
                 if matches!(self.handshake, Handshake::None)
                     && let Some(meta) = jsonrpc::meta(*params)
                 {
-                    self.meta = Some(meta.get().to_string());
+                    self.meta = Some(meta);
                 }
                 let kind = match method.as_str() {
                     "tools/call" => return self.call(read.text, id, *params, release, batch),

@@ -380,7 +380,7 @@ fn a_2026_client_is_served_without_a_handshake() {
     assert_eq!(client(&mut proxy, discover).server, [discover]);
     let discovered = r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","ttlMs":1000,"cacheScope":"session"}}"#;
     assert_eq!(server(&mut proxy, discovered).client, [discovered]);
-    let line = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"plain","arguments":{"reason":"SECRET"},"_meta":{"v":"2026-07-28"},"inputResponses":{"a":1}}}"#;
+    let line = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"plain","arguments":{"reason":"SECRET"},"_meta":{"v":"2026-07-28","progressToken":7},"inputResponses":{"a":1}}}"#;
     let sent = client(&mut proxy, line);
     assert_eq!(sent.server.len(), 1, "only the proxy's listing: {sent:?}");
     let listed: Value = serde_json::from_str(&sent.server[0]).unwrap();
