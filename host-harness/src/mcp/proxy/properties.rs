@@ -315,9 +315,8 @@ fn same_id(a: &Value, b: &Value) -> bool {
     }
 }
 
+// 256 cases by default; `PROPTEST_CASES` sets another number.
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(64))]
-
     #[test]
     fn no_reason_reaches_a_server_and_every_request_is_answered_once(
         steps in prop::collection::vec(step(), 1..40)
