@@ -26,6 +26,8 @@ pub(super) struct Catalogue {
     pub(super) names: HashSet<String>,
     /// Each declaration as the server listed it, and as the model is to see it.
     pub(super) augmented: HashMap<Json, Json>,
+    /// The listing as it came, to know a listing that changed nothing.
+    pub(super) listing: Vec<Json>,
 }
 
 /// The proxy's own listing under way, page by page.
@@ -137,13 +139,22 @@ impl Proxy {
         if generation <= self.catalogue_generation() {
             return;
         }
+        if let Some(catalogue) = &mut self.catalogue
+            && catalogue.listing == tools
+        {
+            // The same listing again (a client listing on every turn): the layer's strip
+            // set is already this listing's; only how current it is changes.
+            catalogue.generation = generation;
+            return;
+        }
         match self.transform.catalogue(tools.clone()) {
             Ok(listed) => {
                 let names = tools.iter().filter_map(|tool| name_of(tool)).collect();
                 self.catalogue = Some(Catalogue {
                     generation,
                     names,
-                    augmented: tools.into_iter().zip(listed).collect(),
+                    augmented: tools.iter().cloned().zip(listed).collect(),
+                    listing: tools,
                 });
             }
             Err(error) => {
