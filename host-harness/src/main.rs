@@ -15,7 +15,7 @@ use std::time::Duration;
 
 /// Every tool call carries why, for the human watching.
 #[derive(Parser)]
-#[command(name = "reasons", version)]
+#[command(name = "reasons", version = version())]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -116,6 +116,25 @@ impl PluginArgs {
             hostcall_data: self.plugin_hostcall_mib << 20,
         }))
     }
+}
+
+/// The binary's version, and the component and WIT package inside it: what a bug report
+/// needs. The component is named by its digest, which tells two builds apart.
+fn version() -> &'static str {
+    use sha2::{Digest, Sha256};
+    let digest = format!(
+        "{:x}",
+        Sha256::digest(reasons_harness::plugin::REASONS_WASM)
+    );
+    let text = format!(
+        "{} (component reasons.wasm {}, sha256 {}; WIT {})",
+        env!("CARGO_PKG_VERSION"),
+        env!("CARGO_PKG_VERSION"),
+        &digest[..16],
+        env!("REASONS_WIT_PACKAGE"),
+    );
+    // Asked for once per process, by the argument parser.
+    Box::leak(text.into_boxed_str())
 }
 
 /// The reasons layer's options.

@@ -260,3 +260,26 @@ fn stack_limits_are_checked_and_a_large_one_works() {
     ]));
     assert!(out.contains(r#""augmented": ["#), "{out}");
 }
+
+#[test]
+fn the_version_names_the_binary_the_component_and_the_wit_package() {
+    let out = stdout(&reasons(&["--version"]));
+    let wit =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../wit/tools.wit")).unwrap();
+    let package = wit
+        .lines()
+        .find_map(|line| line.strip_prefix("package "))
+        .unwrap()
+        .trim_end_matches(';');
+    let component = std::fs::read(env!("REASONS_WASM")).unwrap();
+    use sha2::{Digest, Sha256};
+    let digest = format!("{:x}", Sha256::digest(&component));
+    assert_eq!(
+        out.trim(),
+        format!(
+            "reasons {0} (component reasons.wasm {0}, sha256 {1}; WIT {package})",
+            env!("CARGO_PKG_VERSION"),
+            &digest[..16]
+        )
+    );
+}
