@@ -88,19 +88,24 @@ pub fn read_line(bytes: &[u8]) -> Result<Line<'_>, Refusal> {
             "the message begins with a byte-order mark, which JSON does not allow; it was not sent",
         ));
     }
-    if serde_json::from_str::<serde::de::IgnoredAny>(text).is_err() {
-        return Err(Refusal::new(
+    let not_json = || {
+        Refusal::new(
             None,
             PARSE_ERROR,
             "the message is not one JSON value; it was not sent",
-        ));
-    }
+        )
+    };
     let trimmed = text.trim_start_matches([' ', '\t', '\n', '\r']);
     if !trimmed.starts_with('[') {
-        return Ok(Line::One(read(text)));
+        let one = read(text);
+        // Reading the envelope read the whole text; only a message it refused is read
+        // again, to tell text that is not JSON from JSON that is not a message.
+        if one.message.is_err() && serde_json::from_str::<serde::de::IgnoredAny>(text).is_err() {
+            return Err(not_json());
+        }
+        return Ok(Line::One(one));
     }
-    let elements: Vec<&RawValue> = serde_json::from_str(text)
-        .map_err(|_| Refusal::new(None, PARSE_ERROR, "the batch is not JSON"))?;
+    let elements: Vec<&RawValue> = serde_json::from_str(text).map_err(|_| not_json())?;
     if elements.is_empty() {
         return Err(Refusal::new(
             None,

@@ -40,6 +40,18 @@ enum Fate {
     Answer(String),
 }
 
+/// What becomes of one server message.
+enum Relay {
+    /// Relayed to the client byte for byte.
+    Keep,
+    /// Relayed as this text instead.
+    Change(String),
+    /// Not relayed: the proxy's own, or one it cannot read or match.
+    Drop,
+    /// Held until the proxy's own listing (a page of declarations it has not listed).
+    Hold,
+}
+
 /// What becomes of a held message when it leaves the hold.
 enum Release {
     /// Its calls' tools are known from a listing newer than the message.
@@ -297,32 +309,40 @@ impl Proxy {
         };
         let name = params.name.as_str();
         let arguments = params.arguments.map(RawValue::get);
-        let reason = self.reason(name, arguments);
-        let refuse = |proxy: &mut Proxy, code, why: String| {
-            let call = audit::Call::kept(name, proxy.reason(name, arguments));
+        // The arguments' top-level members, read once: whether the parameter is among
+        // them, and the model's reason for the audit. `None`: not readable.
+        let members = arguments.map_or(Some(Vec::new()), json::members);
+        let reason = members
+            .as_deref()
+            .and_then(|members| self.reason(name, members));
+        let refuse = |proxy: &mut Proxy, reason, code, why: String| {
+            let call = audit::Call::kept(name, reason);
             proxy.audit.record(id.json(), call, Outcome::Answered(&why));
             Fate::Answer(jsonrpc::error(Some(id), code, &why))
         };
         if let Release::Refuse(why) = release {
-            return refuse(
-                self,
-                INTERNAL_ERROR,
-                format!("{why}; the call was not sent"),
-            );
+            let why = format!("{why}; the call was not sent");
+            return refuse(self, reason, INTERNAL_ERROR, why);
         }
-        let carries = arguments.map_or(Some(false), |arguments| self.carries_param(arguments));
-        let Some(carries) = carries else {
-            return refuse(
-                self,
-                INVALID_PARAMS,
-                "the arguments are not readable JSON".into(),
-            );
+        let Some(members) = members else {
+            let why = "the arguments are not readable JSON".to_string();
+            return refuse(self, reason, INVALID_PARAMS, why);
         };
+        let param = self.transform.param().as_bytes();
+        let carries = members.iter().any(|(key, _)| key.as_ref() == param);
         let known = self
             .catalogue
             .as_ref()
             .is_some_and(|catalogue| catalogue.names.contains(name));
-        let sent = |proxy: &mut Proxy, arguments: Option<&str>, fate: Fate| {
+        if !known && carries {
+            let why = format!(
+                "the tool `{name}` is not in the server's latest tools/list, so whether `{}` \
+                 is its own argument is unknown; the call was not sent",
+                self.transform.param()
+            );
+            return refuse(self, reason, INVALID_PARAMS, why);
+        }
+        let sent = |proxy: &mut Proxy, reason, arguments: Option<&str>, fate: Fate| {
             proxy.expect(
                 id,
                 Kind::Call(audit::Call::sent(name, reason, arguments)),
@@ -330,23 +350,15 @@ impl Proxy {
             );
             fate
         };
-        if !known && carries {
-            let why = format!(
-                "the tool `{name}` is not in the server's latest tools/list, so whether `{}` \
-                 is its own argument is unknown; the call was not sent",
-                self.transform.param()
-            );
-            return refuse(self, INVALID_PARAMS, why);
-        }
         let through_layer = self.transform.strips(name) && (carries || self.transform.required());
         if !through_layer {
             // R9: nothing of the layer's in it (or a tool that owns the name, R5).
-            return sent(self, arguments, Fate::Keep);
+            return sent(self, reason, arguments, Fate::Keep);
         }
         match self.transform.forward(id.json(), name, arguments) {
             Forward::Answer(answer) => {
                 let message = answer_text(&answer.content);
-                let call = audit::Call::kept(name, self.reason(name, arguments));
+                let call = audit::Call::kept(name, reason);
                 self.audit
                     .record(id.json(), call, Outcome::Answered(&message));
                 let result = serde_json::json!({
@@ -357,41 +369,31 @@ impl Proxy {
             }
             Forward::Send(stripped) => {
                 let changed = jsonrpc::replace(text, arguments.unwrap_or_default(), &stripped);
-                sent(self, Some(&stripped), Fate::Change(changed))
+                sent(self, reason, Some(&stripped), Fate::Change(changed))
             }
-            Forward::AsItCame if !carries => sent(self, arguments, Fate::Keep),
+            Forward::AsItCame if !carries => sent(self, reason, arguments, Fate::Keep),
             Forward::AsItCame => refuse(
                 self,
+                reason,
                 INTERNAL_ERROR,
                 "the layer left the reason in a call it strips; the call was not sent".into(),
             ),
         }
     }
 
-    /// Whether the arguments object has the parameter at its top level, in any spelling;
-    /// `None` when it cannot be read.
-    fn carries_param(&self, arguments: &str) -> Option<bool> {
-        let param = self.transform.param().as_bytes();
-        Some(
-            json::members(arguments)?
-                .iter()
-                .any(|(key, _)| key.as_ref() == param),
-        )
-    }
-
-    /// The model's reason in a call to `tool`, if the audit wants it and it is the
-    /// model's (the layer strips this tool's reason) rather than the tool's own. A
-    /// repeated key's last value is the one parsers read.
-    fn reason(&self, tool: &str, arguments: Option<&str>) -> Option<Box<RawValue>> {
+    /// The model's reason among a call's top-level `members` to `tool`, if the audit
+    /// wants it and it is the model's (the layer strips this tool's reason) rather than
+    /// the tool's own. A repeated key's last value is the one parsers read.
+    fn reason(&self, tool: &str, members: &[json::Member]) -> Option<Box<RawValue>> {
         if !self.audit.wants_reasons() || !self.transform.strips(tool) {
             return None;
         }
         let param = self.transform.param().as_bytes();
-        json::members(arguments?)?
-            .into_iter()
+        members
+            .iter()
             .rev()
             .find(|(key, _)| key.as_ref() == param)
-            .map(|(_, value)| value.to_owned())
+            .map(|(_, value)| (*value).to_owned())
     }
 
     /// A line from the server.
@@ -412,10 +414,14 @@ impl Proxy {
         let mut finished = Vec::new();
         match read {
             Line::One(read) => {
-                if let Some(text) =
-                    self.server_message(&read, line.clone(), &mut finished, &mut out)
-                {
-                    out.push(Out::Client(text.into_bytes()));
+                match self.server_message(&read, true, &mut finished, &mut out) {
+                    Relay::Keep => out.push(Out::Client(line)),
+                    Relay::Change(text) => out.push(Out::Client(text.into_bytes())),
+                    Relay::Drop => {}
+                    Relay::Hold => {
+                        let held = self.hold(line, Instant::now());
+                        self.pages.push_back(held);
+                    }
                 }
                 for answers in finished.drain(..) {
                     out.push(Out::Client(format!("[{}]", answers.join(",")).into_bytes()));
@@ -424,7 +430,11 @@ impl Proxy {
             Line::Batch(reads) => {
                 let mut parts = Vec::new();
                 for read in &reads {
-                    parts.extend(self.server_message(read, Vec::new(), &mut finished, &mut out));
+                    match self.server_message(read, false, &mut finished, &mut out) {
+                        Relay::Keep => parts.push(read.text.to_string()),
+                        Relay::Change(text) => parts.push(text),
+                        Relay::Drop | Relay::Hold => {}
+                    }
                 }
                 parts.extend(finished.into_iter().flatten());
                 if !parts.is_empty() {
@@ -436,16 +446,15 @@ impl Proxy {
         out
     }
 
-    /// One server message: the text to relay, if any. `line` is the whole line when the
-    /// message is one, to hold whole; a batch's answers the proxy adds go to `finished`.
+    /// What becomes of one server message. Only a message that is a whole line may be
+    /// held (`may_hold`); a batch's answers the proxy adds go to `finished`.
     fn server_message(
         &mut self,
         read: &Read,
-        line: Vec<u8>,
+        may_hold: bool,
         finished: &mut Vec<Vec<String>>,
         out: &mut Vec<Out>,
-    ) -> Option<String> {
-        let relay = Some(read.text.to_string());
+    ) -> Relay {
         let message = match &read.message {
             Ok(message) => message,
             Err(refusal) => {
@@ -453,7 +462,7 @@ impl Proxy {
                     "reasons: dropped a message from the server: {}",
                     refusal.message
                 );
-                return None;
+                return Relay::Drop;
             }
         };
         let (id, result) = match message {
@@ -464,7 +473,7 @@ impl Proxy {
                 // after this. Nothing is listed until a call needs it, so a server that
                 // says this on every listing cannot make the proxy list without end.
                 self.want = self.started + 1;
-                return relay;
+                return Relay::Keep;
             }
             Message::Response {
                 id: Some(id),
@@ -472,9 +481,9 @@ impl Proxy {
             } => (id, *result),
             Message::Response { id: None, .. } => {
                 eprintln!("reasons: dropped an error the server sent for no request");
-                return None;
+                return Relay::Drop;
             }
-            _ => return relay,
+            _ => return Relay::Keep,
         };
         if self
             .listing
@@ -482,10 +491,10 @@ impl Proxy {
             .is_some_and(|listing| &listing.id == id)
         {
             self.listed(result, out);
-            return None;
+            return Relay::Drop;
         }
         if self.abandoned.remove(id) {
-            return None;
+            return Relay::Drop;
         }
         let Some(pending) = self.pending.remove(id) else {
             // R19: a second answer to a request already answered, or to none.
@@ -493,7 +502,7 @@ impl Proxy {
                 "reasons: dropped a response to no pending request ({})",
                 id.json()
             );
-            return None;
+            return Relay::Drop;
         };
         if let Some(batch) = pending.batch
             && let Some(entry) = self.batches.get_mut(&batch)
@@ -504,7 +513,7 @@ impl Proxy {
             }
         }
         match pending.kind {
-            Kind::List { cursor } => return self.page(read.text, result, cursor, line),
+            Kind::List { cursor } => return self.page(read.text, result, cursor, may_hold),
             Kind::Call(call) => {
                 let outcome = match (result, &read.message) {
                     (Some(result), _) => Outcome::Result {
@@ -517,7 +526,7 @@ impl Proxy {
             Kind::Initialize => self.handshake = Handshake::Done,
             Kind::Other => {}
         }
-        relay
+        Relay::Keep
     }
 
     /// The client has gone. What waits still goes on (the client may read answers after

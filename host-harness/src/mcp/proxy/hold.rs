@@ -4,7 +4,7 @@
 //! a wait that cannot end ends in an error. The catalogue is the server's latest whole
 //! listing and nothing more.
 
-use super::{Handshake, Out, Proxy, Release};
+use super::{Handshake, Out, Proxy, Relay, Release};
 use crate::json;
 use crate::mcp::jsonrpc::{self, CallParams, Id, Line, Message, Page, Read};
 use crate::provider::Json;
@@ -26,8 +26,19 @@ pub(super) struct Catalogue {
     pub(super) names: HashSet<String>,
     /// Each declaration as the server listed it, and as the model is to see it.
     pub(super) augmented: HashMap<Json, Json>,
-    /// The listing as it came, to know a listing that changed nothing.
-    pub(super) listing: Vec<Json>,
+}
+
+impl Catalogue {
+    /// Whether `tools` holds the declarations this catalogue was made of, and no others.
+    /// Their order and repeats do not matter: what the layer makes of a declaration
+    /// depends on the set of declarations beside it, not on their order (R7).
+    fn is_made_of(&self, tools: &[Json]) -> bool {
+        let distinct: HashSet<&Json> = tools.iter().collect();
+        distinct.len() == self.augmented.len()
+            && distinct
+                .iter()
+                .all(|tool| self.augmented.contains_key(*tool))
+    }
 }
 
 /// The proxy's own listing under way, page by page.
@@ -92,22 +103,20 @@ impl Proxy {
         text: &str,
         result: Option<&RawValue>,
         cursor: bool,
-        line: Vec<u8>,
-    ) -> Option<String> {
+        may_hold: bool,
+    ) -> Relay {
         let Some(page) = result.and_then(Page::read) else {
-            return Some(text.to_string());
+            return Relay::Keep;
         };
         if !cursor && page.next_cursor.is_none() {
             self.started += 1;
             let tools = page.tools.iter().map(|tool| tool.to_string()).collect();
             self.install(self.started, tools);
         }
-        if self.augments_all(&page.tools) || line.is_empty() {
-            return Some(self.augmented_page(text, &page));
+        if self.augments_all(&page.tools) || !may_hold {
+            return Relay::Change(self.augmented_page(text, &page));
         }
-        let since = Instant::now();
-        self.pages.push_back(self.hold(line, since));
-        None
+        Relay::Hold
     }
 
     /// Whether every declaration is in a current catalogue.
@@ -140,7 +149,7 @@ impl Proxy {
             return;
         }
         if let Some(catalogue) = &mut self.catalogue
-            && catalogue.listing == tools
+            && catalogue.is_made_of(&tools)
         {
             // The same listing again (a client listing on every turn): the layer's strip
             // set is already this listing's; only how current it is changes.
@@ -153,8 +162,7 @@ impl Proxy {
                 self.catalogue = Some(Catalogue {
                     generation,
                     names,
-                    augmented: tools.iter().cloned().zip(listed).collect(),
-                    listing: tools,
+                    augmented: tools.into_iter().zip(listed).collect(),
                 });
             }
             Err(error) => {
@@ -170,25 +178,22 @@ impl Proxy {
     /// what waits needs it.
     pub(super) fn drain(&mut self, out: &mut Vec<Out>) {
         let now = Instant::now();
-        while let Some(front) = self.held.front() {
-            let Ok(read) = jsonrpc::read_line(&front.line) else {
+        while let Some(held) = self.held.pop_front() {
+            let Ok(read) = jsonrpc::read_line(&held.line) else {
                 unreachable!("only lines that were read are held")
             };
-            let release = if self.can_go(&read, Some(front.arrival)) {
+            let release = if self.can_go(&read, Some(held.arrival)) {
                 Release::Go
-            } else if self.failed > front.arrival {
+            } else if self.failed > held.arrival {
                 Release::Refuse("the proxy could not list the server's tools".into())
-            } else if now >= front.since + self.hold {
+            } else if now >= held.since + self.hold {
                 Release::Refuse(format!(
                     "the server's tools were not listed within {} ms",
                     self.hold.as_millis()
                 ))
             } else {
+                self.held.push_front(held);
                 break;
-            };
-            let held = self.held.pop_front().expect("the front was there");
-            let Ok(read) = jsonrpc::read_line(&held.line) else {
-                unreachable!("only lines that were read are held")
             };
             self.client_line(&held.line, read, release, out);
         }
