@@ -1,5 +1,6 @@
-//! The proxy against a simulated server, under random client lines and random timing:
-//! whatever the client sends and in whatever order the two sides' lines arrive, the
+//! The proxy against a simulated server, under random client lines, random timing and a
+//! server that misbehaves at random: whatever either side sends and in whatever order
+//! the two sides' lines arrive, the
 //! server never receives a top-level `reason` for a tool whose schema does not declare
 //! one (R18), and every client request gets exactly one response (R19). The oracle reads
 //! what the server received with serde_json alone, as a server would.
@@ -25,6 +26,10 @@ enum Step {
     ClientGone,
     /// A line the proxy cannot read.
     Garbage(u8),
+    /// The server misbehaves: it says its last line again, sends a line that is not
+    /// JSON, answers a request nobody made, or starts or stops spelling ids otherwise
+    /// (`1.0` for `1`).
+    ServerMisbehaves(u8),
 }
 
 #[derive(Clone, Debug)]
@@ -69,15 +74,18 @@ fn step() -> impl Strategy<Value = Step> {
         4 => (1..4usize).prop_map(Step::ProxyReads),
         1 => Just(Step::ToolsChange),
         1 => (0..4u8).prop_map(Step::Garbage),
+        2 => (0..4u8).prop_map(Step::ServerMisbehaves),
         1 => Just(Step::ClientGone),
     ]
 }
 
 /// The server: a fixed `plain` and `own` (which declares `reason`), and an `extra` that
-/// comes and goes; it answers every request it reads, once.
+/// comes and goes; it answers every request it reads, and misbehaves when told to.
 #[derive(Default)]
 struct Server {
     extra: bool,
+    /// Whether it answers an integer id as a decimal (`1.0` for `1`).
+    respell: bool,
     inbox: VecDeque<String>,
     outbox: VecDeque<String>,
     /// Each call it ran: the tool and its arguments' text.
@@ -129,7 +137,29 @@ impl Server {
             }
             _ => json!({}),
         };
+        let id = match id.as_u64() {
+            Some(n) if self.respell => Value::Number(serde_json::Number::from_f64(n as f64)?),
+            _ => id,
+        };
         Some(json!({"jsonrpc": "2.0", "id": id, "result": result}))
+    }
+
+    /// Misbehaves in the way `kind` says.
+    fn misbehave(&mut self, kind: u8) {
+        match kind {
+            0 => {
+                if let Some(last) = self.outbox.back().cloned() {
+                    self.outbox.push_back(last);
+                }
+            }
+            1 => self
+                .outbox
+                .push_back("\u{feff}{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}".into()),
+            2 => self
+                .outbox
+                .push_back(r#"{"jsonrpc":"2.0","id":"nobody","result":{}}"#.into()),
+            _ => self.respell = !self.respell,
+        }
     }
 }
 
@@ -268,6 +298,10 @@ fn play(steps: &[Step]) {
                 server.extra = !server.extra;
                 let changed = r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#;
                 server.outbox.push_back(changed.into());
+                Vec::new()
+            }
+            Step::ServerMisbehaves(kind) => {
+                server.misbehave(*kind);
                 Vec::new()
             }
             Step::ClientGone => {
