@@ -1,9 +1,7 @@
 //! Builds the reasons component that the harness embeds as its default plugin.
 
-include!("build_wasm.rs");
-
 fn main() {
-    let wasm = build_component("reasons-guest", "reasons.wasm");
+    let wasm = reasons_build_wasm::build_component("reasons-guest", "reasons.wasm");
     println!("cargo:rustc-env=REASONS_WASM={}", wasm.display());
     println!("cargo:rustc-env=REASONS_WIT_PACKAGE={}", wit_package());
 }

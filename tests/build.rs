@@ -1,6 +1,6 @@
 //! Builds the test fixtures' components.
 
-include!("../host-harness/build_wasm.rs");
+use reasons_build_wasm::build_component;
 
 fn main() {
     let wasm = build_component("reasons-unruly", "reasons_unruly.wasm");

@@ -1,64 +1,123 @@
-//! The reasons layer: one optional `reason` parameter added to every tool declaration a
-//! model sees, and stripped from every call before it reaches the tool's server.
+//! The reasons component: the transform ([`reasons_transform`]) behind the WIT
+//! interfaces of `wit/tools.wit` (the `reasons-layer` world), built for `wasm32-wasip2`.
+//! It imports nothing but the provider below it.
 //!
-//! The transform is plain Rust over JSON text ([`Reasons`]), tested natively. Built for
-//! `wasm32-wasip2`, the same code is a component of the `agent:tools/reasons` world
-//! (`wit/tools.wit`) that imports nothing but the provider below it.
-//!
-//! ```
-//! use reasons::{Arguments, Reasons, ToolCall};
-//!
-//! let mut layer = Reasons::new();
-//! let listed = layer.list(vec![
-//!     r#"{"name":"fs_read","inputSchema":{"type":"object","properties":{"path":{"type":"string"}}}}"#.into(),
-//! ]);
-//! assert!(listed[0].contains(r#""reason":{"type":"string""#));
-//!
-//! let call = ToolCall {
-//!     id: "1".into(),
-//!     name: "fs_read".into(),
-//!     arguments: Arguments::Text(r#"{"path":"a.txt","reason":"The user asked for it."}"#.into()),
-//! };
-//! let results = layer.execute(vec![call], |forwarded| {
-//!     assert_eq!(forwarded[0].arguments, Arguments::Text(r#"{"path":"a.txt"}"#.into()));
-//!     Ok(vec![])
-//! });
-//! assert!(results[0].is_error); // the provider answered nothing for the call
-//! ```
-#![cfg_attr(target_arch = "wasm32", no_std)]
-#![deny(missing_docs)]
-// On wasm a panic is a trap that kills the instance: no input may reach one.
-#![cfg_attr(
-    not(test),
-    deny(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic,
-        clippy::indexing_slicing,
-        clippy::unreachable,
-        clippy::todo
-    )
+//! This file is the adapter: WIT types in, the transform in the middle, WIT types out
+//! (`convert.rs`); the harness's `plugin/convert.rs` is its mirror on the host's side.
+#![cfg(target_arch = "wasm32")]
+#![no_std]
+// A panic is a trap that kills the instance: no input may reach one.
+#![deny(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::unreachable,
+    clippy::todo
 )]
 
 extern crate alloc;
+// The allocator, panic handler and `cabi_realloc`.
+extern crate reasons_guest_runtime;
 
-mod call;
-mod json;
-mod layer;
-mod listing;
-mod options;
-mod protocol;
-mod schema;
-mod shape;
+mod convert;
 
-#[cfg(all(target_arch = "wasm32", feature = "component"))]
-mod component;
-#[cfg(target_arch = "wasm32")]
-mod runtime;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, Ordering};
+use reasons_transform::{self as transform, Transform};
+use spin::{LazyLock, Mutex, MutexGuard};
 
-pub use layer::Reasons;
-pub use options::{DEFAULT_DESCRIPTION, DEFAULT_NAME, Options, Position};
-pub use protocol::{
-    Arguments, CallIds, Json, NO_RESULT, ProviderError, ToolCall, ToolResult, answer, complete,
-    complete_with, in_order,
-};
+wit_bindgen::generate!({
+    world: "reasons-layer",
+    path: "../wit",
+});
+
+use agent::tools::provider as below;
+use agent::tools::types::{ProviderError, ToolCall, ToolResult};
+use exports::agent::tools::reasons as surface;
+
+/// The instance's one layer. A component instance is single-threaded; the mutex only
+/// gives the static the `Sync` it needs, and it is never held across an import call.
+static LAYER: LazyLock<Mutex<Transform>> = LazyLock::new(|| Mutex::new(Transform::new()));
+
+/// Set while an export runs. An export that finds it set was entered after an earlier
+/// one never returned: a host exception unwound through the instance (jco turns a
+/// provider that throws into exactly that). Whatever that left half-done, the instance
+/// traps at once rather than run on it, and the host starts a fresh one.
+static IN_CALL: AtomicBool = AtomicBool::new(false);
+
+/// Runs one export's `work` on the layer, refusing an instance a host exception unwound.
+fn export<T>(work: impl FnOnce() -> T) -> T {
+    if IN_CALL.swap(true, Ordering::Relaxed) {
+        core::arch::wasm32::unreachable()
+    }
+    let out = work();
+    IN_CALL.store(false, Ordering::Relaxed);
+    out
+}
+
+/// The layer, for a moment. Never contended (see [`IN_CALL`]); if it were, trapping is
+/// the one answer that cannot run on broken state.
+fn layer() -> MutexGuard<'static, Transform> {
+    LAYER
+        .try_lock()
+        .unwrap_or_else(|| core::arch::wasm32::unreachable())
+}
+
+struct Component;
+
+impl exports::agent::tools::provider::Guest for Component {
+    fn tools_for_llm() -> Result<Vec<String>, ProviderError> {
+        export(|| {
+            // R14: a provider that cannot list fails the listing, and the set stays (R8).
+            let catalogue = below::tools_for_llm()?;
+            Ok(layer().list(catalogue))
+        })
+    }
+
+    fn execute_tool_calls(calls: Vec<ToolCall>) -> Result<Vec<ToolResult>, ProviderError> {
+        export(|| {
+            // Routed with the layer held, forwarded with it released.
+            let routes: Vec<_> = {
+                let layer = layer();
+                calls
+                    .into_iter()
+                    .map(|call| layer.route(transform::ToolCall::from(call)))
+                    .collect()
+            };
+            let results = transform::answer(routes.into_iter(), |forward| {
+                let forward: Vec<ToolCall> = forward.into_iter().map(ToolCall::from).collect();
+                below::execute_tool_calls(&forward)
+                    .map(|results| {
+                        results
+                            .into_iter()
+                            .map(transform::ToolResult::from)
+                            .collect()
+                    })
+                    .map_err(transform::ProviderError::from)
+            });
+            Ok(results.into_iter().map(ToolResult::from).collect())
+        })
+    }
+}
+
+impl surface::Guest for Component {
+    fn current_options() -> surface::Options {
+        export(|| layer().options().clone().into())
+    }
+
+    fn configure(options: surface::Options) -> Result<(), String> {
+        export(|| layer().configure(options.into()))
+    }
+
+    fn reason_param() -> String {
+        export(|| layer().options().name.clone())
+    }
+
+    fn augmented_tools() -> Vec<String> {
+        export(|| layer().strip_set())
+    }
+}
+
+export!(Component);

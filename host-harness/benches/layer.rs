@@ -7,11 +7,11 @@
 mod support;
 
 use criterion::{BatchSize, Bencher, BenchmarkId, Criterion, Throughput};
-use reasons::{Reasons, ToolCall, ToolResult};
 use reasons_harness::plugin::integrity::{Added, Given};
 use reasons_harness::plugin::{Cache, REASONS_WASM};
 use reasons_harness::provider::Catalogue;
 use reasons_harness::{Json, Plugin, Provider, WasmLayer};
+use reasons_transform::{ToolCall, ToolResult, Transform};
 use std::hint::black_box;
 use std::sync::Arc;
 use support::workload::{self, Kind};
@@ -35,14 +35,14 @@ fn component(catalogue: &[Json]) -> WasmLayer {
 }
 
 /// The native transform, listed once.
-fn native(catalogue: &[Json]) -> Reasons {
-    let mut reasons = Reasons::new();
+fn native(catalogue: &[Json]) -> Transform {
+    let mut reasons = Transform::new();
     reasons.list(catalogue.to_vec());
     reasons
 }
 
 /// What the provider below answers, natively: what `Catalogue` answers.
-fn answered(calls: Vec<ToolCall>) -> Result<Vec<ToolResult>, reasons::ProviderError> {
+fn answered(calls: Vec<ToolCall>) -> Result<Vec<ToolResult>, reasons_transform::ProviderError> {
     Ok(calls
         .iter()
         .map(|call| ToolResult::ok(&call.id, "null"))
@@ -137,7 +137,7 @@ fn forwarding(c: &mut Criterion) {
         group.bench_function(BenchmarkId::new("gate", size), |b| {
             per_batch(b, &calls, |calls| {
                 let added = Added {
-                    param: reasons::DEFAULT_NAME.into(),
+                    param: reasons_transform::DEFAULT_NAME.into(),
                     to: layer.strip_set(),
                 };
                 Given::new(Arc::new(calls), Some(added))
@@ -166,7 +166,7 @@ fn untouched(c: &mut Criterion) {
             .map(|n| ToolCall {
                 id: format!("call_{n}"),
                 name: "tool_1".into(),
-                arguments: reasons::Arguments::Text(text.clone()),
+                arguments: reasons_transform::Arguments::Text(text.clone()),
             })
             .collect();
         group.throughput(Throughput::Bytes((text.len() * count) as u64));
@@ -212,7 +212,7 @@ fn boundary(c: &mut Criterion) {
     let call = ToolCall {
         id: "1".into(),
         name: "elsewhere".into(),
-        arguments: reasons::Arguments::Text(r#"{"path":"a"}"#.into()),
+        arguments: reasons_transform::Arguments::Text(r#"{"path":"a"}"#.into()),
     };
     let mut group = c.benchmark_group("boundary");
     group.bench_function(BenchmarkId::new("component", "one-call batch"), |b| {
@@ -233,7 +233,7 @@ fn boundary(c: &mut Criterion) {
         })
     });
     group.bench_function(BenchmarkId::new("native", "new session"), |b| {
-        b.iter(|| black_box(Reasons::new().options().name.clone()))
+        b.iter(|| black_box(Transform::new().options().name.clone()))
     });
     group.finish();
 }
@@ -246,7 +246,7 @@ fn artifact(c: &mut Criterion) {
     group.sample_size(10);
     group.bench_function(BenchmarkId::new("compile", "cold"), |b| {
         // A new `Cache` has nothing in it: the component is compiled every time.
-        b.iter(|| black_box(Plugin::compile("cold", REASONS_WASM, &Cache::none()).unwrap()))
+        b.iter(|| black_box(Plugin::compile("cold", REASONS_WASM, &Cache::default()).unwrap()))
     });
     group.bench_function(BenchmarkId::new("compile", "warm"), |b| {
         b.iter(|| black_box(Plugin::compile("warm", REASONS_WASM, &Cache::at(dir.path())).unwrap()))

@@ -2,11 +2,7 @@
 //! spoken to directly and through the proxy, alternately, in one run:
 //! `cargo bench -p reasons-harness --bench mcp`.
 
-#[path = "../tests/mcp_support/mod.rs"]
-#[allow(dead_code, unused_imports)]
-mod mcp_support;
-
-use mcp_support::{INITIALIZE, INITIALIZED, Session, own_server, proxied};
+use reasons_test_support::mcp::{INITIALIZE, INITIALIZED, Session, own_server, proxied};
 use std::time::{Duration, Instant};
 
 /// Round trips per request: many under `cargo bench`, a few under `cargo test --benches`,

@@ -9,7 +9,7 @@ use crate::provider::Provider;
 use crate::recorder::Recorder;
 use crate::stack::Stack;
 use anyhow::Context;
-use reasons::{Arguments, Options, ToolCall, ToolResult};
+use reasons_transform::{Arguments, Options, ToolCall, ToolResult};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};
@@ -175,7 +175,7 @@ pub fn run(script: &Script, human: Human, out: &mut dyn Write) -> anyhow::Result
                 .unwrap_or_default();
             let name = call["function"]["name"].as_str().unwrap_or("");
             let reason = match arguments[&reason_param].as_str() {
-                _ if !source.augmented.contains(name) => {
+                _ if !source.strip_set.contains(name) => {
                     "(not augmented: its `reason` is the tool's own)".to_string()
                 }
                 Some(reason) => crate::inert::inert(reason, 80),

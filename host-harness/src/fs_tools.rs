@@ -10,7 +10,7 @@
 use crate::provider::{Json, Provider};
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, OpenOptions};
-use reasons::{ProviderError, ToolCall, ToolResult};
+use reasons_transform::{ProviderError, ToolCall, ToolResult};
 use serde_json::{Map, Value, json};
 use std::io::Write;
 use std::path::Path;

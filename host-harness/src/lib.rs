@@ -7,7 +7,7 @@
 //! # fn main() -> anyhow::Result<()> {
 //! let tools = FsTools::new(std::path::Path::new("."))?;
 //! let mut stack = Stack::new(tools)
-//!     .reasons(&Plugin::reasons()?, reasons::Options::default())?
+//!     .reasons(&Plugin::reasons()?, reasons_transform::Options::default())?
 //!     .policy(vec![Rule::new("fs_read", Decision::Allow)?], Box::new(|_request| false));
 //! let tools = stack.list()?; // the model sees every tool with an optional `reason`
 //! # Ok(()) }
@@ -15,7 +15,6 @@
 #![deny(missing_docs)]
 
 pub mod demo;
-pub mod dry_run;
 pub mod fs_tools;
 pub mod inert;
 pub mod json;
@@ -26,6 +25,7 @@ pub mod policy;
 pub mod provider;
 pub mod recorder;
 pub mod stack;
+pub mod transform;
 
 pub use fs_tools::FsTools;
 pub use native::NativeReasons;

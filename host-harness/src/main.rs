@@ -4,10 +4,10 @@
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use reasons::{Options, Position};
 use reasons_harness::demo::{self, Human, Script};
-use reasons_harness::plugin::{Outcome, sandbox};
-use reasons_harness::{Limits, Plugin, dry_run, mcp};
+use reasons_harness::plugin::{Origin, sandbox};
+use reasons_harness::{Limits, Plugin, mcp, transform};
+use reasons_transform::{Options, Position};
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -101,7 +101,7 @@ impl PluginArgs {
             None => Plugin::reasons()?,
             Some(path) => Plugin::load(path)?,
         };
-        if let Outcome::Untrusted(why) = plugin.outcome() {
+        if let Origin::Untrusted(why) = plugin.origin() {
             eprintln!("reasons: the compile cache {why}");
         }
         let deadline = Duration::from_millis(self.plugin_deadline_ms);
@@ -141,10 +141,10 @@ fn version() -> &'static str {
 #[derive(Args)]
 struct OptionArgs {
     /// The parameter's name.
-    #[arg(long, default_value = reasons::DEFAULT_NAME)]
+    #[arg(long, default_value = reasons_transform::DEFAULT_NAME)]
     param_name: String,
     /// The parameter's description, as the model reads it.
-    #[arg(long, default_value = reasons::DEFAULT_DESCRIPTION)]
+    #[arg(long, default_value = reasons_transform::DEFAULT_DESCRIPTION)]
     description: String,
     /// List the parameter in `required` and refuse calls that lack it.
     #[arg(long)]
@@ -218,13 +218,13 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             plugin,
         } => {
             let plugin = plugin.load()?;
-            let tools = dry_run::read_tools(&tools)?;
+            let tools = transform::read_tools(&tools)?;
             let calls = match calls {
-                Some(path) => dry_run::read_calls(&path)?,
+                Some(path) => transform::read_calls(&path)?,
                 None => Vec::new(),
             };
-            let report = dry_run::run(
-                dry_run::Layer::Component(&plugin),
+            let report = transform::run(
+                transform::Layer::Component(&plugin),
                 options.into(),
                 tools,
                 calls,

@@ -3,25 +3,25 @@
 //! the benchmarks measure what the sandbox costs.
 
 use crate::provider::{self, Json, Provider};
-use reasons::{Options, ProviderError, Reasons, ToolCall, ToolResult};
+use reasons_transform::{Options, ProviderError, ToolCall, ToolResult, Transform};
 
 /// The reasons layer over `inner`, running natively.
 pub struct NativeReasons {
-    layer: Reasons,
+    layer: Transform,
     inner: Box<dyn Provider>,
 }
 
 impl NativeReasons {
     /// A layer with `options` over `inner`, or the options' error.
     pub fn new(inner: Box<dyn Provider>, options: Options) -> Result<NativeReasons, String> {
-        let mut layer = Reasons::new();
+        let mut layer = Transform::new();
         layer.configure(options)?;
         Ok(NativeReasons { layer, inner })
     }
 
     /// The names the last listing augmented (R8).
-    pub fn augmented_tools(&self) -> Vec<String> {
-        self.layer.augmented_tools()
+    pub fn strip_set(&self) -> Vec<String> {
+        self.layer.strip_set()
     }
 }
 

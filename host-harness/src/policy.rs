@@ -8,7 +8,7 @@ use crate::plugin::StripSet;
 use crate::provider::{self, Json, Provider};
 use anyhow::Context;
 use globset::{Glob, GlobMatcher};
-use reasons::{ProviderError, ToolCall, ToolResult};
+use reasons_transform::{ProviderError, ToolCall, ToolResult};
 use serde_json::{Map, Value};
 
 /// What the policy does with a call.
@@ -98,15 +98,15 @@ pub struct ReasonSource {
     /// The parameter's name, as the reasons layer publishes it (R11).
     pub param: String,
     /// The tools the reasons layer augmented.
-    pub augmented: StripSet,
+    pub strip_set: StripSet,
 }
 
 impl ReasonSource {
     /// No reasons layer below: no call carries a model's reason.
     pub fn none() -> ReasonSource {
         ReasonSource {
-            param: reasons::DEFAULT_NAME.to_string(),
-            augmented: StripSet::default(),
+            param: reasons_transform::DEFAULT_NAME.to_string(),
+            strip_set: StripSet::default(),
         }
     }
 }
@@ -205,7 +205,7 @@ impl Provider for Policy {
             judge,
             on_ask,
         } = self;
-        Ok(reasons::answer(
+        Ok(reasons_transform::answer(
             calls.into_iter().map(|call| judge.route(on_ask, call)),
             |allowed| Ok(provider::execute(&mut **inner, allowed)),
         ))
@@ -237,7 +237,7 @@ pub fn prompt(call: &ToolCall, source: &ReasonSource) -> (String, Option<String>
     prompt.push('\n');
     prompt.push_str(&match &reason {
         Some(reason) => format!("  {}: {reason}  (the model's own claim)", source.param),
-        None if source.augmented.contains(&call.name) => {
+        None if source.strip_set.contains(&call.name) => {
             format!("  {}: (none given)", source.param)
         }
         None => format!(
@@ -257,7 +257,7 @@ fn split_reason(call: &ToolCall, source: &ReasonSource) -> (Value, Option<Value>
     }
     match serde_json::from_str::<Value>(text) {
         Ok(Value::Object(mut arguments)) => {
-            let reason = if source.augmented.contains(&call.name) {
+            let reason = if source.strip_set.contains(&call.name) {
                 arguments.shift_remove(&source.param)
             } else {
                 None

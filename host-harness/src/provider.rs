@@ -1,11 +1,11 @@
 //! The host's side of the provider contract: the trait every layer and tool source
 //! implements, and the guards that keep its never-throw promise (R13, R14).
 
-use reasons::{ProviderError, ToolCall, ToolResult};
+use reasons_transform::{ProviderError, ToolCall, ToolResult};
 use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-pub use reasons::Json;
+pub use reasons_transform::Json;
 
 /// A source of tools, or a layer over one: the WIT `provider` interface, host-side.
 pub trait Provider: Send {
@@ -56,9 +56,9 @@ pub fn execute(provider: &mut dyn Provider, calls: Vec<ToolCall>) -> Vec<ToolRes
     if calls.is_empty() {
         return Vec::new();
     }
-    let ids = reasons::CallIds::of(&calls);
+    let ids = reasons_transform::CallIds::of(&calls);
     let answer = guard("the tool provider", || provider.execute_tool_calls(calls));
-    reasons::complete(ids.iter(), answer)
+    reasons_transform::complete(ids.iter(), answer)
 }
 
 /// A provider with a fixed catalogue that runs nothing: it answers every call with the

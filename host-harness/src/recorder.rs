@@ -2,7 +2,7 @@
 //! under the reasons layer, it shows what the tool provider really received.
 
 use crate::provider::{Json, Provider};
-use reasons::{ProviderError, ToolCall, ToolResult};
+use reasons_transform::{ProviderError, ToolCall, ToolResult};
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// The calls a [`Recorder`] saw, shared with whoever reads them.

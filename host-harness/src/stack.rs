@@ -7,7 +7,7 @@
 //! # let tools = FsTools::new(std::path::Path::new("."))?;
 //! // Policy( Reasons( FsTools ) )
 //! let stack = Stack::new(tools)
-//!     .reasons(&Plugin::reasons()?, reasons::Options::default())?
+//!     .reasons(&Plugin::reasons()?, reasons_transform::Options::default())?
 //!     .policy(vec![], Box::new(|_| true));
 //! # Ok(()) }
 //! ```
@@ -15,7 +15,7 @@
 use crate::plugin::Plugin;
 use crate::policy::{OnAsk, Policy, ReasonSource, Rule};
 use crate::provider::{self, Json, Provider};
-use reasons::{Options, ProviderError, ToolCall, ToolResult};
+use reasons_transform::{Options, ProviderError, ToolCall, ToolResult};
 
 /// A provider with layers stacked on it, the last one added on top.
 pub struct Stack {
@@ -52,7 +52,7 @@ impl Stack {
         layer.configure(options)?;
         let source = ReasonSource {
             param: layer.reason_param()?,
-            augmented: layer.strip_set(),
+            strip_set: layer.strip_set(),
         };
         Ok(Stack {
             top: Box::new(layer),

@@ -1,11 +1,7 @@
 //! `reasons mcp` between real MCP clients and servers: the reference servers from npm,
 //! the TypeScript and Python SDKs' clients, and a server of the tests' own.
 
-// Shared with the other MCP tests and the benchmark, which use the rest of it.
-#[allow(dead_code, unused_imports)]
-mod mcp_support;
-
-use mcp_support::*;
+use reasons_test_support::mcp::*;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use std::process::Stdio;

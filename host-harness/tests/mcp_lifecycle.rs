@@ -3,11 +3,7 @@
 //! tied to the proxy's, whatever ends it: the TypeScript SDK client's `close()`, a signal,
 //! a server that dies at start.
 
-// Shared with the other MCP tests and the benchmark, which use the rest of it.
-#[allow(dead_code, unused_imports)]
-mod mcp_support;
-
-use mcp_support::*;
+use reasons_test_support::mcp::*;
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -97,7 +93,7 @@ fn a_signal_reaches_the_server_and_the_call_in_flight_is_answered_and_audited() 
     std::thread::sleep(Duration::from_millis(100));
     // SAFETY: a signal to the child this test started.
     unsafe { libc::kill(session.pid() as libc::pid_t, libc::SIGTERM) };
-    let answer: Value = serde_json::from_str(&session.next().expect("an answer")).unwrap();
+    let answer: Value = serde_json::from_str(&session.next_line().expect("an answer")).unwrap();
     assert_eq!(answer["id"], 2);
     let message = answer["error"]["message"].as_str().unwrap();
     assert!(message.contains("exited before answering"), "{message}");
@@ -154,7 +150,7 @@ fn a_typescript_sdk_server_never_sees_a_reason_beside_a_lone_surrogate_or_bad_ut
     session.ask(INITIALIZE);
     session.send(INITIALIZED);
     session.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"record","arguments":{"text":"cut \ud83d","reason":"SECRET-1"}}}"#);
-    let answer: Value = serde_json::from_str(&session.next().unwrap()).unwrap();
+    let answer: Value = serde_json::from_str(&session.next_line().unwrap()).unwrap();
     assert_eq!(answer["id"], 2);
     let recorded = answer["result"]["content"][0]["text"].as_str().unwrap();
     assert_eq!(
@@ -162,7 +158,7 @@ fn a_typescript_sdk_server_never_sees_a_reason_beside_a_lone_surrogate_or_bad_ut
         "the server got the text, not the reason"
     );
     session.send_bytes(b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"record\",\"arguments\":{\"text\":\"\xff\",\"reason\":\"SECRET-2\"}}}");
-    let refused: Value = serde_json::from_str(&session.next().unwrap()).unwrap();
+    let refused: Value = serde_json::from_str(&session.next_line().unwrap()).unwrap();
     assert_eq!(refused["error"]["code"], -32700);
     session.finish();
     let sent = received(&log);

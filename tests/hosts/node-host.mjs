@@ -65,13 +65,13 @@ const { provider: layer, reasons } = await start();
 // Above the layer: the agent loop's view.
 const tools = layer.toolsForLlm();
 const param = reasons.reasonParam();
-const augmented = reasons.augmentedTools();
+const stripSet = reasons.augmentedTools();
 const prompts = [];
 const permission = (call) => {
   // The reason is the model's claim about itself: shown beside the arguments, as text.
   const args = JSON.parse(call.arguments.val || "{}");
-  const reason = augmented.includes(call.name) ? args[param] : undefined;
-  if (augmented.includes(call.name)) delete args[param];
+  const reason = stripSet.includes(call.name) ? args[param] : undefined;
+  if (stripSet.includes(call.name)) delete args[param];
   prompts.push(`${call.name} ${JSON.stringify(args)} | reason: ${reason ?? "(none given)"}`);
   return true;
 };
@@ -94,7 +94,7 @@ for (const calls of turns) {
 }
 // A provider that throws a plain Error: the exception escapes to this host, and the
 // instance it unwound through traps on its next call instead of running on (or spinning).
-const report = { param, augmented, tools, received: [...received], results, prompts };
+const report = { param, strip_set: stripSet, tools, received: [...received], results, prompts };
 const unwound = [];
 const attempt = (what, work) => {
   try {

@@ -1,9 +1,9 @@
 //! Assertions the tests share, one line each at the call site.
 
-use reasons::{ToolCall, ToolResult};
+use reasons_transform::{ToolCall, ToolResult};
 
 /// Each result's call id and whether it is an error, to compare with one `assert_eq!`.
-pub fn errors(results: &[ToolResult]) -> Vec<(&str, bool)> {
+pub fn error_flags(results: &[ToolResult]) -> Vec<(&str, bool)> {
     results
         .iter()
         .map(|result| (result.call_id.as_str(), result.is_error))

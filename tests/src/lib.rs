@@ -3,14 +3,12 @@
 
 pub mod checks;
 pub mod compose;
-pub mod model;
-pub mod peers;
 pub mod providers;
 
 use once_cell::sync::Lazy;
-use reasons::{Options, Position, ToolCall};
 use reasons_harness::Plugin;
-use reasons_harness::dry_run::{self, Layer, Report};
+use reasons_harness::transform::{self, Layer, Report};
+use reasons_transform::{Options, Position, ToolCall};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::path::{Path, PathBuf};
@@ -49,8 +47,10 @@ pub struct Case {
     /// The catalogue the model sees; absent when identical to `tools`.
     #[serde(default)]
     pub listed: Option<Vec<Box<RawValue>>>,
-    /// The names augmented.
-    pub augmented: Vec<String>,
+    /// The names augmented: the strip set. Corpora written before the key was renamed
+    /// spell it `augmented`.
+    #[serde(alias = "augmented")]
+    pub strip_set: Vec<String>,
     /// The calls the model makes, as `CALLS.json` spells them.
     #[serde(default)]
     pub calls: Option<Box<RawValue>>,
@@ -124,7 +124,7 @@ impl Case {
 
     /// Runs the case through `layer`.
     pub fn run(&self, layer: Layer<'_>) -> Report {
-        dry_run::run(layer, self.options(), self.tools(), self.calls())
+        transform::run(layer, self.options(), self.tools(), self.calls())
             .unwrap_or_else(|error| panic!("{}: {error:#}", self.name))
     }
 }
@@ -134,14 +134,14 @@ fn texts(values: &[Box<RawValue>]) -> Vec<String> {
 }
 
 fn calls(raw: Option<&RawValue>, origin: &str) -> Vec<ToolCall> {
-    raw.map(|raw| dry_run::parse_calls(raw.get(), origin).expect("the vector's calls parse"))
+    raw.map(|raw| transform::parse_calls(raw.get(), origin).expect("the vector's calls parse"))
         .unwrap_or_default()
 }
 
 /// The calls as a report lists them, back as calls.
 pub fn received_calls(report: &Report) -> Vec<ToolCall> {
     let text = serde_json::to_string(&report.calls).expect("a report serialises");
-    dry_run::parse_calls(&text, "the report").expect("a report's calls parse")
+    transform::parse_calls(&text, "the report").expect("a report's calls parse")
 }
 
 /// The vector files' directory.

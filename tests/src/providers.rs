@@ -1,7 +1,7 @@
 //! Host providers for the tests: real behaviour, including the bad kinds.
 
-use reasons::{ProviderError, ToolCall, ToolResult};
 use reasons_harness::{Json, Provider};
+use reasons_transform::{ProviderError, ToolCall, ToolResult};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -105,6 +105,6 @@ pub fn text_call(id: &str, name: &str, arguments: &str) -> ToolCall {
     ToolCall {
         id: id.into(),
         name: name.into(),
-        arguments: reasons::Arguments::Text(arguments.into()),
+        arguments: reasons_transform::Arguments::Text(arguments.into()),
     }
 }

@@ -1,11 +1,11 @@
 //! The reasons component under wasmtime: what it can reach, its state, and the host's
 //! never-throw promise around it. Plugins that misbehave are in `containment.rs`.
 
-use reasons::{NO_RESULT, Options};
 use reasons_harness::{Plugin, Provider, WasmLayer};
-use reasons_tests::checks::{arguments, assert_error_mentions, errors};
+use reasons_tests::checks::{arguments, assert_error_mentions, error_flags};
 use reasons_tests::providers::{Behaviour, Scripted, text_call};
 use reasons_tests::unruly;
+use reasons_transform::{NO_RESULT, Options};
 
 const TOOL: &str = r#"{"name":"t","inputSchema":{"type":"object"}}"#;
 const OTHER: &str = r#"{"name":"u","inputSchema":{"type":"object"}}"#;
@@ -78,16 +78,16 @@ fn each_listing_replaces_the_strip_set_and_a_failed_one_keeps_it() {
     let provider = Scripted::new(&[TOOL, OTHER]);
     let mut layer = reasons_over(&provider);
     layer.tools_for_llm().unwrap();
-    assert_eq!(layer.augmented_tools().unwrap(), ["t", "u"]);
+    assert_eq!(layer.claimed_strip_set().unwrap(), ["t", "u"]);
 
     provider.set_catalogue(&[OTHER]);
     layer.tools_for_llm().unwrap();
-    assert_eq!(layer.augmented_tools().unwrap(), ["u"]);
+    assert_eq!(layer.claimed_strip_set().unwrap(), ["u"]);
 
     provider.behave(Behaviour::Fail("offline".into()));
     assert!(layer.tools_for_llm().is_err());
     provider.behave(Behaviour::Echo);
-    assert_eq!(layer.augmented_tools().unwrap(), ["u"]);
+    assert_eq!(layer.claimed_strip_set().unwrap(), ["u"]);
 
     let calls = vec![
         text_call("1", "t", r#"{"reason":"x"}"#),
@@ -110,7 +110,7 @@ fn a_failing_provider_becomes_one_error_per_call() {
     let results = layer
         .execute_tool_calls(vec![text_call("b", "t", "{}"), text_call("a", "t", "{}")])
         .unwrap();
-    assert_eq!(errors(&results), [("b", true), ("a", true)]);
+    assert_eq!(error_flags(&results), [("b", true), ("a", true)]);
     assert_eq!(
         results[0].content,
         r#""The tool provider failed: disk full""#
@@ -127,13 +127,13 @@ fn a_panicking_provider_becomes_one_error_per_call() {
     let results = layer
         .execute_tool_calls(vec![text_call("1", "t", "{}")])
         .unwrap();
-    assert_eq!(errors(&results), [("1", true)]);
+    assert_eq!(error_flags(&results), [("1", true)]);
     assert_error_mentions(&results[0], "panicked");
     provider.behave(Behaviour::Echo);
     let results = layer
         .execute_tool_calls(vec![text_call("2", "t", "{}")])
         .unwrap();
-    assert_eq!(errors(&results), [("2", false)]);
+    assert_eq!(error_flags(&results), [("2", false)]);
 }
 
 #[test]
@@ -145,7 +145,7 @@ fn a_call_left_without_a_result_gets_one() {
     let results = layer
         .execute_tool_calls(vec![text_call("1", "t", "{}"), text_call("2", "t", "{}")])
         .unwrap();
-    assert_eq!(errors(&results), [("1", false), ("2", true)]);
+    assert_eq!(error_flags(&results), [("1", false), ("2", true)]);
     assert_eq!(results[1].content, format!("{:?}", NO_RESULT));
 }
 
@@ -192,7 +192,7 @@ fn deeply_nested_arguments_are_stripped_without_a_trap() {
     let results = layer
         .execute_tool_calls(vec![text_call("1", "t", &deep)])
         .unwrap();
-    assert_eq!(errors(&results), [("1", false)]);
+    assert_eq!(error_flags(&results), [("1", false)]);
     let expected = format!(r#"{{"a":{}{}}}"#, "[".repeat(100_000), "]".repeat(100_000));
     assert_eq!(arguments(&provider.take_received()), [expected.as_str()]);
 }
@@ -202,8 +202,8 @@ fn a_dry_run_goes_through_any_middleware_component() {
     // The `--plugin` path: a component without the reasons surface changes nothing here.
     let tools = vec![TOOL.to_string(), "[1, 2]".to_string()];
     let calls = vec![text_call("1", "t", r#"{ "reason" : "x" }"#)];
-    let report = reasons_harness::dry_run::run(
-        reasons_harness::dry_run::Layer::Component(&unruly()),
+    let report = reasons_harness::transform::run(
+        reasons_harness::transform::Layer::Component(&unruly()),
         Options::default(),
         tools.clone(),
         calls.clone(),
@@ -211,6 +211,6 @@ fn a_dry_run_goes_through_any_middleware_component() {
     .unwrap();
     let listed: Vec<&str> = report.tools.iter().map(|tool| tool.get()).collect();
     assert_eq!(listed, tools);
-    assert!(report.augmented.is_empty());
+    assert!(report.strip_set.is_empty());
     assert_eq!(reasons_tests::received_calls(&report), calls);
 }

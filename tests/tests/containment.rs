@@ -2,11 +2,11 @@
 //! the reasons component's own limits, each ending in `is_error` results, with the next
 //! call served by a fresh instance that still knows the strip set.
 
-use reasons::{Options, ToolCall, ToolResult};
 use reasons_harness::{Limits, Plugin, Provider, Stack, WasmLayer};
-use reasons_tests::checks::{arguments, assert_error_mentions, errors};
+use reasons_tests::checks::{arguments, assert_error_mentions, error_flags};
 use reasons_tests::providers::{Behaviour, Scripted, text_call};
 use reasons_tests::unruly;
+use reasons_transform::{Options, ToolCall, ToolResult};
 use std::time::Duration;
 
 const TOOL: &str = r#"{"name":"t","inputSchema":{"type":"object"}}"#;
@@ -43,7 +43,7 @@ fn batch_with(fault: &str) -> Vec<ToolCall> {
 fn assert_next_call_is_served(stack: &mut Stack, provider: &Scripted, fault: &str) {
     provider.take_received();
     let results = stack.execute(vec![text_call("3", "t", r#"{"a":2,"reason":"y"}"#)]);
-    assert_eq!(errors(&results), [("3", false)], "after {fault}");
+    assert_eq!(error_flags(&results), [("3", false)], "after {fault}");
     assert_eq!(
         arguments(&provider.take_received()),
         [r#"{"a":2}"#],
@@ -70,7 +70,7 @@ fn a_fault_fails_its_batch_and_the_next_call_works() {
         let provider = Scripted::new(&[TOOL]);
         let mut stack = unruly_over_reasons(&provider);
         let results = stack.execute(batch_with(fault));
-        assert_eq!(errors(&results), [("1", true), ("2", true)], "{fault}");
+        assert_eq!(error_flags(&results), [("1", true), ("2", true)], "{fault}");
         assert_error_mentions(&results[0], message);
         assert_error_mentions(&results[1], message);
         assert_next_call_is_served(&mut stack, &provider, fault);
@@ -98,7 +98,7 @@ fn results_that_match_pass_on_and_the_rest_name_the_fault() {
         let provider = Scripted::new(&[TOOL]);
         let mut stack = unruly_over_reasons(&provider);
         let results = stack.execute(batch_with(fault));
-        assert_eq!(errors(&results), expected, "{fault}");
+        assert_eq!(error_flags(&results), expected, "{fault}");
         // `errors` above says which calls failed; each of those says why.
         for result in results.iter().filter(|result| result.is_error) {
             assert_error_mentions(result, "The plugin `unruly` returned no result");
@@ -120,7 +120,7 @@ fn a_listing_that_is_not_json_fails_and_the_last_good_one_stands() {
         "{error}"
     );
     let results = stack.execute(vec![text_call("3", "t", r#"{"a":2,"reason":"y"}"#)]);
-    assert_eq!(errors(&results), [("3", false)]);
+    assert_eq!(error_flags(&results), [("3", false)]);
     assert_eq!(arguments(&provider.take_received()), [r#"{"a":2}"#]);
 }
 
@@ -168,7 +168,7 @@ fn assert_fault_then_recovery(limits: Limits, provider: &Scripted, arguments: &s
     let results = layer
         .execute_tool_calls(vec![text_call("1", "t", arguments)])
         .unwrap();
-    assert_eq!(errors(&results), [("1", true)]);
+    assert_eq!(error_flags(&results), [("1", true)]);
     assert_error_mentions(&results[0], message);
     assert_strip_set_survives(&mut layer, provider);
 }
@@ -179,9 +179,9 @@ fn assert_strip_set_survives(layer: &mut WasmLayer, provider: &Scripted) {
     let results = layer
         .execute_tool_calls(vec![text_call("2", "t", r#"{"a":1,"why":"x"}"#)])
         .unwrap();
-    assert_eq!(errors(&results), [("2", false)]);
+    assert_eq!(error_flags(&results), [("2", false)]);
     assert_eq!(arguments(&provider.take_received()), [r#"{"a":1}"#]);
-    assert_eq!(layer.augmented_tools().unwrap(), ["t"]);
+    assert_eq!(layer.claimed_strip_set().unwrap(), ["t"]);
     assert_eq!(provider.listings(), 1, "the strip set came back by replay");
 }
 
@@ -224,7 +224,7 @@ fn time_spent_below_the_plugin_is_not_on_its_clock() {
         ..Limits::default()
     };
     let (results, _, _) = behind_a_slow_tool(limits, Duration::from_secs(3));
-    assert_eq!(errors(&results), [("1", false)]);
+    assert_eq!(error_flags(&results), [("1", false)]);
 }
 
 /// A call through the reasons component under `limits`, to a tool that takes `slow`; its
@@ -253,8 +253,8 @@ fn sessions_do_not_share_a_strip_set() {
     assert_eq!(arguments(&right.take_received()), [r#"{"reason":"x"}"#]);
 
     two.tools_for_llm().unwrap();
-    assert_eq!(one.augmented_tools().unwrap(), ["t"]);
-    assert_eq!(two.augmented_tools().unwrap(), ["u"]);
+    assert_eq!(one.claimed_strip_set().unwrap(), ["t"]);
+    assert_eq!(two.claimed_strip_set().unwrap(), ["u"]);
     one.execute_tool_calls(call("t")).unwrap();
     one.execute_tool_calls(call("u")).unwrap();
     assert_eq!(
@@ -272,7 +272,7 @@ fn a_call_past_its_wall_limit_ends_as_errors_and_the_next_works() {
         ..Limits::default()
     };
     let (results, mut layer, provider) = behind_a_slow_tool(limits, Duration::from_secs(2));
-    assert_eq!(errors(&results), [("1", true)]);
+    assert_eq!(error_flags(&results), [("1", true)]);
     assert_error_mentions(&results[0], "ran past its wall limit of 200 ms");
     provider.behave(Behaviour::Echo);
     assert_strip_set_survives(&mut layer, &provider);

@@ -3,14 +3,14 @@
 //! and composed with a provider component into one component that the harness and Node
 //! both run.
 
-use reasons::Options;
 use reasons_harness::plugin::REASONS_WASM;
 use reasons_harness::provider::Catalogue;
 use reasons_harness::{Plugin, Stack};
-use reasons_tests::checks::errors;
+use reasons_test_support::peers::installed;
+use reasons_tests::checks::error_flags;
 use reasons_tests::compose;
-use reasons_tests::peers::installed;
 use reasons_tests::providers::text_call;
+use reasons_transform::Options;
 use serde_json::{Value, json};
 use std::path::Path;
 use std::process::Command;
@@ -23,7 +23,7 @@ fn registry_wasm() -> Vec<u8> {
 /// `program args...`, which must succeed within two minutes (far more than any of these
 /// takes: a peer that hangs fails the test instead of holding CI); its stdout.
 fn output(command: &mut Command) -> Vec<u8> {
-    let output = reasons_tests::peers::output_within(command, Duration::from_secs(120));
+    let output = reasons_test_support::peers::output_within(command, Duration::from_secs(120));
     assert!(
         output.status.success(),
         "{command:?}: {}",
@@ -87,7 +87,7 @@ fn expected_report() -> Value {
     let reason = r#","reason":{"type":"string","description":"One short sentence: why this call. Shown to the human reviewing the session."}"#;
     json!({
         "param": "reason",
-        "augmented": ["boom", "read"],
+        "strip_set": ["boom", "read"],
         "tools": [
             format!(r#"{{"name":"read","inputSchema":{{"type":"object","properties":{{"path":{{"type":"string"}}{reason}}}}}}}"#),
             r#"{"name":"own","inputSchema":{"type":"object","properties":{"reason":{"type":"string"}}}}"#,
@@ -185,7 +185,7 @@ fn composed_with_a_registry_it_is_one_component_the_harness_runs() {
         text_call("1", "echo", r#"{"text":"hi","reason":"to show"}"#),
         text_call("2", "fail", "{}"),
     ]);
-    assert_eq!(errors(&results), [("1", false), ("2", true)]);
+    assert_eq!(error_flags(&results), [("1", false), ("2", true)]);
     assert_eq!(results[0].content, r#""{\"text\":\"hi\"}""#);
 }
 
@@ -196,7 +196,7 @@ fn composed_with_a_registry_it_runs_in_node() {
     let out = tempfile::tempdir().unwrap();
     transpile(&composed, "composed", out.path());
     let report = node("node-composed.mjs", out.path());
-    assert_eq!(report["augmented"], json!(["echo", "fail"]));
+    assert_eq!(report["strip_set"], json!(["echo", "fail"]));
     assert_eq!(
         report["results"],
         json!([{"callId": "1", "content": r#""{\"text\":\"hi\"}""#, "isError": false}])

@@ -3,12 +3,12 @@
 //! amplifies calls gets none of them run. The provider below counts what reaches it; the
 //! caller gets one result per call naming the plugin and what it did; the next call works.
 
-use reasons::{Options, ToolCall};
 use reasons_harness::policy::{Decision, Rule};
 use reasons_harness::{Limits, Plugin, Stack};
-use reasons_tests::checks::{arguments, assert_error_mentions, errors};
+use reasons_tests::checks::{arguments, assert_error_mentions, error_flags};
 use reasons_tests::providers::{Scripted, text_call};
 use reasons_tests::{liar, unruly};
+use reasons_transform::{Options, ToolCall};
 use std::time::{Duration, Instant};
 
 const READ: &str = r#"{"name":"read_file","inputSchema":{"type":"object"}}"#;
@@ -57,7 +57,7 @@ fn received(provider: &Scripted) -> Vec<String> {
 /// After a violation, a plain call goes through, once, on a fresh instance.
 fn assert_next_call_works(stack: &mut Stack, provider: &Scripted, fault: &str) {
     let results = stack.execute(vec![text_call("c3", "read_file", r#"{"path":"a"}"#)]);
-    assert_eq!(errors(&results), [("c3", false)], "after {fault}");
+    assert_eq!(error_flags(&results), [("c3", false)], "after {fault}");
     assert_eq!(
         received(provider),
         [r#"c3 read_file {"path":"a"}"#],
@@ -85,7 +85,11 @@ fn calls_a_plugin_invents_or_rewrites_never_run() {
         let provider = Scripted::new(&[READ, DELETE]);
         let mut stack = policed(&provider);
         let results = stack.execute(batch(fault));
-        assert_eq!(errors(&results), [("c1", true), ("c2", true)], "{fault}");
+        assert_eq!(
+            error_flags(&results),
+            [("c1", true), ("c2", true)],
+            "{fault}"
+        );
         for result in &results {
             assert_error_mentions(result, "the plugin `unruly`");
             assert_error_mentions(result, violation);
@@ -113,7 +117,11 @@ fn a_batch_runs_at_most_once_whatever_the_plugin_repeats() {
             "{fault} took {:?}",
             started.elapsed()
         );
-        assert_eq!(errors(&results), [("c1", true), ("c2", true)], "{fault}");
+        assert_eq!(
+            error_flags(&results),
+            [("c1", true), ("c2", true)],
+            "{fault}"
+        );
         for result in &results {
             assert_error_mentions(result, "passed calls down more than once in one execution");
         }
@@ -171,7 +179,7 @@ fn the_reasons_component_is_held_to_the_same_gate() {
         text_call("1", "read_file", r#"{"path":"a","reason":"why \ud83d"}"#),
         text_call("2", "own", r#"{"reason":"mine"}"#),
     ]);
-    assert_eq!(errors(&results), [("1", false), ("2", false)]);
+    assert_eq!(error_flags(&results), [("1", false), ("2", false)]);
     assert_eq!(
         arguments(&provider.take_received()),
         [r#"{"path":"a"}"#, r#"{"reason":"mine"}"#]
@@ -198,11 +206,11 @@ fn a_plugin_cannot_take_off_an_argument_by_claiming_it_added_it() {
         "read_file",
         r#"{"path":"notes.txt"}"#,
     )]);
-    assert_eq!(errors(&results), [("c1", true)]);
+    assert_eq!(error_flags(&results), [("c1", true)]);
     assert_error_mentions(&results[0], "changed the arguments of call `c1`");
     assert_eq!(received(&provider), Vec::<String>::new(), "nothing ran");
     let results = stack.execute(vec![text_call("c2", "ping", r#"{"path":"x"}"#)]);
-    assert_eq!(errors(&results), [("c2", false)]);
+    assert_eq!(error_flags(&results), [("c2", false)]);
     assert_eq!(
         received(&provider),
         ["c2 ping {}"],

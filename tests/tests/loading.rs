@@ -1,7 +1,7 @@
 //! Loading a plugin: what is refused at load, with the file and the reason named (R15),
 //! and the compile cache, which is used only when it checks out.
 
-use reasons_harness::plugin::{Cache, Outcome};
+use reasons_harness::plugin::{Cache, Origin};
 use reasons_harness::{Plugin, Provider};
 use reasons_tests::providers::{Scripted, text_call};
 use std::path::{Path, PathBuf};
@@ -68,7 +68,7 @@ fn a_missing_file_is_named() {
 }
 
 /// The reasons component compiled through a cache in `dir`, and how it got there.
-fn through(dir: &Path) -> (Plugin, Outcome) {
+fn through(dir: &Path) -> (Plugin, Origin) {
     // A new `Cache` each time: a new process, as far as the cache can tell.
     let plugin = Plugin::compile(
         "reasons",
@@ -76,8 +76,8 @@ fn through(dir: &Path) -> (Plugin, Outcome) {
         &Cache::at(dir),
     )
     .unwrap();
-    let outcome = plugin.outcome().clone();
-    (plugin, outcome)
+    let origin = plugin.origin().clone();
+    (plugin, origin)
 }
 
 /// The plugin works: it augments and strips.
@@ -108,11 +108,11 @@ fn a_component_is_compiled_once_and_then_loaded_from_the_cache() {
     let cache = Cache::at(dir.path());
     let bytes = reasons_harness::plugin::REASONS_WASM;
     let first = Plugin::compile("reasons", bytes, &cache).unwrap();
-    assert_eq!(first.outcome(), &Outcome::Compiled);
+    assert_eq!(first.origin(), &Origin::Compiled);
     let again = Plugin::compile("reasons", bytes, &cache).unwrap();
-    assert_eq!(again.outcome(), &Outcome::InProcess, "once per process");
-    let (plugin, outcome) = through(dir.path());
-    assert_eq!(outcome, Outcome::FromDisk, "once per machine");
+    assert_eq!(again.origin(), &Origin::InProcess, "once per process");
+    let (plugin, origin) = through(dir.path());
+    assert_eq!(origin, Origin::FromDisk, "once per machine");
     assert_works(&plugin);
 }
 
@@ -140,9 +140,9 @@ fn a_corrupt_or_foreign_cache_file_is_detected_and_replaced() {
         ("foreign", foreign, "made by another engine"),
     ] {
         std::fs::write(&file, contents).unwrap();
-        let (plugin, outcome) = through(dir.path());
-        match outcome {
-            Outcome::Rebuilt(message) => assert!(message.contains(why), "{damage}: {message}"),
+        let (plugin, origin) = through(dir.path());
+        match origin {
+            Origin::Rebuilt(message) => assert!(message.contains(why), "{damage}: {message}"),
             other => panic!("{damage}: {other:?}"),
         }
         assert_works(&plugin);
@@ -151,7 +151,7 @@ fn a_corrupt_or_foreign_cache_file_is_detected_and_replaced() {
             good,
             "{damage}: the file was rebuilt"
         );
-        assert_eq!(through(dir.path()).1, Outcome::FromDisk, "{damage}");
+        assert_eq!(through(dir.path()).1, Origin::FromDisk, "{damage}");
     }
 }
 
@@ -165,7 +165,7 @@ fn the_mcp_proxy_refuses_a_plugin_without_the_reasons_surface() {
     };
     let error = reasons_harness::mcp::run(
         &reasons_tests::unruly(),
-        reasons::Options::default(),
+        reasons_transform::Options::default(),
         settings,
     )
     .unwrap_err();
@@ -186,18 +186,18 @@ fn a_cache_others_can_write_to_is_not_trusted() {
     let file = cached_file(dir.path());
     std::fs::set_permissions(&file, Permissions::from_mode(0o666)).unwrap();
     match through(dir.path()).1 {
-        Outcome::Rebuilt(message) => assert!(
+        Origin::Rebuilt(message) => assert!(
             message.contains("can be written by others (mode 666)"),
             "{message}"
         ),
         other => panic!("a file others can write was used: {other:?}"),
     }
-    assert_eq!(through(dir.path()).1, Outcome::FromDisk, "rebuilt private");
+    assert_eq!(through(dir.path()).1, Origin::FromDisk, "rebuilt private");
 
     std::fs::set_permissions(dir.path(), Permissions::from_mode(0o777)).unwrap();
-    let (plugin, outcome) = through(dir.path());
-    match outcome {
-        Outcome::Untrusted(message) => {
+    let (plugin, origin) = through(dir.path());
+    match origin {
+        Origin::Untrusted(message) => {
             assert!(
                 message.contains("can be written by others (mode 777)"),
                 "{message}"

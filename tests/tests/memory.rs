@@ -6,7 +6,7 @@
 //! attack: this file's other test holds little memory, so it cannot be counted.
 
 use reasons_harness::{Limits, Plugin, Provider};
-use reasons_tests::checks::{assert_error_mentions, errors};
+use reasons_tests::checks::{assert_error_mentions, error_flags};
 use reasons_tests::providers::{Scripted, text_call};
 use std::path::Path;
 use std::time::Duration;
@@ -186,6 +186,6 @@ fn a_plugin_within_its_limits_is_not_refused() {
     let results = layer
         .execute_tool_calls(vec![text_call("1", "t", "{}")])
         .unwrap();
-    assert_eq!(errors(&results), [("1", true)]);
+    assert_eq!(error_flags(&results), [("1", true)]);
     assert_error_mentions(&results[0], "returned no result");
 }

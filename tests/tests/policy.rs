@@ -1,9 +1,9 @@
 //! The permission layer: decisions that never read the reason, and a prompt that shows
 //! it beside the arguments as inert text.
 
-use reasons::Options;
 use reasons_harness::{AskRequest, Decision, Plugin, Policy, ReasonSource, Rule, Stack};
 use reasons_tests::providers::{Scripted, text_call};
+use reasons_transform::Options;
 use std::sync::{Arc, Mutex};
 
 const TOOLS: [&str; 2] = [
@@ -31,7 +31,7 @@ fn policy_over(tools: &[&str], rules: Vec<Rule>) -> (Policy, ReasonSource) {
     reasons_harness::Provider::tools_for_llm(&mut layer).unwrap();
     let source = ReasonSource {
         param: "reason".into(),
-        augmented: layer.strip_set(),
+        strip_set: layer.strip_set(),
     };
     let policy = Policy::new(Box::new(layer), rules, source.clone(), Box::new(|_| false));
     (policy, source)

@@ -5,11 +5,11 @@
 //! long run the README describes.
 
 use proptest::prelude::*;
-use reasons::{Arguments, Options, Position, ToolCall};
 use reasons_harness::Plugin;
-use reasons_harness::dry_run::{self, Layer, Report};
-use reasons_tests::model::{self, Called, Declared};
+use reasons_harness::transform::{self, Layer, Report};
+use reasons_test_support::model::{self, Called, Declared};
 use reasons_tests::received_calls;
+use reasons_transform::{Arguments, Options, Position, ToolCall};
 use std::collections::BTreeSet;
 
 /// The tool names catalogues and calls are drawn from: several, so that duplicates are
@@ -218,7 +218,7 @@ fn calls() -> impl Strategy<Value = Vec<ToolCall>> {
 }
 
 fn run(layer: Layer<'_>, options: &Options, tools: &[String], calls: &[ToolCall]) -> Report {
-    dry_run::run(layer, options.clone(), tools.to_vec(), calls.to_vec()).unwrap()
+    transform::run(layer, options.clone(), tools.to_vec(), calls.to_vec()).unwrap()
 }
 
 /// Checks a report against the model: every declaration, the strip set, every call.
@@ -257,7 +257,7 @@ fn judge(
             }
         }
     }
-    let augmented: BTreeSet<String> = report.augmented.iter().cloned().collect();
+    let augmented: BTreeSet<String> = report.strip_set.iter().cloned().collect();
     prop_assert_eq!(&augmented, &expected.augmented, "R7 R8: the strip set");
 
     let received = received_calls(report);
@@ -338,7 +338,7 @@ proptest! {
     fn listing_the_output_again_changes_nothing(options in options(), tools in prop::collection::vec(declaration(), 0..6)) {
         // R2 R5: an augmented declaration now owns the parameter, so a second pass (a
         // layer stacked twice) leaves every declaration as the first pass made it.
-        let mut layer = reasons::Reasons::new();
+        let mut layer = reasons_transform::Transform::new();
         layer.configure(options).unwrap();
         let once = layer.list(tools.clone());
         prop_assert_eq!(once.len(), tools.len());
@@ -354,10 +354,10 @@ proptest! {
     ) {
         // R7: the strip set does not depend on the order of the declarations.
         let strip_set = |tools: Vec<String>| {
-            let mut layer = reasons::Reasons::new();
+            let mut layer = reasons_transform::Transform::new();
             layer.configure(options.clone()).unwrap();
             layer.list(tools);
-            layer.augmented_tools()
+            layer.strip_set()
         };
         prop_assert_eq!(strip_set(tools), strip_set(shuffled));
     }

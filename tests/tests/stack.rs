@@ -4,7 +4,7 @@
 
 use reasons_harness::plugin::sandbox;
 use reasons_harness::{Limits, Provider};
-use reasons_tests::checks::{assert_error_mentions, errors};
+use reasons_tests::checks::{assert_error_mentions, error_flags};
 use reasons_tests::providers::{Scripted, text_call};
 use reasons_tests::unruly;
 use std::time::Duration;
@@ -48,7 +48,7 @@ fn a_large_stack_limit_works_from_a_small_thread() {
         .join()
         .expect("the host survived the plugin's recursion");
     let (recursed, next) = results;
-    assert_eq!(errors(&recursed), [("1", true)]);
+    assert_eq!(error_flags(&recursed), [("1", true)]);
     assert_error_mentions(&recursed[0], "overflowed its stack of 4 MiB");
-    assert_eq!(errors(&next), [("2", false)], "the next call works");
+    assert_eq!(error_flags(&next), [("2", false)], "the next call works");
 }

@@ -1,10 +1,10 @@
 //! Whole stacks: the policy over the reasons layer over real tools, with and without a
 //! non-mutating middleware between them, and one reasons layer over another.
 
-use reasons::{Options, ToolCall};
 use reasons_harness::{AskRequest, Decision, FsTools, Plugin, Provider, Rule, Stack};
 use reasons_tests::providers::{Scripted, text_call};
 use reasons_tests::unruly;
+use reasons_transform::{Options, ToolCall};
 use std::sync::{Arc, Mutex};
 
 const TOOL: &str = r#"{"type":"function","function":{"name":"fs_write","parameters":{"type":"object","properties":{"path":{"type":"string"}}}}}"#;
@@ -79,7 +79,7 @@ fn reasons_over_reasons_sees_the_lower_reason_as_a_collision() {
     let lower = plugin.layer(Box::new(provider.clone()));
     let mut upper = plugin.layer(Box::new(lower));
     let from_upper = upper.tools_for_llm().unwrap();
-    assert_eq!(upper.augmented_tools().unwrap(), Vec::<String>::new());
+    assert_eq!(upper.claimed_strip_set().unwrap(), Vec::<String>::new());
     assert_eq!(
         from_upper[0].matches(r#""reason""#).count(),
         1,

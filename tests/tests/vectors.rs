@@ -3,16 +3,16 @@
 //! the expected output, byte for byte the same as each other.
 
 use reasons_harness::Plugin;
-use reasons_harness::dry_run::{Layer, Report};
+use reasons_harness::transform::{Layer, Report};
 use reasons_tests::{Case, received_calls, vectors};
 
 fn check(file: &str, case: &Case, report: &Report, build: &str) {
     let at = format!("{file}: {} ({}, {build})", case.name, case.rule);
     let listed: Vec<&str> = report.tools.iter().map(|tool| tool.get()).collect();
     assert_eq!(listed, case.listed(), "{at}: the catalogue the model sees");
-    let mut expected_augmented = case.augmented.clone();
-    expected_augmented.sort();
-    assert_eq!(report.augmented, expected_augmented, "{at}: the strip set");
+    let mut expected_strip_set = case.strip_set.clone();
+    expected_strip_set.sort();
+    assert_eq!(report.strip_set, expected_strip_set, "{at}: the strip set");
     assert_eq!(
         received_calls(report),
         case.received(),

@@ -1,8 +1,8 @@
 //! Realistic work for the benchmarks: catalogues of the size real MCP servers publish,
 //! in every wire shape, and batches mixing every kind of call the layer sees.
 
-use reasons::{Arguments, ToolCall};
 use reasons_harness::Json;
+use reasons_transform::{Arguments, ToolCall};
 
 /// The `i`th declaration of a catalogue: shapes rotate (MCP, OpenAI chat, Responses,
 /// Anthropic), with schemas like a file server's (five described properties, an enum, an

@@ -2,20 +2,21 @@
 //! that speaks stdio. To the client it is the server; to the server it is the client.
 //!
 //! Two threads read the two streams line by line, a third turns signals into events; one
-//! loop feeds them to the [`Proxy`](proxy::Proxy) and writes what it says, so the order
+//! loop feeds them to the `Proxy` and writes what it says, so the order
 //! of each stream is kept. The server runs in a process group of its own, which the
 //! proxy signals and, if it must, kills: the server never outlives the proxy (R20).
 
 mod audit;
 mod jsonrpc;
+mod layer;
 mod proxy;
-mod transform;
 
 use crate::plugin::Plugin;
 use anyhow::Context;
 use audit::Audit;
+use layer::ProxyLayer;
 use proxy::{Out, Proxy};
-use reasons::Options;
+use reasons_transform::Options;
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -23,7 +24,6 @@ use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
-use transform::Transform;
 
 /// How long the server has, at each step of its shutdown, before the next: once its
 /// stdin is closed, then once it was sent SIGTERM (after which it gets SIGKILL).
@@ -93,7 +93,7 @@ pub fn run(plugin: &Plugin, options: Options, settings: Settings) -> anyhow::Res
         .command
         .split_first()
         .context("no server command: `reasons mcp -- <server command...>`")?;
-    let transform = Transform::new(plugin, options)?;
+    let layer = ProxyLayer::new(plugin, options)?;
     let audit = Audit::new(settings.audit.as_deref(), settings.stats)?;
     let (events, inbox) = mpsc::channel();
     // Registered before the server starts, so that no signal falls between.
@@ -107,7 +107,7 @@ pub fn run(plugin: &Plugin, options: Options, settings: Settings) -> anyhow::Res
     );
     read_lines(server.stdout()?, events, Event::Server, Event::ServerClosed);
 
-    let mut proxy = Proxy::new(transform, audit);
+    let mut proxy = Proxy::new(layer, audit);
     let mut to_client = std::io::stdout().lock();
     let mut client_closed = false;
     // When the server's stdin was closed: it has a grace period to exit by itself.

@@ -12,9 +12,9 @@ use super::audit::{self, Audit, Outcome};
 use super::jsonrpc::{
     self, CallParams, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, Id, Line, Message, Read,
 };
-use super::transform::{Forward, Transform};
+use super::layer::{Forward, ProxyLayer};
 use crate::json;
-use hold::{Catalogue, HOLD_AT_MOST, Held, Listing, bypasses_hold};
+use hold::{Catalogue, HOLD_AT_MOST, Held, OwnListing, bypasses_hold};
 use serde_json::value::RawValue;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::{Duration, Instant};
@@ -95,7 +95,7 @@ struct Batch {
 
 /// The proxy between one client and one server.
 pub struct Proxy {
-    transform: Transform,
+    layer: ProxyLayer,
     audit: Audit,
     pending: HashMap<Id, Pending>,
     catalogue: Option<Catalogue>,
@@ -106,7 +106,7 @@ pub struct Proxy {
     want: u64,
     /// The latest listing that failed.
     failed: u64,
-    listing: Option<Listing>,
+    listing: Option<OwnListing>,
     /// Client messages waiting, in order, and the server's listing answers waiting.
     held: VecDeque<Held>,
     pages: VecDeque<Held>,
@@ -128,9 +128,9 @@ pub struct Proxy {
 
 impl Proxy {
     /// A proxy over `transform`, recording calls in `audit`.
-    pub fn new(transform: Transform, audit: Audit) -> Proxy {
+    pub fn new(layer: ProxyLayer, audit: Audit) -> Proxy {
         Proxy {
-            transform,
+            layer,
             audit,
             pending: HashMap::new(),
             catalogue: None,
@@ -328,7 +328,7 @@ impl Proxy {
             let why = "the arguments are not readable JSON".to_string();
             return refuse(self, reason, INVALID_PARAMS, why);
         };
-        let param = self.transform.param().as_bytes();
+        let param = self.layer.param().as_bytes();
         let carries = members.iter().any(|(key, _)| key.as_ref() == param);
         let known = self
             .catalogue
@@ -338,7 +338,7 @@ impl Proxy {
             let why = format!(
                 "the tool `{name}` is not in the server's latest tools/list, so whether `{}` \
                  is its own argument is unknown; the call was not sent",
-                self.transform.param()
+                self.layer.param()
             );
             return refuse(self, reason, INVALID_PARAMS, why);
         }
@@ -350,12 +350,12 @@ impl Proxy {
             );
             fate
         };
-        let through_layer = self.transform.strips(name) && (carries || self.transform.required());
+        let through_layer = self.layer.strips(name) && (carries || self.layer.required());
         if !through_layer {
             // R9: nothing of the layer's in it (or a tool that owns the name, R5).
             return sent(self, reason, arguments, Fate::Keep);
         }
-        match self.transform.forward(id.json(), name, arguments) {
+        match self.layer.forward(id.json(), name, arguments) {
             Forward::Answer(answer) => {
                 let message = answer_text(&answer.content);
                 let call = audit::Call::kept(name, reason);
@@ -385,10 +385,10 @@ impl Proxy {
     /// wants it and it is the model's (the layer strips this tool's reason) rather than
     /// the tool's own. A repeated key's last value is the one parsers read.
     fn reason(&self, tool: &str, members: &[json::Member]) -> Option<Box<RawValue>> {
-        if !self.audit.wants_reasons() || !self.transform.strips(tool) {
+        if !self.audit.wants_reasons() || !self.layer.strips(tool) {
             return None;
         }
-        let param = self.transform.param().as_bytes();
+        let param = self.layer.param().as_bytes();
         members
             .iter()
             .rev()

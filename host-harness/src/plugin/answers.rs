@@ -3,7 +3,7 @@
 //! a trap, and the message names the plugin and the fault (R13, R15).
 
 use crate::provider::Json;
-use reasons::{CallIds, ProviderError, ToolResult};
+use reasons_transform::{CallIds, ProviderError, ToolResult};
 use std::collections::HashMap;
 
 /// One result per call, in the callers' order: results that match a call pass on, and a
@@ -13,14 +13,7 @@ pub fn complete(
     ids: &CallIds,
     answer: Result<Vec<ToolResult>, ProviderError>,
 ) -> Vec<ToolResult> {
-    match answer {
-        Ok(results) if reasons::in_order(ids.iter(), &results) => results,
-        Ok(results) => {
-            let missing = fault(plugin, ids, &results);
-            reasons::complete_with(ids.iter(), Ok(results), &missing)
-        }
-        Err(error) => reasons::complete(ids.iter(), Err(error)),
-    }
+    reasons_transform::complete_with(ids.iter(), answer, |results| fault(plugin, ids, results))
 }
 
 fn fault(plugin: &str, ids: &CallIds, results: &[ToolResult]) -> String {

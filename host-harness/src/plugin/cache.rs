@@ -20,7 +20,7 @@ const MAGIC: &[u8; 8] = b"RSNCWSM1";
 
 /// Where a component came from this time.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Outcome {
+pub enum Origin {
     /// Compiled from its bytes (and, with a cache directory, stored there).
     Compiled,
     /// Already compiled by this process.
@@ -70,25 +70,20 @@ impl Cache {
         }
     }
 
-    /// No cache across runs: compiled once per process only.
-    pub fn none() -> Cache {
-        Cache::default()
-    }
-
     /// `bytes` compiled for `engine`, from wherever it is cheapest to get.
-    pub fn component(&self, engine: &Engine, bytes: &[u8]) -> anyhow::Result<(Component, Outcome)> {
+    pub fn component(&self, engine: &Engine, bytes: &[u8]) -> anyhow::Result<(Component, Origin)> {
         let key = key(engine, bytes);
         // Held while compiling, so that two threads loading one plugin compile it once.
         let mut compiled = self.compiled.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(component) = compiled.get(&key) {
-            return Ok((component.clone(), Outcome::InProcess));
+            return Ok((component.clone(), Origin::InProcess));
         }
-        let (component, outcome) = match &self.dir {
-            None => (Component::new(engine, bytes)?, Outcome::Compiled),
+        let (component, origin) = match &self.dir {
+            None => (Component::new(engine, bytes)?, Origin::Compiled),
             Some(dir) => from_dir(dir, &key, engine, bytes)?,
         };
         compiled.insert(key, component.clone());
-        Ok((component, outcome))
+        Ok((component, origin))
     }
 }
 
@@ -97,23 +92,23 @@ fn from_dir(
     key: &Key,
     engine: &Engine,
     bytes: &[u8],
-) -> anyhow::Result<(Component, Outcome)> {
+) -> anyhow::Result<(Component, Origin)> {
     if let Err(why) = trusted(dir) {
-        return Ok((Component::new(engine, bytes)?, Outcome::Untrusted(why)));
+        return Ok((Component::new(engine, bytes)?, Origin::Untrusted(why)));
     }
     let path = dir.join(format!("{key:x}.cwasm"));
-    let outcome = match private_file(&path).and_then(|()| std::fs::read(&path)) {
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Outcome::Compiled,
-        Err(error) => Outcome::Rebuilt(format!("cannot read {}: {error}", path.display())),
+    let origin = match private_file(&path).and_then(|()| std::fs::read(&path)) {
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Origin::Compiled,
+        Err(error) => Origin::Rebuilt(format!("cannot read {}: {error}", path.display())),
         Ok(file) => match load(engine, &file) {
-            Ok(component) => return Ok((component, Outcome::FromDisk)),
-            Err(why) => Outcome::Rebuilt(format!("{}: {why}", path.display())),
+            Ok(component) => return Ok((component, Origin::FromDisk)),
+            Err(why) => Origin::Rebuilt(format!("{}: {why}", path.display())),
         },
     };
     let component = Component::new(engine, bytes)?;
     // A cache that cannot be written is only a slower start, never a failure.
     let _ = store(dir, &path, &component.serialize()?);
-    Ok((component, outcome))
+    Ok((component, origin))
 }
 
 /// A cached file's component, if the file is whole and was made by this engine.

@@ -2,7 +2,7 @@
 
 use super::bindings::agent::tools::types as wit;
 use super::bindings::exports::agent::tools::reasons as wit_reasons;
-use reasons::{Options, Position, ProviderError, ToolCall, ToolResult};
+use reasons_transform::{Options, Position, ProviderError, ToolCall, ToolResult};
 
 impl From<ToolCall> for wit::ToolCall {
     fn from(call: ToolCall) -> Self {
@@ -10,8 +10,8 @@ impl From<ToolCall> for wit::ToolCall {
             id: call.id,
             name: call.name,
             arguments: match call.arguments {
-                reasons::Arguments::Object(text) => wit::Arguments::Object(text),
-                reasons::Arguments::Text(text) => wit::Arguments::Text(text),
+                reasons_transform::Arguments::Object(text) => wit::Arguments::Object(text),
+                reasons_transform::Arguments::Text(text) => wit::Arguments::Text(text),
             },
         }
     }
@@ -23,8 +23,8 @@ impl From<wit::ToolCall> for ToolCall {
             id: call.id,
             name: call.name,
             arguments: match call.arguments {
-                wit::Arguments::Object(text) => reasons::Arguments::Object(text),
-                wit::Arguments::Text(text) => reasons::Arguments::Text(text),
+                wit::Arguments::Object(text) => reasons_transform::Arguments::Object(text),
+                wit::Arguments::Text(text) => reasons_transform::Arguments::Text(text),
             },
         }
     }

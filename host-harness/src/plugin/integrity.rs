@@ -6,7 +6,7 @@
 use super::StripSet;
 use crate::json;
 use indexmap::IndexMap;
-use reasons::{Arguments, ToolCall};
+use reasons_transform::{Arguments, ToolCall};
 use std::sync::Arc;
 
 /// A call as the gate reads it: the transform's own type, or the WIT type it crosses as.

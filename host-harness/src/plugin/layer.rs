@@ -12,7 +12,7 @@ use super::integrity::{Added, Call, Given};
 use super::sandbox::{self, Meter};
 use crate::provider::{self, Json, Provider};
 use anyhow::anyhow;
-use reasons::{Options, ProviderError, ToolCall, ToolResult};
+use reasons_transform::{Options, ProviderError, ToolCall, ToolResult};
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Instant;
@@ -30,6 +30,12 @@ impl StripSet {
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .contains(tool)
+    }
+
+    /// The names, in order.
+    pub fn names(&self) -> Vec<String> {
+        let names = self.0.read().unwrap_or_else(PoisonError::into_inner);
+        names.iter().cloned().collect()
     }
 
     pub(super) fn replace(&self, names: impl IntoIterator<Item = String>) {
@@ -132,8 +138,10 @@ impl WasmLayer {
         self.call_reasons(|reasons, store| reasons.call_reason_param(store))
     }
 
-    /// The names the plugin's last listing augmented (R8).
-    pub fn augmented_tools(&mut self) -> Result<Vec<String>, ProviderError> {
+    /// The strip set the plugin claims for its last listing (the WIT's `augmented-tools`,
+    /// R8). The host strips only the part of it that its own reading confirms: see
+    /// [`WasmLayer::strip_set`].
+    pub fn claimed_strip_set(&mut self) -> Result<Vec<String>, ProviderError> {
         self.call_reasons(|reasons, store| reasons.call_augmented_tools(store))
     }
 
@@ -163,13 +171,13 @@ impl WasmLayer {
                 .unwrap_or_default(),
             ..Options::default()
         };
-        let mut host = reasons::Reasons::new();
+        let mut host = reasons_transform::Transform::new();
         if host.configure(options).is_err() {
             // A name the transform would not take is no parameter a layer may add.
             return BTreeSet::new();
         }
         host.list(catalogue.clone());
-        host.augmented_tools().into_iter().collect()
+        host.strip_set().into_iter().collect()
     }
 
     /// Calls into the reasons surface, if the plugin has one.
@@ -312,7 +320,7 @@ impl Provider for WasmLayer {
             self.catalogue = listed;
         }
         if self.plugin.is_reasons() {
-            let claimed = self.augmented_tools()?;
+            let claimed = self.claimed_strip_set()?;
             let param = self.param();
             let free = self.free_for(param.as_deref());
             self.strip_set
@@ -328,7 +336,7 @@ impl Provider for WasmLayer {
         if calls.is_empty() {
             return Ok(Vec::new());
         }
-        let ids = reasons::CallIds::of(&calls);
+        let ids = reasons_transform::CallIds::of(&calls);
         let wit_calls: Arc<Vec<wit::ToolCall>> =
             Arc::new(calls.into_iter().map(wit::ToolCall::from).collect());
         let added = self.param().map(|param| Added {

@@ -16,7 +16,7 @@ pub mod integrity;
 mod layer;
 pub mod sandbox;
 
-pub use cache::{Cache, Outcome};
+pub use cache::{Cache, Origin};
 pub use layer::{StripSet, WasmLayer};
 pub use sandbox::Limits;
 
@@ -52,7 +52,7 @@ pub struct Plugin {
     provider: Arc<ProviderIndices>,
     reasons: Option<Arc<ReasonsIndices>>,
     limits: Limits,
-    outcome: Outcome,
+    origin: Origin,
 }
 
 impl Plugin {
@@ -79,7 +79,7 @@ impl Plugin {
     pub fn compile(name: &str, bytes: &[u8], cache: &Cache) -> anyhow::Result<Plugin> {
         let engine = sandbox::engine();
         check_header(name, bytes)?;
-        let (component, outcome) = cache
+        let (component, origin) = cache
             .component(engine, bytes)
             .with_context(|| format!("`{name}` is not a WebAssembly component"))?;
         let mut linker = Linker::new(engine);
@@ -101,7 +101,7 @@ impl Plugin {
             provider: Arc::new(provider),
             pre,
             limits: Limits::default(),
-            outcome,
+            origin,
         })
     }
 
@@ -117,8 +117,8 @@ impl Plugin {
     }
 
     /// Where the compiled component came from when this plugin was made.
-    pub fn outcome(&self) -> &Outcome {
-        &self.outcome
+    pub fn origin(&self) -> &Origin {
+        &self.origin
     }
 
     /// The names of everything the component imports: what it could ever reach.

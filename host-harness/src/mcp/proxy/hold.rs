@@ -25,7 +25,7 @@ pub(super) struct Catalogue {
     pub(super) generation: u64,
     pub(super) names: HashSet<String>,
     /// Each declaration as the server listed it, and as the model is to see it.
-    pub(super) augmented: HashMap<Json, Json>,
+    pub(super) declarations: HashMap<Json, Json>,
 }
 
 impl Catalogue {
@@ -34,15 +34,15 @@ impl Catalogue {
     /// depends on the set of declarations beside it, not on their order (R7).
     fn is_made_of(&self, tools: &[Json]) -> bool {
         let distinct: HashSet<&Json> = tools.iter().collect();
-        distinct.len() == self.augmented.len()
+        distinct.len() == self.declarations.len()
             && distinct
                 .iter()
-                .all(|tool| self.augmented.contains_key(*tool))
+                .all(|tool| self.declarations.contains_key(*tool))
     }
 }
 
 /// The proxy's own listing under way, page by page.
-pub(super) struct Listing {
+pub(super) struct OwnListing {
     pub(super) generation: u64,
     pub(super) id: Id,
     pub(super) started: Instant,
@@ -125,7 +125,7 @@ impl Proxy {
             catalogue.generation >= self.want
                 && tools
                     .iter()
-                    .all(|tool| catalogue.augmented.contains_key(*tool))
+                    .all(|tool| catalogue.declarations.contains_key(*tool))
         })
     }
 
@@ -136,7 +136,7 @@ impl Proxy {
         let augmented = |tool: &str| {
             self.catalogue
                 .as_ref()
-                .and_then(|catalogue| catalogue.augmented.get(tool))
+                .and_then(|catalogue| catalogue.declarations.get(tool))
                 .map_or(tool.to_string(), Json::clone)
         };
         let tools: Vec<String> = page.tools.iter().map(|tool| augmented(tool)).collect();
@@ -156,13 +156,13 @@ impl Proxy {
             catalogue.generation = generation;
             return;
         }
-        match self.transform.catalogue(tools.clone()) {
+        match self.layer.catalogue(tools.clone()) {
             Ok(listed) => {
                 let names = tools.iter().filter_map(|tool| name_of(tool)).collect();
                 self.catalogue = Some(Catalogue {
                     generation,
                     names,
-                    augmented: tools.into_iter().zip(listed).collect(),
+                    declarations: tools.into_iter().zip(listed).collect(),
                 });
             }
             Err(error) => {
@@ -259,7 +259,7 @@ impl Proxy {
     fn start_listing(&mut self, out: &mut Vec<Out>) {
         self.started += 1;
         let id = self.ask_for_tools(None, out);
-        self.listing = Some(Listing {
+        self.listing = Some(OwnListing {
             generation: self.started,
             id,
             started: Instant::now(),

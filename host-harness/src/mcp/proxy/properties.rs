@@ -8,7 +8,7 @@
 use super::*;
 use crate::plugin::Plugin;
 use proptest::prelude::*;
-use reasons::Options;
+use reasons_transform::Options;
 use serde_json::{Value, json};
 
 /// What a client does next, or what the wire delivers next.
@@ -257,8 +257,8 @@ fn garbage(kind: u8) -> Vec<u8> {
 
 /// Plays `steps`, then lets both sides run dry and the server go; the oracle's checks.
 fn play(steps: &[Step]) {
-    let transform = Transform::new(&Plugin::reasons().unwrap(), Options::default()).unwrap();
-    let mut proxy = Proxy::new(transform, Audit::new(None, false).unwrap());
+    let layer = ProxyLayer::new(&Plugin::reasons().unwrap(), Options::default()).unwrap();
+    let mut proxy = Proxy::new(layer, Audit::new(None, false).unwrap());
     let (mut server, mut client) = (Server::default(), Client::default());
     let deliver = |out: Vec<Out>, server: &mut Server, client: &mut Client| {
         for line in out {

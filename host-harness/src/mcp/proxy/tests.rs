@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::plugin::Plugin;
-use reasons::Options;
+use reasons_transform::Options;
 use serde_json::{Value, json};
 
 const PLAIN: &str =
@@ -17,8 +17,8 @@ const INITIALIZE_RESULT: &str =
 const REASON: &str = r#","reason":{"type":"string","description":"One short sentence: why this call. Shown to the human reviewing the session."}"#;
 
 fn proxy_with(options: Options) -> Proxy {
-    let transform = Transform::new(&Plugin::reasons().unwrap(), options).unwrap();
-    Proxy::new(transform, Audit::new(None, true).unwrap())
+    let layer = ProxyLayer::new(&Plugin::reasons().unwrap(), options).unwrap();
+    Proxy::new(layer, Audit::new(None, true).unwrap())
 }
 
 fn proxy() -> Proxy {
@@ -477,7 +477,10 @@ fn the_catalogue_is_the_latest_listing_not_an_accumulation() {
         assert_eq!(answered.client.len(), 1);
         assert!(answered.client[0].contains(&format!("state {number}")));
         let catalogue = proxy.catalogue.as_ref().unwrap();
-        assert_eq!((catalogue.augmented.len(), catalogue.names.len()), (2, 2));
+        assert_eq!(
+            (catalogue.declarations.len(), catalogue.names.len()),
+            (2, 2)
+        );
     }
 }
 

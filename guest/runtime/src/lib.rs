@@ -1,6 +1,11 @@
 //! What `std` would supply on wasm, without the WASI imports it would bring: Rust's
-//! `std` pulls in a dozen WASI interfaces for its panic path alone, and the component is
-//! to import nothing but its provider.
+//! `std` pulls in a dozen WASI interfaces for its panic path alone, and a component of
+//! the `agent:tools` worlds is to import nothing but its provider. The reasons component
+//! and the test fixtures link it with `extern crate reasons_guest_runtime;`.
+#![cfg(target_arch = "wasm32")]
+#![no_std]
+
+extern crate alloc;
 
 use core::alloc::Layout;
 

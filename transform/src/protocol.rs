@@ -117,19 +117,23 @@ pub const NO_RESULT: &str = "The tool provider returned no result for this call"
 /// on as they came, matched to calls by id (the first unclaimed result for each call, so
 /// repeated ids are answered in order); a call left without one gets an `is_error` result;
 /// results for no call are dropped, because the caller has nowhere to put them.
+///
+/// This is the one place the rule is kept: the component calls it on what its provider
+/// answers, and a host on what each layer or tool source it does not trust answers.
 pub fn complete<'a>(
     call_ids: impl IntoIterator<Item = &'a str, IntoIter: Clone>,
     answer: Result<Vec<ToolResult>, ProviderError>,
 ) -> Vec<ToolResult> {
-    complete_with(call_ids, answer, NO_RESULT)
+    complete_with(call_ids, answer, |_| String::from(NO_RESULT))
 }
 
-/// [`complete`], with `missing` as the message of a call left without a result: a host
-/// names the layer at fault there.
+/// [`complete`], with `missing` saying what a call left without a result is told, asked
+/// only when the results do not answer the calls one for one: a host names the layer at
+/// fault and what was wrong with its answer.
 pub fn complete_with<'a>(
     call_ids: impl IntoIterator<Item = &'a str, IntoIter: Clone>,
     answer: Result<Vec<ToolResult>, ProviderError>,
-    missing: &str,
+    missing: impl FnOnce(&[ToolResult]) -> String,
 ) -> Vec<ToolResult> {
     let call_ids = call_ids.into_iter();
     let results = match answer {
@@ -139,9 +143,15 @@ pub fn complete_with<'a>(
             return call_ids.map(|id| ToolResult::error(id, &message)).collect();
         }
     };
-    if in_order(call_ids.clone(), &results) {
+    // The common case, checked without building a map: `eq` also tells a longer or
+    // shorter answer apart.
+    if call_ids
+        .clone()
+        .eq(results.iter().map(|result| result.call_id.as_str()))
+    {
         return results;
     }
+    let missing = missing(&results);
     // Each id's results, last first, so that `pop` hands them out in the order they came.
     let mut by_id: BTreeMap<String, Vec<ToolResult>> = BTreeMap::new();
     for result in results.into_iter().rev() {
@@ -155,7 +165,7 @@ pub fn complete_with<'a>(
             by_id
                 .get_mut(id)
                 .and_then(Vec::pop)
-                .unwrap_or_else(|| ToolResult::error(id, missing))
+                .unwrap_or_else(|| ToolResult::error(id, &missing))
         })
         .collect()
 }
@@ -189,15 +199,6 @@ impl CallIds {
                 .unwrap_or_default()
         })
     }
-}
-
-/// Whether `results` answer the calls `call_ids` one for one, in order: the common case,
-/// checked without building a map.
-pub fn in_order<'a>(call_ids: impl IntoIterator<Item = &'a str>, results: &[ToolResult]) -> bool {
-    // `eq` also tells a longer or shorter answer apart.
-    call_ids
-        .into_iter()
-        .eq(results.iter().map(|result| result.call_id.as_str()))
 }
 
 /// Answers a batch in which some calls are answered here and the rest by the provider

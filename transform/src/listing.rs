@@ -14,7 +14,7 @@ pub(crate) struct Listing {
     /// The declarations, in the order they came.
     pub declarations: Vec<String>,
     /// The tools whose calls are to be stripped (R8).
-    pub augmented: BTreeSet<String>,
+    pub strip_set: BTreeSet<String>,
 }
 
 /// What the layer makes of one declaration.
@@ -30,7 +30,7 @@ pub(crate) fn augment(catalogue: Vec<String>, options: &Options) -> Listing {
     if cfg!(feature = "mutant-augment-nothing") {
         return Listing {
             declarations: catalogue,
-            augmented: BTreeSet::new(),
+            strip_set: BTreeSet::new(),
         };
     }
     let readings: Vec<Reading> = catalogue.iter().map(|d| read(d, options)).collect();
@@ -43,13 +43,13 @@ pub(crate) fn augment(catalogue: Vec<String>, options: &Options) -> Listing {
         })
         .flatten()
         .collect();
-    let mut augmented = BTreeSet::new();
+    let mut strip_set = BTreeSet::new();
     let declarations = catalogue
         .into_iter()
         .zip(readings)
         .map(|(original, reading)| match reading {
             Reading::Extended { name, text } if !doubtful.contains(&name) => {
-                augmented.insert(name);
+                strip_set.insert(name);
                 text
             }
             _ => original,
@@ -57,7 +57,7 @@ pub(crate) fn augment(catalogue: Vec<String>, options: &Options) -> Listing {
         .collect();
     Listing {
         declarations,
-        augmented,
+        strip_set,
     }
 }
 

@@ -1,6 +1,6 @@
-//! Real MCP peers for the tests, installed by the tests themselves (`tests/mcp/`: npm
-//! packages pinned in its lock file, the Python SDK pinned in `requirements.txt`), and a
-//! raw session driver for the transcripts.
+//! Real MCP peers for the tests of `reasons mcp`, installed by the tests themselves
+//! (`tests/mcp/`: npm packages pinned in its lock file, the Python SDK pinned in
+//! `requirements.txt`), and a raw session driver for the transcripts.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -8,19 +8,19 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::time::Duration;
 
-#[path = "../../../tests/src/peers.rs"]
-mod peers_folder;
-
-pub use peers_folder::output_within;
+use crate::peers::installed;
+pub use crate::peers::output_within;
 
 /// The MCP peers' folder (`tests/mcp`), installed on first use.
 pub fn peers() -> PathBuf {
-    peers_folder::installed("mcp")
+    installed("mcp")
 }
 
-/// The `reasons` binary under test.
-pub fn reasons() -> &'static str {
-    env!("CARGO_BIN_EXE_reasons")
+/// The `reasons` binary under test. Cargo names it to the harness's tests and benchmarks
+/// (the only callers) when it runs them as well as when it builds them.
+pub fn reasons() -> String {
+    std::env::var("CARGO_BIN_EXE_reasons")
+        .expect("CARGO_BIN_EXE_reasons is set: run this from the harness's tests or benches")
 }
 
 /// `node <peers>/<script> args...` as a command line.
@@ -63,7 +63,7 @@ pub fn teed(log: &Path, server: Vec<String>) -> Vec<String> {
 
 /// `reasons mcp [flags] -- server...`
 pub fn proxied(flags: &[&str], server: Vec<String>) -> Vec<String> {
-    let mut line = vec![reasons().to_string(), "mcp".to_string()];
+    let mut line = vec![reasons(), "mcp".to_string()];
     line.extend(flags.iter().map(|flag| flag.to_string()));
     line.push("--".into());
     line.extend(server);
@@ -88,7 +88,7 @@ pub fn sdk_client(
         "python" => "client.py",
         _ => "client.mjs",
     };
-    let output = peers_folder::output_within(
+    let output = output_within(
         Command::new(program)
             .arg(peers().join(script))
             .arg(&scenario)
@@ -167,7 +167,7 @@ impl Session {
     }
 
     /// The next line, or `None` once the other side has closed its stdout.
-    pub fn next(&mut self) -> Option<String> {
+    pub fn next_line(&mut self) -> Option<String> {
         match self.from.recv_timeout(PATIENCE) {
             Ok(line) => Some(line),
             Err(mpsc::RecvTimeoutError::Disconnected) => None,
@@ -181,7 +181,7 @@ impl Session {
         self.send(request);
         let id = serde_json::from_str::<serde_json::Value>(request).unwrap()["id"].clone();
         loop {
-            let line = self.next().expect("a response before the end");
+            let line = self.next_line().expect("a response before the end");
             let message: serde_json::Value = serde_json::from_str(&line).unwrap();
             if message["id"] == id && message.get("method").is_none() {
                 return line;
@@ -193,7 +193,7 @@ impl Session {
     pub fn finish(mut self) -> (Vec<String>, std::process::ExitStatus) {
         self.to = None;
         let mut rest = Vec::new();
-        while let Some(line) = self.next() {
+        while let Some(line) = self.next_line() {
             rest.push(line);
         }
         (rest, self.wait())
@@ -204,7 +204,7 @@ impl Session {
         self.child.id()
     }
 
-    /// Waits for the process to exit, at most [`PATIENCE`].
+    /// Waits for the process to exit, at most `PATIENCE`.
     pub fn wait(&mut self) -> std::process::ExitStatus {
         let until = std::time::Instant::now() + PATIENCE;
         loop {

@@ -6,7 +6,7 @@ use crate::plugin::Plugin;
 use crate::provider::{Catalogue, Json, Provider};
 use crate::recorder::Recorder;
 use anyhow::Context;
-use reasons::{Arguments, Options, ToolCall};
+use reasons_transform::{Arguments, Options, ToolCall};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use std::path::Path;
@@ -17,7 +17,7 @@ pub struct Report {
     /// The catalogue as the model would see it.
     pub tools: Vec<Box<RawValue>>,
     /// The names that listing augmented: the names whose calls are stripped.
-    pub augmented: Vec<String>,
+    pub strip_set: Vec<String>,
     /// The calls as the provider below received them.
     pub calls: Vec<ReceivedCall>,
     /// What the caller got back for each call: the provider's answer, or the layer's own
@@ -128,7 +128,7 @@ pub fn run(
     let (recorder, received) =
         Recorder::new(Box::new(Catalogue::new(tools, "\"dry run: not executed\"")));
     let below = Box::new(recorder);
-    let (listed, augmented, results) = match layer {
+    let (listed, strip_set, results) = match layer {
         Layer::Component(plugin) => {
             let mut layer = plugin.layer(below);
             if plugin.is_reasons() {
@@ -137,23 +137,17 @@ pub fn run(
             let listed = layer
                 .tools_for_llm()
                 .context("listing the catalogue failed")?;
-            let augmented = if plugin.is_reasons() {
-                layer.augmented_tools()?
-            } else {
-                Vec::new()
-            };
-            (listed, augmented, layer.execute_tool_calls(calls)?)
+            // What the host strips: the plugin's claim as far as the host's own reading
+            // confirms it (empty for a plugin that is not a reasons layer).
+            let strip_set = layer.strip_set().names();
+            (listed, strip_set, layer.execute_tool_calls(calls)?)
         }
         Layer::Native => {
             let mut layer = NativeReasons::new(below, options).map_err(anyhow::Error::msg)?;
             let listed = layer
                 .tools_for_llm()
                 .context("listing the catalogue failed")?;
-            (
-                listed,
-                layer.augmented_tools(),
-                layer.execute_tool_calls(calls)?,
-            )
+            (listed, layer.strip_set(), layer.execute_tool_calls(calls)?)
         }
     };
     let received = received
@@ -164,7 +158,7 @@ pub fn run(
             .into_iter()
             .map(raw_or_string)
             .collect::<anyhow::Result<_>>()?,
-        augmented,
+        strip_set,
         calls: received
             .iter()
             .map(|call| {

@@ -1,6 +1,6 @@
-//! The layer's state and its two entry points, independent of how it is hosted.
+//! The transform's state and its two entry points, independent of how it is hosted.
 
-use crate::call::{self, Found, Scan};
+use crate::call::{self, Param, Scan};
 use crate::listing;
 use crate::options::Options;
 use crate::protocol::{self, ProviderError, ToolCall, ToolResult};
@@ -9,27 +9,27 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-/// The reasons layer: its options and the strip set the last listing left behind.
+/// The reasons transform: its options and the strip set the last listing left behind.
 #[derive(Clone, Debug)]
-pub struct Reasons {
+pub struct Transform {
     options: Options,
-    augmented: BTreeSet<String>,
+    strip_set: BTreeSet<String>,
     /// The scan for the parameter's name in a call's text.
     scan: Scan,
 }
 
-impl Default for Reasons {
+impl Default for Transform {
     fn default() -> Self {
         let options = Options::default();
-        Reasons {
+        Transform {
             scan: Scan::new(&options.name),
             options,
-            augmented: BTreeSet::new(),
+            strip_set: BTreeSet::new(),
         }
     }
 }
 
-impl Reasons {
+impl Transform {
     /// A layer with the contract's options. Nothing is stripped before the first listing (R8).
     pub fn new() -> Self {
         Self::default()
@@ -46,13 +46,13 @@ impl Reasons {
         options.validate()?;
         self.scan = Scan::new(&options.name);
         self.options = options;
-        self.augmented.clear();
+        self.strip_set.clear();
         Ok(())
     }
 
     /// The names the last listing augmented, in order: the only ones stripped (R8).
-    pub fn augmented_tools(&self) -> Vec<String> {
-        self.augmented.iter().cloned().collect()
+    pub fn strip_set(&self) -> Vec<String> {
+        self.strip_set.iter().cloned().collect()
     }
 
     /// Augments a catalogue the provider below listed and makes its names the strip set,
@@ -60,7 +60,7 @@ impl Reasons {
     /// leaves the set as it was.
     pub fn list(&mut self, catalogue: Vec<String>) -> Vec<String> {
         let listing = listing::augment(catalogue, &self.options);
-        self.augmented = listing.augmented;
+        self.strip_set = listing.strip_set;
         listing.declarations
     }
 
@@ -75,14 +75,14 @@ impl Reasons {
     }
 
     /// One call as the provider below is to receive it (R9), or its refusal in
-    /// required mode: [`Reasons::execute`]'s first half, for a host that must not hold
+    /// required mode: [`Transform::execute`]'s first half, for a host that must not hold
     /// the layer while the provider below runs.
     pub fn route(&self, call: ToolCall) -> Result<ToolCall, ToolResult> {
-        if !self.augmented.contains(&call.name) && !cfg!(feature = "mutant-strip-untracked") {
+        if !self.strip_set.contains(&call.name) && !cfg!(feature = "mutant-strip-untracked") {
             return Ok(call);
         }
         match call::find(call.arguments.text(), &self.options.name, &self.scan) {
-            Found::Present { without, is_null } if !(is_null && self.options.required) => {
+            Param::Present { without, is_null } if !(is_null && self.options.required) => {
                 Ok(ToolCall {
                     arguments: call.arguments.with_text(without),
                     ..call
@@ -113,7 +113,7 @@ mod tests {
     const U: &str = r#"{"name":"u","inputSchema":{}}"#;
 
     /// The arguments `layer` forwards for one call to `name`.
-    fn forwarded(layer: &Reasons, name: &str, arguments: &str) -> String {
+    fn forwarded(layer: &Transform, name: &str, arguments: &str) -> String {
         let call = ToolCall {
             id: "1".into(),
             name: name.into(),
@@ -130,10 +130,10 @@ mod tests {
     #[test]
     fn the_strip_set_is_the_last_listings() {
         // R8
-        let mut layer = Reasons::new();
+        let mut layer = Transform::new();
         assert_eq!(forwarded(&layer, "t", r#"{"reason":1}"#), r#"{"reason":1}"#);
         layer.list(vec![T.into(), U.into()]);
-        assert_eq!(layer.augmented_tools(), ["t", "u"]);
+        assert_eq!(layer.strip_set(), ["t", "u"]);
         assert_eq!(forwarded(&layer, "t", r#"{"reason":1}"#), "{}");
         layer.list(vec![U.into()]);
         assert_eq!(forwarded(&layer, "t", r#"{"reason":1}"#), r#"{"reason":1}"#);
@@ -143,21 +143,21 @@ mod tests {
     #[test]
     fn new_options_empty_the_set_and_bad_ones_change_nothing() {
         // R8
-        let mut layer = Reasons::new();
+        let mut layer = Transform::new();
         layer.list(vec![T.into()]);
         let bad = Options {
             name: String::new(),
             ..Options::default()
         };
         assert!(layer.configure(bad).is_err());
-        assert_eq!(layer.augmented_tools(), ["t"]);
+        assert_eq!(layer.strip_set(), ["t"]);
         layer
             .configure(Options {
                 name: "why".into(),
                 ..Options::default()
             })
             .unwrap();
-        assert!(layer.augmented_tools().is_empty());
+        assert!(layer.strip_set().is_empty());
         assert_eq!(layer.options().name, "why");
     }
 
@@ -165,7 +165,7 @@ mod tests {
     fn required_mode_asks_the_model_for_the_reason_in_a_result() {
         // The required mode (an option, which overrides R6's nullable spelling): refused
         // calls are answered, never forwarded.
-        let mut layer = Reasons::new();
+        let mut layer = Transform::new();
         let options = Options {
             required: true,
             ..Options::default()
@@ -192,7 +192,7 @@ mod tests {
     #[test]
     fn an_empty_batch_never_reaches_the_provider() {
         // R13
-        let layer = Reasons::new();
+        let layer = Transform::new();
         let results = layer.execute(Vec::new(), |_| panic!("called with nothing to do"));
         assert!(results.is_empty());
     }

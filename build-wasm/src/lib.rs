@@ -1,18 +1,18 @@
-// Builds workspace packages as `wasm32-wasip2` components from a build script, shared by
-// the harness (the reasons component it embeds) and the tests (their fixtures) through
-// `include!`. The nested cargo gets its own target directory, so it never waits on the
-// lock of the build that runs it, and none of the outer build's flags or wrappers.
+//! Builds workspace packages as `wasm32-wasip2` components from a build script: the
+//! harness's (the reasons component it embeds) and the tests' (their fixtures). The
+//! nested cargo gets its own target directory, so it never waits on the lock of the
+//! build that runs it, and none of the outer build's flags or wrappers.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const TARGET: &str = "wasm32-wasip2";
 
-/// Builds `package` in release and returns the path of its component.
-fn build_component(package: &str, artifact: &str) -> PathBuf {
+/// Builds `package` in release and returns the path of its component, `artifact`.
+pub fn build_component(package: &str, artifact: &str) -> PathBuf {
     ensure_target();
-    let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap());
-    let workspace = manifest_dir.parent().unwrap();
+    // This crate sits at the workspace's root, whichever package's build script calls it.
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").unwrap());
     let target_dir = out_dir.join("wasm-target");
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
@@ -27,11 +27,15 @@ fn build_component(package: &str, artifact: &str) -> PathBuf {
         .env_remove("CARGO_TARGET_DIR")
         .status()
         .expect("cargo runs");
-    assert!(
-        status.success(),
-        "building `{package}` for {TARGET} failed"
-    );
-    for watched in ["guest", "wit", "tests/fixtures", "Cargo.toml", "Cargo.lock"] {
+    assert!(status.success(), "building `{package}` for {TARGET} failed");
+    for watched in [
+        "transform",
+        "guest",
+        "wit",
+        "tests/fixtures",
+        "Cargo.toml",
+        "Cargo.lock",
+    ] {
         rerun_if_changed(&workspace.join(watched));
     }
     target_dir.join(TARGET).join("release").join(artifact)
@@ -49,8 +53,12 @@ fn ensure_target() {
     if sysroot.join("lib/rustlib").join(TARGET).exists() {
         return;
     }
-    println!("cargo:warning=adding the {TARGET} target to this toolchain (rustup target add {TARGET})");
-    let added = Command::new("rustup").args(["target", "add", TARGET]).status();
+    println!(
+        "cargo:warning=adding the {TARGET} target to this toolchain (rustup target add {TARGET})"
+    );
+    let added = Command::new("rustup")
+        .args(["target", "add", TARGET])
+        .status();
     assert!(
         added.is_ok_and(|status| status.success()),
         "the {TARGET} target is missing and `rustup target add {TARGET}` failed: add it by hand"

@@ -5,11 +5,9 @@
 
 use libfuzzer_sys::fuzz_target;
 
-/// The tests' independent model of the contract: its readers and text checks serve here.
-#[path = "../../../tests/src/model.rs"]
-#[allow(dead_code)]
-mod model;
-use reasons::{Arguments, Reasons, ToolCall, ToolResult};
+// The tests' independent model of the contract: its readers and text checks serve here.
+use reasons_test_support::model;
+use reasons_transform::{Arguments, Transform, ToolCall, ToolResult};
 use serde_json::Value;
 
 fuzz_target!(|data: &[u8]| {
@@ -24,25 +22,25 @@ fuzz_target!(|data: &[u8]| {
         .map(String::from)
         .collect();
     let count = declarations.len();
-    let mut layer = Reasons::new();
+    let mut layer = Transform::new();
     let listed = layer.list(declarations);
     assert_eq!(listed.len(), count);
     // Idempotent: an augmented declaration owns the parameter, so listing the output
     // again changes nothing (R5).
-    let mut again = Reasons::new();
+    let mut again = Transform::new();
     assert_eq!(
         again.list(listed.clone()),
         listed,
         "listing the output changes nothing"
     );
 
-    let augmented = layer.augmented_tools();
+    let strip_set = layer.strip_set();
     let calls: Vec<ToolCall> = parts
         .enumerate()
         .map(|(at, arguments)| ToolCall {
             id: at.to_string(),
-            name: augmented
-                .get(at % augmented.len().max(1))
+            name: strip_set
+                .get(at % strip_set.len().max(1))
                 .cloned()
                 .unwrap_or_default(),
             arguments: if at % 2 == 0 {

@@ -10,7 +10,7 @@ use serde_json::value::RawValue;
 
 /// What a call's arguments hold of the parameter.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Found {
+pub(crate) enum Param {
     /// No top-level member by that name, or arguments that are not one valid JSON object:
     /// the call is forwarded untouched.
     Absent,
@@ -49,22 +49,22 @@ impl Scan {
 }
 
 /// Looks for the top-level member `name` in the arguments' text; `scan` is `name`'s.
-pub(crate) fn find(text: &str, name: &str, scan: &Scan) -> Found {
+pub(crate) fn find(text: &str, name: &str, scan: &Scan) -> Param {
     if !scan.may_spell(text) {
-        return Found::Absent;
+        return Param::Absent;
     }
     let Some(object) = Object::parse(text) else {
-        return Found::Absent;
+        return Param::Absent;
     };
     let Some(reason) = object.get(name) else {
-        return Found::Absent;
+        return Param::Absent;
     };
     match without(&object, name) {
-        Some(without) => Found::Present {
+        Some(without) => Param::Present {
             without,
             is_null: reason.get() == "null",
         },
-        None => Found::Absent,
+        None => Param::Absent,
     }
 }
 
@@ -139,8 +139,8 @@ mod tests {
 
     fn strip(text: &str) -> Option<String> {
         match find(text, "reason", &Scan::new("reason")) {
-            Found::Absent => None,
-            Found::Present { without, .. } => Some(without),
+            Param::Absent => None,
+            Param::Present { without, .. } => Some(without),
         }
     }
 
@@ -238,7 +238,7 @@ mod tests {
     fn null_is_reported() {
         assert_eq!(
             find(r#"{"reason":null}"#, "reason", &Scan::new("reason")),
-            Found::Present {
+            Param::Present {
                 without: "{}".into(),
                 is_null: true
             }

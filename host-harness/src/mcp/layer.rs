@@ -5,7 +5,7 @@
 
 use crate::plugin::{Plugin, StripSet, WasmLayer};
 use crate::provider::{Json, Provider};
-use reasons::{Arguments, Options, ProviderError, ToolCall, ToolResult};
+use reasons_transform::{Arguments, Options, ProviderError, ToolCall, ToolResult};
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// What becomes of a `tools/call`.
@@ -19,7 +19,7 @@ pub enum Forward {
 }
 
 /// The layer, over a relay.
-pub struct Transform {
+pub struct ProxyLayer {
     layer: WasmLayer,
     relay: Arc<Mutex<Relay>>,
     strip_set: StripSet,
@@ -61,9 +61,9 @@ fn lock(relay: &Mutex<Relay>) -> std::sync::MutexGuard<'_, Relay> {
     relay.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-impl Transform {
+impl ProxyLayer {
     /// The plugin, configured with `options`, over a relay.
-    pub fn new(plugin: &Plugin, options: Options) -> anyhow::Result<Transform> {
+    pub fn new(plugin: &Plugin, options: Options) -> anyhow::Result<ProxyLayer> {
         anyhow::ensure!(
             plugin.is_reasons(),
             "`{}` does not export agent:tools/reasons@0.1.0: the proxy needs it to know \
@@ -74,7 +74,7 @@ impl Transform {
         let mut layer = plugin.layer(Box::new(RelayBelow(relay.clone())));
         let required = options.required;
         layer.configure(options)?;
-        Ok(Transform {
+        Ok(ProxyLayer {
             param: layer.reason_param()?,
             strip_set: layer.strip_set(),
             layer,
@@ -124,7 +124,7 @@ impl Transform {
                 _ => Forward::AsItCame,
             },
             (None, Some(answer)) => Forward::Answer(answer),
-            (None, None) => Forward::Answer(ToolResult::error(id, reasons::NO_RESULT)),
+            (None, None) => Forward::Answer(ToolResult::error(id, reasons_transform::NO_RESULT)),
         }
     }
 

@@ -2,7 +2,6 @@
 //! under `tests/` (`package-lock.json`, `requirements.txt`) and installed there on first
 //! use. A tool that cannot be installed fails the test loudly; nothing is skipped.
 //!
-//! Shared by the tests of two crates, so it uses nothing but std.
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -21,10 +20,9 @@ pub fn installed(folder: &str) -> PathBuf {
     if let Some(dir) = done.get(folder) {
         return dir.clone();
     }
-    // Both crates that use this sit one folder below the workspace's root.
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let dir = root
-        .join("tests")
+    // This crate is `tests/support`.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
         .join(folder)
         .canonicalize()
         .unwrap_or_else(|error| panic!("tests/{folder}: {error}"));

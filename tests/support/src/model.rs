@@ -10,7 +10,7 @@
 //! [`readable`], which turns every surrogate escape into another character's, the same
 //! way on both sides of any comparison.
 
-use reasons::{Options, Position};
+use reasons_transform::{Options, Position};
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeSet;

@@ -1,0 +1,7 @@
+//! What the tests of more than one crate share, kept free of the harness and of wasmtime
+//! so that the fuzz target can use it too: the contract's independent model (the
+//! oracle), the third-party peers the tests install, and an MCP session driver.
+
+pub mod mcp;
+pub mod model;
+pub mod peers;
