@@ -45,8 +45,8 @@ enum Command {
         #[command(flatten)]
         plugin: PluginArgs,
     },
-    /// Be a stdio MCP server in front of another: every tool gains an optional reason,
-    /// which the server never receives.
+    /// Be a stdio MCP server in front of another (a command, or a URL): every tool gains
+    /// an optional reason, which the server never receives.
     Mcp {
         /// Append one JSON line per `tools/call` (time, id, tool, reason, a digest of the
         /// arguments the server received, outcome) to this file.
@@ -60,8 +60,22 @@ enum Command {
         #[command(flatten)]
         plugin: PluginArgs,
         /// The server's command and its arguments, after `--`.
-        #[arg(last = true, required = true, value_name = "SERVER COMMAND")]
+        #[arg(
+            last = true,
+            value_name = "SERVER COMMAND",
+            required_unless_present = "url"
+        )]
         command: Vec<OsString>,
+        /// The server's MCP endpoint, spoken to over Streamable HTTP, instead of a command.
+        #[arg(long, value_name = "URL", conflicts_with = "command")]
+        url: Option<String>,
+        /// A header every request to --url carries (`Name: value`). Repeatable.
+        #[arg(long, value_name = "NAME: VALUE", requires = "url")]
+        header: Vec<String>,
+        /// A header whose value is read from the environment (`Name=VARIABLE`), so that a
+        /// secret stays out of the client's config. Repeatable.
+        #[arg(long, value_name = "NAME=VARIABLE", requires = "url")]
+        header_env: Vec<String>,
     },
 }
 
@@ -238,10 +252,17 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             options,
             plugin,
             command,
+            url,
+            header,
+            header_env,
         } => {
+            let server = match url {
+                Some(url) => mcp::Server::Url(mcp::Remote::new(&url, &header, &header_env)?),
+                None => mcp::Server::Command(command),
+            };
             let plugin = plugin.load()?;
             let settings = mcp::Settings {
-                command,
+                server,
                 audit,
                 stats,
             };

@@ -159,7 +159,7 @@ fn a_corrupt_or_foreign_cache_file_is_detected_and_replaced() {
 fn the_mcp_proxy_refuses_a_plugin_without_the_reasons_surface() {
     // It could not know which calls carry the model's reason.
     let settings = reasons_harness::mcp::Settings {
-        command: vec!["true".into()],
+        server: reasons_harness::mcp::Server::Command(vec!["true".into()]),
         audit: None,
         stats: false,
     };

@@ -1,15 +1,18 @@
-//! `reasons mcp -- <server command...>`: the reasons layer in front of any MCP server
-//! that speaks stdio. To the client it is the server; to the server it is the client.
+//! `reasons mcp (-- <server command...> | --url URL)`: the reasons layer in front of any
+//! MCP server, over stdio or Streamable HTTP. To the client it is the server; to the
+//! server it is the client.
 //!
-//! Two threads read the two streams line by line, a third turns signals into events; one
-//! loop feeds them to the `Proxy` and writes what it says, so the order
-//! of each stream is kept. The server runs in a process group of its own, which the
-//! proxy signals and, if it must, kills: the server never outlives the proxy (R20).
+//! Threads read the client's stream and the server's (its stdout, or what its HTTP
+//! answers carry), another turns signals into events; one loop feeds them to the `Proxy`
+//! and writes what it says, so the order of each stream is kept. A server the proxy
+//! starts runs in a process group of its own, which the proxy signals and, if it must,
+//! kills: the server never outlives the proxy (R20).
 
 mod audit;
 mod jsonrpc;
 mod layer;
 mod proxy;
+mod upstream;
 
 use crate::plugin::Plugin;
 use anyhow::Context;
@@ -19,11 +22,14 @@ use proxy::{Out, Proxy};
 use reasons_transform::Options;
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
+use upstream::{Http, Process, Upstream};
+
+pub use upstream::Remote;
 
 /// How long the server has, at each step of its shutdown, before the next: once its
 /// stdin is closed, then once it was sent SIGTERM (after which it gets SIGKILL).
@@ -32,39 +38,98 @@ const GRACE: Duration = Duration::from_secs(3);
 /// The signals that end the proxy, each passed on to the server first.
 const ENDING: [i32; 3] = [libc::SIGTERM, libc::SIGINT, libc::SIGHUP];
 
+/// Where the server is.
+pub enum Server {
+    /// A command and its arguments, started by the proxy and spoken to over stdio.
+    Command(Vec<OsString>),
+    /// A URL spoken to over Streamable HTTP.
+    Url(Remote),
+}
+
 /// What `reasons mcp` was asked to do.
 pub struct Settings {
-    /// The server's command and its arguments.
-    pub command: Vec<OsString>,
+    /// The server.
+    pub server: Server,
     /// Where to append one JSON line per `tools/call`.
     pub audit: Option<PathBuf>,
     /// Whether to print calls per tool, and how many carried a reason, on exit.
     pub stats: bool,
 }
 
-/// How the session ended: the server's end, which the proxy's exit status repeats.
+/// How the session ended, which the proxy's exit status repeats.
 #[derive(Debug)]
-pub struct Ended {
-    /// The server's exit status, when it could be waited for.
-    pub status: Option<ExitStatus>,
-    /// The signal that ended the proxy, if one did.
-    pub signal: Option<i32>,
+pub enum Ended {
+    /// A server the proxy started: its exit status, when it could be waited for, and the
+    /// signal that ended the proxy, if one did.
+    Process {
+        /// The server's exit status.
+        status: Option<ExitStatus>,
+        /// The signal the proxy got.
+        signal: Option<i32>,
+    },
+    /// A server at a URL: the session was closed, or a signal ended the proxy.
+    Remote {
+        /// The signal the proxy got.
+        signal: Option<i32>,
+    },
 }
 
 impl Ended {
     /// The proxy's exit code: the server's own code, or 128 + the signal that ended it
     /// (or the proxy), as a shell reports it.
     pub fn code(&self) -> u8 {
-        let code = match (self.signal, self.status) {
-            (Some(signal), _) => 128 + signal,
-            (None, Some(status)) => match (status.code(), status.signal()) {
+        let code = match *self {
+            Ended::Process {
+                signal: Some(signal),
+                ..
+            }
+            | Ended::Remote {
+                signal: Some(signal),
+            } => 128 + signal,
+            Ended::Remote { signal: None } => 0,
+            Ended::Process {
+                status: Some(status),
+                ..
+            } => match (status.code(), status.signal()) {
                 (Some(code), _) => code,
                 (None, Some(signal)) => 128 + signal,
                 (None, None) => 1,
             },
-            (None, None) => 1,
+            Ended::Process { status: None, .. } => 1,
         };
         u8::try_from(code).unwrap_or(1)
+    }
+
+    /// What ended the server, when it did not end well.
+    fn failure(&self) -> Option<String> {
+        match *self {
+            Ended::Process {
+                status,
+                signal: Some(signal),
+            } => Some(format!(
+                "was ended after the proxy got signal {signal} ({})",
+                status.map_or("not waited for".into(), |status| status.to_string())
+            )),
+            Ended::Process {
+                status: Some(status),
+                ..
+            } if !status.success() => Some(format!("exited ({status})")),
+            Ended::Process { status: None, .. } => Some("could not be waited for".into()),
+            Ended::Remote {
+                signal: Some(signal),
+            } => Some(format!(
+                "session was ended after the proxy got signal {signal}"
+            )),
+            Ended::Process { .. } | Ended::Remote { signal: None } => None,
+        }
+    }
+
+    /// How the server ended, for the requests it never answered.
+    fn describe(&self) -> String {
+        self.failure().unwrap_or_else(|| match self {
+            Ended::Process { .. } => "exited".into(),
+            Ended::Remote { .. } => "session was closed".into(),
+        })
     }
 }
 
@@ -78,6 +143,7 @@ enum Ending {
     Signal(i32),
 }
 
+/// What the loop waits for.
 enum Event {
     Client(Vec<u8>),
     ClientClosed,
@@ -89,28 +155,33 @@ enum Event {
 /// Runs the proxy until the client has gone and the server has finished, the server has
 /// gone, or a signal ended it. Fails only when it cannot start.
 pub fn run(plugin: &Plugin, options: Options, settings: Settings) -> anyhow::Result<Ended> {
-    let (program, arguments) = settings
-        .command
-        .split_first()
-        .context("no server command: `reasons mcp -- <server command...>`")?;
     let layer = ProxyLayer::new(plugin, options)?;
     let audit = Audit::new(settings.audit.as_deref(), settings.stats)?;
     let (events, inbox) = mpsc::channel();
     // Registered before the server starts, so that no signal falls between.
     forward_signals(events.clone())?;
-    let mut server = Server::start(program, arguments)?;
-    read_lines(
-        std::io::stdin(),
-        events.clone(),
-        Event::Client,
-        Event::ClientClosed,
-    );
-    read_lines(server.stdout()?, events, Event::Server, Event::ServerClosed);
+    let mut server = match settings.server {
+        Server::Command(command) => {
+            let (program, arguments) = command
+                .split_first()
+                .context("no server command: `reasons mcp -- <server command...>`")?;
+            let mut process = Process::start(program, arguments)?;
+            read_lines(
+                process.stdout()?,
+                events.clone(),
+                Event::Server,
+                Event::ServerClosed,
+            );
+            Upstream::Process(process)
+        }
+        Server::Url(remote) => Upstream::Http(Http::connect(remote, events.clone())?),
+    };
+    read_lines(std::io::stdin(), events, Event::Client, Event::ClientClosed);
 
     let mut proxy = Proxy::new(layer, audit);
     let mut to_client = std::io::stdout().lock();
     let mut client_closed = false;
-    // When the server's stdin was closed: it has a grace period to exit by itself.
+    // When the server was told the session is over: it has a grace period to exit.
     let mut closed_at: Option<Instant> = None;
     let ended = loop {
         let grace_ends = closed_at.map(|at| at + GRACE);
@@ -138,128 +209,24 @@ pub fn run(plugin: &Plugin, options: Options, settings: Settings) -> anyhow::Res
             break server.end(Ending::Closed);
         }
         if client_closed && proxy.idle() && closed_at.is_none() {
-            // Closing its stdin tells the server the session is over; it may still
-            // answer what it has, which goes on being relayed until it exits.
-            server.close_stdin();
+            // Telling the server the session is over (closing its stdin, or ending the
+            // HTTP session); a process may still answer what it has, which goes on being
+            // relayed until it exits.
+            if server.close() {
+                break server.end(Ending::Closed);
+            }
             closed_at = Some(Instant::now());
         }
     };
     let out = proxy.server_gone(&ended.describe());
     write_all(&out, &mut server, &mut to_client);
-    if ended.status.is_some_and(|status| !status.success()) || ended.signal.is_some() {
-        eprintln!("reasons: the MCP server {}", ended.describe());
+    if let Some(failure) = ended.failure() {
+        eprintln!("reasons: the MCP server {failure}");
     }
     if proxy.audit().stats_wanted() {
         eprint!("{}", proxy.audit().stats());
     }
     Ok(ended)
-}
-
-impl Ended {
-    fn describe(&self) -> String {
-        match (self.signal, self.status) {
-            (Some(signal), Some(status)) => {
-                format!("was ended after the proxy got signal {signal} ({status})")
-            }
-            (_, Some(status)) => format!("exited ({status})"),
-            (_, None) => "could not be waited for".into(),
-        }
-    }
-}
-
-/// The server: a child in a process group of its own, so that a signal reaches it and
-/// whatever it started (an `npx` and its `node`), and none reaches it twice.
-struct Server {
-    child: Child,
-    stdin: Option<ChildStdin>,
-}
-
-impl Server {
-    fn start(program: &OsString, arguments: &[OsString]) -> anyhow::Result<Server> {
-        let mut command = Command::new(program);
-        command
-            .args(arguments)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .process_group(0);
-        #[cfg(target_os = "linux")]
-        // SAFETY: prctl is async-signal-safe, which is all that may run between fork and exec.
-        unsafe {
-            // Should the proxy itself be killed outright, the kernel ends the server.
-            command.pre_exec(|| {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
-        let mut child = command
-            .spawn()
-            .with_context(|| format!("cannot start the MCP server {program:?}"))?;
-        Ok(Server {
-            stdin: child.stdin.take(),
-            child,
-        })
-    }
-
-    fn stdout(&mut self) -> anyhow::Result<std::process::ChildStdout> {
-        self.child.stdout.take().context("the server's stdout")
-    }
-
-    fn close_stdin(&mut self) {
-        self.stdin = None;
-    }
-
-    /// Signals the server's process group; it may already be gone.
-    fn signal(&self, signal: i32) {
-        let group = self.child.id() as libc::pid_t;
-        // SAFETY: kill has no memory-safety preconditions.
-        unsafe {
-            libc::kill(-group, signal);
-        }
-    }
-
-    /// Ends the server, in the order MCP's stdio transport gives: its stdin closed, then
-    /// SIGTERM, then SIGKILL, each after a grace period it did not use to exit. A signal
-    /// the proxy got is passed on first.
-    fn end(&mut self, how: Ending) -> Ended {
-        self.close_stdin();
-        let signal = match how {
-            Ending::Signal(signal) => Some(signal),
-            Ending::Closed | Ending::Overdue => None,
-        };
-        let mut status = match how {
-            Ending::Signal(signal) => {
-                self.signal(signal);
-                self.wait(GRACE)
-            }
-            Ending::Closed => self.wait(GRACE),
-            Ending::Overdue => None,
-        };
-        if status.is_none() && signal != Some(libc::SIGTERM) {
-            self.signal(libc::SIGTERM);
-            status = self.wait(GRACE);
-        }
-        if status.is_none() {
-            self.signal(libc::SIGKILL);
-            status = self.child.wait().ok();
-        }
-        // What the server started and left behind ends with it.
-        self.signal(libc::SIGKILL);
-        Ended { status, signal }
-    }
-
-    fn wait(&mut self, grace: Duration) -> Option<ExitStatus> {
-        let until = Instant::now() + grace;
-        loop {
-            match self.child.try_wait() {
-                Ok(Some(status)) => return Some(status),
-                Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_millis(10)),
-                _ => return None,
-            }
-        }
-    }
 }
 
 /// Passes each ending signal to the loop, as an event.
@@ -277,15 +244,10 @@ fn forward_signals(to: mpsc::Sender<Event>) -> anyhow::Result<()> {
 }
 
 /// Writes each line where it goes; `false` when the client can no longer be written to.
-fn write_all(out: &[Out], server: &mut Server, to_client: &mut impl Write) -> bool {
+fn write_all(out: &[Out], server: &mut Upstream, to_client: &mut impl Write) -> bool {
     for line in out {
         match line {
-            Out::Server(bytes) => {
-                // A server that stopped reading has exited or soon will: its end says why.
-                if let Some(stdin) = &mut server.stdin {
-                    let _ = write_line(stdin, bytes);
-                }
-            }
+            Out::Server(bytes) => server.send(bytes),
             Out::Client(bytes) => {
                 if write_line(to_client, bytes).is_err() {
                     return false;

@@ -70,12 +70,123 @@ pub fn proxied(flags: &[&str], server: Vec<String>) -> Vec<String> {
     line
 }
 
+/// `reasons mcp [flags] --url url`
+pub fn proxied_url(flags: &[&str], url: &str) -> Vec<String> {
+    let mut line = vec![reasons(), "mcp".to_string()];
+    line.extend(flags.iter().map(|flag| flag.to_string()));
+    line.extend(["--url".to_string(), url.to_string()]);
+    line
+}
+
+/// A server listening on loopback, stopped when this is dropped.
+pub struct Listening {
+    child: Child,
+    /// Its MCP endpoint.
+    pub url: String,
+}
+
+impl Listening {
+    /// Starts `command`, which prints `PORT <n>` on its first line once it listens on
+    /// 127.0.0.1, and serves MCP at `path`.
+    pub fn start(command: &[String], path: &str) -> Listening {
+        let mut child = Command::new(&command[0])
+            .args(&command[1..])
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("the server starts");
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        let port = first
+            .trim()
+            .strip_prefix("PORT ")
+            .unwrap_or_else(|| panic!("the server said {first:?}, not its port"));
+        Listening {
+            child,
+            url: format!("http://127.0.0.1:{port}{path}"),
+        }
+    }
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Listening {
+    /// Starts `command` with a free port in its environment as `PORT`, and waits until
+    /// it accepts connections there; it serves MCP at `path`.
+    pub fn on_free_port(command: &[String], path: &str) -> Listening {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .unwrap()
+            .port();
+        let child = Command::new(&command[0])
+            .args(&command[1..])
+            .env("PORT", port.to_string())
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("the server starts");
+        let until = std::time::Instant::now() + PATIENCE;
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                std::time::Instant::now() < until,
+                "no server on {port} in {PATIENCE:?}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Listening {
+            child,
+            url: format!("http://127.0.0.1:{port}{path}"),
+        }
+    }
+}
+
+/// The reference server-everything, over Streamable HTTP.
+pub fn everything_http() -> Listening {
+    let command = node(
+        "node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+        &["streamableHttp"],
+    );
+    Listening::on_free_port(&command, "/mcp")
+}
+
+/// The tests' own Streamable HTTP server (`tests/mcp/http-echo.mjs`), logging every HTTP
+/// request it gets to `log`.
+pub fn http_echo(log: &Path) -> Listening {
+    Listening::start(&node("http-echo.mjs", &[log.to_str().unwrap()]), "/mcp")
+}
+
+/// What `http-echo.mjs` logged: each HTTP request's method, headers and body.
+pub fn http_received(log: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(log)
+        .unwrap_or_else(|error| panic!("the server's log {}: {error}", log.display()))
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
 /// Runs an SDK client (`client.mjs` or `client.py`) over `server` with `calls`; its
 /// `{"tools", "results"}`.
 pub fn sdk_client(
     client: &str,
     calls: serde_json::Value,
     server: Vec<String>,
+) -> serde_json::Value {
+    let mut transport = vec!["--".to_string()];
+    transport.extend(server);
+    sdk_client_over(client, calls, transport)
+}
+
+/// Runs an SDK client with `transport` (`-- command...`, or `--url URL` for the
+/// TypeScript one) and `calls`; its `{"tools", "results"}`.
+pub fn sdk_client_over(
+    client: &str,
+    calls: serde_json::Value,
+    transport: Vec<String>,
 ) -> serde_json::Value {
     let dir = tempfile::tempdir().unwrap();
     let scenario = dir.path().join("scenario.json");
@@ -92,8 +203,7 @@ pub fn sdk_client(
         Command::new(program)
             .arg(peers().join(script))
             .arg(&scenario)
-            .arg("--")
-            .args(&server),
+            .args(&transport),
         PATIENCE,
     );
     assert!(

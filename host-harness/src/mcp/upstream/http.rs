@@ -1,0 +1,452 @@
+//! Streamable HTTP to the server (`reasons mcp --url URL`), for both eras of MCP as they
+//! are: every message the proxy sends is a POST, and what comes back (one JSON body, or
+//! an SSE stream of them) goes to the loop as lines the server sent.
+//!
+//! - Legacy sessions (2024-11-05 to 2025-11-25): the `Mcp-Session-Id` the server gives
+//!   `initialize` and the protocol version it answers ride on every later request; the
+//!   GET stream, where the server offers one, carries what it sends on its own; the
+//!   session is ended with DELETE.
+//! - 2026-07-28: each request carries its protocol version in `_meta`, mirrored into
+//!   `MCP-Protocol-Version`, with `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*` (see
+//!   `headers.rs`).
+//!
+//! Fails closed: a request the server does not answer (an error status, a connection
+//! that cannot be made, a stream that ends or breaks off first) gets a JSON-RPC error
+//! naming the server and what happened, never silence.
+
+use super::headers::{Outline, ParamHeaders};
+use super::sse;
+use crate::mcp::jsonrpc::INTERNAL_ERROR;
+use crate::mcp::{Ended, Ending, Event};
+use anyhow::{Context, bail};
+use serde_json::{Value, json};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+use ureq::http::{HeaderName, HeaderValue, Uri};
+
+/// The headers the transport sets itself, which a user's `--header` may not replace.
+const OWN_HEADERS: [&str; 6] = [
+    "content-type",
+    "accept",
+    "mcp-session-id",
+    "mcp-protocol-version",
+    "mcp-method",
+    "mcp-name",
+];
+
+/// How much of an error status's body is read for a JSON-RPC error to pass on.
+const ERROR_BODY: u64 = 1 << 20;
+
+/// Where the server is, and what every request to it carries.
+#[derive(Debug)]
+pub struct Remote {
+    url: String,
+    headers: Vec<(HeaderName, HeaderValue)>,
+}
+
+impl Remote {
+    /// `url`, with `headers` (`Name: value`) and `from_env` (`Name=VARIABLE`, the value
+    /// read from the environment so that a secret stays out of a client's config). An
+    /// error names the flag that is wrong and why.
+    pub fn new(url: &str, headers: &[String], from_env: &[String]) -> anyhow::Result<Remote> {
+        let uri: Uri = url
+            .parse()
+            .with_context(|| format!("--url {url:?} is not a URL"))?;
+        if !matches!(uri.scheme_str(), Some("http" | "https")) || uri.host().is_none() {
+            bail!("--url {url:?} is not an http:// or https:// URL");
+        }
+        let mut parsed = Vec::new();
+        for flag in headers {
+            let (name, value) = flag
+                .split_once(':')
+                .with_context(|| format!("--header {flag:?} is not `Name: value`"))?;
+            parsed.push(header(
+                name.trim(),
+                value.trim(),
+                &format!("--header {flag:?}"),
+            )?);
+        }
+        for flag in from_env {
+            let (name, variable) = flag
+                .split_once('=')
+                .with_context(|| format!("--header-env {flag:?} is not `Name=VARIABLE`"))?;
+            let value = std::env::var(variable).with_context(|| {
+                format!(
+                    "--header-env {flag:?}: the environment has no {variable} (or it is not UTF-8)"
+                )
+            })?;
+            // The value is a secret: the message names the variable, never its value.
+            parsed.push(header(
+                name.trim(),
+                &value,
+                &format!("--header-env {flag:?}"),
+            )?);
+        }
+        Ok(Remote {
+            url: url.to_string(),
+            headers: parsed,
+        })
+    }
+}
+
+/// One user header, checked: a valid name the transport does not set, a valid value.
+fn header(name: &str, value: &str, flag: &str) -> anyhow::Result<(HeaderName, HeaderValue)> {
+    let name = HeaderName::from_bytes(name.as_bytes())
+        .with_context(|| format!("{flag}: {name:?} is not a header name"))?;
+    if OWN_HEADERS.contains(&name.as_str()) {
+        bail!("{flag}: `{name}` is set by the transport itself");
+    }
+    let value = HeaderValue::from_str(value)
+        .with_context(|| format!("{flag}: the value is not a valid header value"))?;
+    Ok((name, value))
+}
+
+/// The server at a URL, as the loop drives it.
+pub struct Http {
+    link: Link,
+    /// Messages to send, in order, to the thread that sends them.
+    outbox: Option<Sender<Vec<u8>>>,
+}
+
+/// What every request needs, shared by the threads that make them.
+#[derive(Clone)]
+struct Link {
+    remote: Arc<Remote>,
+    agent: ureq::Agent,
+    session: Arc<Mutex<Session>>,
+    events: Sender<Event>,
+}
+
+/// What the server told the proxy that later requests carry.
+#[derive(Default)]
+struct Session {
+    /// The legacy session's id.
+    id: Option<String>,
+    /// The protocol version `initialize` was answered with (legacy).
+    version: Option<String>,
+    /// Whether the GET stream was asked for.
+    listening: bool,
+    params: ParamHeaders,
+}
+
+impl Http {
+    /// Starts the thread that sends what the proxy says to `remote`; what comes back goes
+    /// to `events`.
+    pub fn connect(remote: Remote, events: Sender<Event>) -> anyhow::Result<Http> {
+        let agent = ureq::Agent::config_builder()
+            // Error statuses are answers to read, not failures to give up on.
+            .http_status_as_error(false)
+            .timeout_connect(Some(Duration::from_secs(30)))
+            // A redirect could take a call, and its headers, to a server nobody named: a
+            // 3xx is an answer like any other error status.
+            .max_redirects(0)
+            .build()
+            .new_agent();
+        let link = Link {
+            remote: Arc::new(remote),
+            agent,
+            session: Arc::default(),
+            events,
+        };
+        let (outbox, messages) = mpsc::channel();
+        let worker = link.clone();
+        std::thread::spawn(move || worker.send_all(messages));
+        Ok(Http {
+            link,
+            outbox: Some(outbox),
+        })
+    }
+
+    /// Sends one message.
+    pub fn send(&mut self, message: &[u8]) {
+        if let Some(outbox) = &self.outbox {
+            let _ = outbox.send(message.to_vec());
+        }
+    }
+
+    /// Ends the session: a legacy session is deleted (a server that keeps none answers
+    /// 405, which is as good).
+    pub fn close(&mut self) {
+        if self.outbox.take().is_none() {
+            return;
+        }
+        let session = self.link.lock().id.clone();
+        if let Some(id) = session {
+            let mut request = self.link.agent.delete(&self.link.remote.url);
+            for (name, value) in &self.link.remote.headers {
+                request = request.header(name, value);
+            }
+            let _ = request.header("Mcp-Session-Id", id).call();
+        }
+    }
+
+    /// Ends the session, as `how` says.
+    pub fn end(&mut self, how: Ending) -> Ended {
+        self.close();
+        Ended::Remote {
+            signal: match how {
+                Ending::Signal(signal) => Some(signal),
+                Ending::Closed | Ending::Overdue => None,
+            },
+        }
+    }
+}
+
+impl Link {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Session> {
+        self.session.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Sends each message in turn. A request other than `initialize` is answered on a
+    /// thread of its own, so that a slow tool holds up nothing behind it; `initialize`
+    /// and what is owed no answer (notifications, responses) are sent in order, so that
+    /// what follows them carries what they established.
+    fn send_all(self, messages: Receiver<Vec<u8>>) {
+        for message in messages {
+            let outline = Outline::of(&message);
+            if outline.ids.is_empty() || outline.method.as_deref() == Some("initialize") {
+                self.post(&message, &outline);
+            } else {
+                let link = self.clone();
+                std::thread::spawn(move || link.post(&message, &outline));
+            }
+        }
+    }
+
+    fn post(&self, message: &[u8], outline: &Outline) {
+        let mut owed = outline.ids.clone();
+        let url = &self.remote.url;
+        let response = match self.request(outline).send(message) {
+            Ok(response) => response,
+            Err(error) => {
+                return self.answer(
+                    owed,
+                    &format!("cannot reach the MCP server at {url}: {error}"),
+                );
+            }
+        };
+        if let Some(id) = text_header(&response, "mcp-session-id") {
+            self.lock().id = Some(id);
+        }
+        let status = response.status();
+        let stream = text_header(&response, "content-type")
+            .is_some_and(|kind| kind.starts_with("text/event-stream"));
+        let body = response.into_body();
+        if !status.is_success() {
+            // A JSON-RPC error in the body answers the request it names; every other
+            // request of the message gets one naming the status.
+            if let Ok(text) = body.into_with_config().limit(ERROR_BODY).read_to_vec() {
+                self.deliver(text, &mut owed, outline, true);
+            }
+            return self.answer(
+                owed,
+                &format!("the MCP server at {url} answered HTTP {status}"),
+            );
+        }
+        let why = if stream {
+            let read = body.into_with_config().limit(u64::MAX).reader();
+            match sse::read(read, |data| {
+                self.deliver(data.into_bytes(), &mut owed, outline, false)
+            }) {
+                Ok(()) => "its event stream ended first".to_string(),
+                Err(error) => format!("its event stream broke off: {error}"),
+            }
+        } else {
+            match body.into_with_config().limit(u64::MAX).read_to_vec() {
+                Ok(text) if text.is_empty() => format!("it answered HTTP {status} with nothing"),
+                Ok(text) => {
+                    self.deliver(text, &mut owed, outline, false);
+                    format!("its answer (HTTP {status}) did not answer it")
+                }
+                Err(error) => format!("its answer broke off: {error}"),
+            }
+        };
+        self.answer(
+            owed,
+            &format!("the MCP server at {url} did not answer: {why}"),
+        );
+        if outline.method.as_deref() == Some("notifications/initialized") {
+            self.listen();
+        }
+    }
+
+    /// A POST of `outline`'s message, with every header it is to carry.
+    fn request(&self, outline: &Outline) -> ureq::RequestBuilder<ureq::typestate::WithBody> {
+        let mut request = self
+            .agent
+            .post(&self.remote.url)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream");
+        for (name, value) in &self.remote.headers {
+            request = request.header(name, value);
+        }
+        let session = self.lock();
+        if let Some(id) = &session.id {
+            request = request.header("Mcp-Session-Id", id);
+        }
+        if let Some(version) = outline.version.as_ref().or(session.version.as_ref()) {
+            request = request.header("MCP-Protocol-Version", version);
+        }
+        for (name, value) in outline.standard() {
+            request = request.header(name, value);
+        }
+        if let (Some("tools/call"), Some(tool), Some(arguments)) =
+            (outline.method.as_deref(), &outline.name, &outline.arguments)
+        {
+            for (name, value) in session.params.of(tool, arguments) {
+                request = request.header(name, value);
+            }
+        }
+        request
+    }
+
+    /// Hands one message the server sent to the loop, as a line. Answers to this POST's
+    /// requests are crossed off `owed`; from an error status only those are passed on.
+    fn deliver(&self, mut text: Vec<u8>, owed: &mut Vec<Value>, outline: &Outline, error: bool) {
+        let Ok(message) = serde_json::from_slice::<Value>(&text) else {
+            if !error {
+                // Not JSON: the proxy reads it and answers as it does any such line.
+                self.pass(text);
+            }
+            return;
+        };
+        let answers = |message: &Value| message.get("method").is_none();
+        let answered: Vec<&Value> = match &message {
+            Value::Array(batch) => batch.iter().filter(|one| answers(one)).collect(),
+            one if answers(one) => vec![one],
+            _ => Vec::new(),
+        };
+        let mut ours = false;
+        for answer in answered {
+            let Some(at) = answer
+                .get("id")
+                .and_then(|id| owed.iter().position(|owed| owed == id))
+            else {
+                continue;
+            };
+            owed.swap_remove(at);
+            ours = true;
+            self.learn(outline.method.as_deref(), answer);
+        }
+        if error && !ours {
+            return;
+        }
+        // JSON holds a raw line break only as whitespace: one line without changing a value.
+        for byte in &mut text {
+            if matches!(*byte, b'\n' | b'\r') {
+                *byte = b' ';
+            }
+        }
+        self.pass(text);
+    }
+
+    /// What a session's later requests need from an answer: the protocol version
+    /// `initialize` settled, the headers a listing's tools ask for.
+    fn learn(&self, method: Option<&str>, answer: &Value) {
+        let Some(result) = answer.get("result") else {
+            return;
+        };
+        match method {
+            Some("initialize") => {
+                let version = result.get("protocolVersion").and_then(Value::as_str);
+                self.lock().version = version.map(str::to_string);
+            }
+            Some("tools/list") => self.lock().params.learn(result),
+            _ => {}
+        }
+    }
+
+    fn pass(&self, line: Vec<u8>) {
+        let _ = self.events.send(Event::Server(line));
+    }
+
+    /// A JSON-RPC error for each request still `owed` an answer.
+    fn answer(&self, owed: Vec<Value>, message: &str) {
+        for id in owed {
+            let error = json!({
+                "jsonrpc": "2.0",
+                "id": id,
+                "error": {"code": INTERNAL_ERROR, "message": format!("reasons mcp: {message}")}
+            });
+            self.pass(error.to_string().into_bytes());
+        }
+    }
+
+    /// Opens the GET stream, once, for what a legacy server sends on its own; a server
+    /// that offers none answers 405, and then there is none.
+    fn listen(&self) {
+        let mut request = self
+            .agent
+            .get(&self.remote.url)
+            .header("Accept", "text/event-stream");
+        {
+            let mut session = self.lock();
+            if std::mem::replace(&mut session.listening, true) {
+                return;
+            }
+            for (name, value) in &self.remote.headers {
+                request = request.header(name, value);
+            }
+            if let Some(id) = &session.id {
+                request = request.header("Mcp-Session-Id", id);
+            }
+            if let Some(version) = &session.version {
+                request = request.header("MCP-Protocol-Version", version);
+            }
+        }
+        let link = self.clone();
+        std::thread::spawn(move || {
+            let Ok(response) = request.call() else {
+                return;
+            };
+            let stream = text_header(&response, "content-type")
+                .is_some_and(|kind| kind.starts_with("text/event-stream"));
+            if !response.status().is_success() || !stream {
+                return;
+            }
+            let body = response
+                .into_body()
+                .into_with_config()
+                .limit(u64::MAX)
+                .reader();
+            let mut owed = Vec::new();
+            let outline = Outline::default();
+            let _ = sse::read(body, |data| {
+                link.deliver(data.into_bytes(), &mut owed, &outline, false)
+            });
+        });
+    }
+}
+
+fn text_header(response: &ureq::http::Response<ureq::Body>, name: &str) -> Option<String> {
+    response
+        .headers()
+        .get(name)
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_flags_are_refused_naming_them() {
+        let refused = |url: &str, headers: &[&str], env: &[&str]| {
+            let headers: Vec<String> = headers.iter().map(|h| h.to_string()).collect();
+            let env: Vec<String> = env.iter().map(|h| h.to_string()).collect();
+            format!("{:#}", Remote::new(url, &headers, &env).unwrap_err())
+        };
+        assert!(refused("ftp://host/mcp", &[], &[]).contains("not an http"));
+        assert!(refused("not a url", &[], &[]).contains("--url"));
+        let url = "http://127.0.0.1:1/mcp";
+        assert!(refused(url, &["NoColon"], &[]).contains("--header \"NoColon\""));
+        assert!(refused(url, &["Bad Name: x"], &[]).contains("not a header name"));
+        assert!(refused(url, &["X-A: line\nbreak"], &[]).contains("not a valid header value"));
+        assert!(refused(url, &["Mcp-Session-Id: 1"], &[]).contains("set by the transport"));
+        let missing = refused(url, &[], &["Authorization=REASONS_NO_SUCH_VARIABLE"]);
+        assert!(missing.contains("REASONS_NO_SUCH_VARIABLE"), "{missing}");
+        assert!(Remote::new(url, &["Authorization: Bearer x".into()], &[]).is_ok());
+    }
+}

@@ -1,0 +1,294 @@
+//! `reasons mcp --url`: Streamable HTTP to the server, in both eras of MCP, against the
+//! tests' own server (`tests/mcp/http-echo.mjs`), which logs every HTTP request it gets:
+//! its headers and its body. The oracle is that log, read with serde_json.
+
+use reasons_test_support::mcp::*;
+use serde_json::Value;
+use std::path::Path;
+use std::process::Stdio;
+
+/// A 2026-07-28 request's `_meta`.
+const MODERN: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"reasons-tests","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}"#;
+
+fn call(id: u32, tool: &str, arguments: &str, meta: bool) -> String {
+    let meta = if meta {
+        format!(",{MODERN}")
+    } else {
+        String::new()
+    };
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments}{meta}}}}}"#
+    )
+}
+
+fn list(id: u32, meta: bool) -> String {
+    let params = if meta {
+        format!(r#","params":{{{MODERN}}}"#)
+    } else {
+        String::new()
+    };
+    format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list"{params}}}"#)
+}
+
+/// The text of a `tools/call` answer's first content item.
+fn text(answer: &str) -> String {
+    let answer: Value = serde_json::from_str(answer).unwrap();
+    answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text in {answer}"))
+        .to_string()
+}
+
+/// The HTTP requests the server got for `tools/call`s, in order.
+fn calls_received(log: &Path) -> Vec<Value> {
+    let calls: Vec<Value> = http_received(log)
+        .into_iter()
+        .filter(|request| {
+            request["body"]
+                .as_str()
+                .unwrap_or("")
+                .contains("tools/call")
+        })
+        .collect();
+    calls
+}
+
+#[test]
+fn a_legacy_session_carries_its_session_and_version_and_no_reason_arrives() {
+    // R9 R5, over Streamable HTTP in a 2025 session.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("http.jsonl");
+    let server = http_echo(&log);
+    let mut session = Session::start(&proxied_url(&[], &server.url));
+    session.ask(INITIALIZE);
+    session.send(INITIALIZED);
+    // What the server sends on its own, on the GET stream, reaches the client.
+    let pushed = session.next_line().unwrap();
+    assert!(pushed.contains("from the GET stream"), "{pushed}");
+    let listed: Value = serde_json::from_str(&session.ask(&list(2, false))).unwrap();
+    let tools = listed["result"]["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 5);
+    assert!(tools[1]["inputSchema"]["properties"]["reason"].is_object());
+    let got = text(&session.ask(&call(
+        3,
+        "record",
+        r#"{"text":"hi","reason":"to test"}"#,
+        false,
+    )));
+    assert_eq!(got, r#"{"text":"hi"}"#);
+    let own = text(&session.ask(&call(4, "note", r#"{"reason":"the tool's own"}"#, false)));
+    assert_eq!(own, r#"{"reason":"the tool's own"}"#);
+    // An answer on an SSE stream, after a notification that relates to it.
+    let streamed = text(&session.ask(&call(5, "stream", r#"{"text":"s","reason":"r"}"#, false)));
+    assert_eq!(streamed, r#"{"text":"s"}"#);
+    drop(session);
+
+    let received = http_received(&log);
+    let posts: Vec<&Value> = received.iter().filter(|r| r["method"] == "POST").collect();
+    assert!(posts.len() >= 6, "{received:#?}");
+    for post in &posts[1..] {
+        // Everything after `initialize` carries the session and the version it settled.
+        assert_eq!(post["headers"]["mcp-session-id"], "session-1f2e", "{post}");
+        assert_eq!(
+            post["headers"]["mcp-protocol-version"], "2025-06-18",
+            "{post}"
+        );
+    }
+    let calls = calls_received(&log);
+    assert_eq!(calls.len(), 3, "{calls:#?}");
+    for call in &calls {
+        let body: Value = serde_json::from_str(call["body"].as_str().unwrap()).unwrap();
+        let name = body["params"]["name"].as_str().unwrap();
+        let reaches = name == "note";
+        assert_eq!(
+            body["params"]["arguments"].get("reason").is_some(),
+            reaches,
+            "{call}"
+        );
+        assert!(
+            !call["headers"].to_string().contains("to test"),
+            "a header carried the reason: {call}"
+        );
+    }
+}
+
+#[test]
+fn a_2026_request_carries_its_headers_and_none_carries_the_reason() {
+    // R9 over Streamable HTTP in the 2026-07-28 era: no initialize, `_meta` on every
+    // request, MCP-Protocol-Version, Mcp-Method, Mcp-Name and Mcp-Param-* from the
+    // arguments as forwarded.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("http.jsonl");
+    let server = http_echo(&log);
+    let mut session = Session::start(&proxied_url(&[], &server.url));
+    let listed: Value = serde_json::from_str(&session.ask(&list(1, true))).unwrap();
+    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 5);
+    let got = text(&session.ask(&call(
+        2,
+        "record",
+        r#"{"text":"hi","region":"eu-west","reason":"Mcp-Param-Reason: leaked"}"#,
+        true,
+    )));
+    assert_eq!(got, r#"{"text":"hi","region":"eu-west"}"#);
+    let unicode = text(&session.ask(&call(
+        3,
+        "record",
+        r#"{"region":"Zürich","reason":"r"}"#,
+        true,
+    )));
+    assert_eq!(unicode, r#"{"region":"Zürich"}"#);
+    drop(session);
+
+    let calls = calls_received(&log);
+    assert_eq!(calls.len(), 2, "{calls:#?}");
+    let headers = &calls[0]["headers"];
+    assert_eq!(headers["mcp-protocol-version"], "2026-07-28");
+    assert_eq!(headers["mcp-method"], "tools/call");
+    assert_eq!(headers["mcp-name"], "record");
+    assert_eq!(headers["mcp-param-region"], "eu-west");
+    assert!(headers.get("mcp-session-id").is_none());
+    assert!(!calls[0].to_string().contains("leaked"), "{}", calls[0]);
+    // A value outside plain ASCII travels in the specification's base64 sentinel.
+    assert_eq!(
+        calls[1]["headers"]["mcp-param-region"],
+        "=?base64?WsO8cmljaA==?="
+    );
+}
+
+#[test]
+fn a_request_the_server_does_not_answer_gets_an_error_naming_it() {
+    // R19 over HTTP: an error status, a stream that ends first, a server that is gone.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("http.jsonl");
+    let server = http_echo(&log);
+    let mut session = Session::start(&proxied_url(&[], &server.url));
+    session.ask(&list(1, true));
+    for (id, tool, says) in [
+        (2, "fail", "answered HTTP 500"),
+        (3, "drop", "event stream ended first"),
+    ] {
+        let answer: Value =
+            serde_json::from_str(&session.ask(&call(id, tool, "{}", true))).unwrap();
+        let message = answer["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains(&server.url) && message.contains(says),
+            "{answer}"
+        );
+    }
+    // A JSON-RPC error in an error status's body is the answer passed on.
+    let unknown: Value = serde_json::from_str(&session.ask(&format!(
+        r#"{{"jsonrpc":"2.0","id":4,"method":"no/such","params":{{{MODERN}}}}}"#
+    )))
+    .unwrap();
+    assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
+    let url = server.url.clone();
+    drop(server);
+    let gone: Value = serde_json::from_str(&session.ask(&call(5, "record", "{}", true))).unwrap();
+    let message = gone["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("cannot reach the MCP server at") && message.contains(&url),
+        "{gone}"
+    );
+}
+
+#[test]
+fn headers_come_from_flags_and_the_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("http.jsonl");
+    let server = http_echo(&log);
+    let command = proxied_url(
+        &[
+            "--header",
+            "X-Team: tools",
+            "--header-env",
+            "Authorization=REASONS_TEST_TOKEN",
+        ],
+        &server.url,
+    );
+    let secret = Path::new("Bearer s3cret");
+    let mut session = Session::start_env(
+        &command,
+        Stdio::inherit(),
+        &[("REASONS_TEST_TOKEN", secret)],
+    );
+    session.ask(&list(1, true));
+    drop(session);
+    let received = http_received(&log);
+    assert_eq!(received.len(), 1, "{received:#?}");
+    assert_eq!(received[0]["headers"]["x-team"], "tools");
+    assert_eq!(received[0]["headers"]["authorization"], "Bearer s3cret");
+}
+
+#[test]
+fn a_bad_flag_is_refused_before_anything_starts() {
+    for (flags, says) in [
+        (vec!["--url", "ftp://example.com/mcp"], "not an http"),
+        (
+            vec!["--url", "http://127.0.0.1:9/mcp", "--header", "Mcp-Name: x"],
+            "set by the transport",
+        ),
+        (
+            vec![
+                "--url",
+                "http://127.0.0.1:9/mcp",
+                "--header-env",
+                "A=REASONS_NO_SUCH",
+            ],
+            "REASONS_NO_SUCH",
+        ),
+    ] {
+        let output = std::process::Command::new(reasons())
+            .arg("mcp")
+            .args(&flags)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(!output.status.success(), "{flags:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(says), "{flags:?}: {stderr}");
+    }
+}
+
+#[test]
+fn server_everything_over_http_answers_through_the_proxy_as_it_does_directly() {
+    // R9 with real peers: server-everything (the TypeScript SDK's server) over Streamable
+    // HTTP, reached directly by the TypeScript SDK's HTTP client and through
+    // `reasons mcp --url` by the Python SDK's stdio client. The two sessions see the same
+    // tools (less the added `reason`) and the same results.
+    let server = everything_http();
+    let calls = |reason: bool| {
+        let mut arguments = serde_json::json!({"message": "over http"});
+        if reason {
+            arguments["reason"] = "to test".into();
+        }
+        serde_json::json!([{"name": "echo", "arguments": arguments}])
+    };
+    let url = vec!["--url".to_string(), server.url.clone()];
+    let direct = sdk_client_over("node", calls(false), url);
+    let through = sdk_client("python", calls(true), proxied_url(&[], &server.url));
+    let tools = |session: &Value| session["tools"].as_array().unwrap().clone();
+    let (direct_tools, through_tools) = (tools(&direct), tools(&through));
+    assert!(!direct_tools.is_empty());
+    assert_eq!(direct_tools.len(), through_tools.len());
+    for (direct, mut through) in direct_tools.into_iter().zip(through_tools) {
+        let properties = &mut through["inputSchema"]["properties"];
+        assert!(properties["reason"].is_object(), "{through}");
+        properties.as_object_mut().unwrap().remove("reason");
+        assert_eq!(direct["name"], through["name"]);
+        assert_eq!(
+            direct["inputSchema"]["properties"],
+            through["inputSchema"]["properties"]
+        );
+    }
+    assert_eq!(direct["results"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        direct["results"][0]["content"],
+        through["results"][0]["content"]
+    );
+    assert!(
+        direct["results"][0]["content"]
+            .to_string()
+            .contains("over http"),
+        "{direct}"
+    );
+}

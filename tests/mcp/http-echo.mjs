@@ -1,0 +1,118 @@
+// A Streamable HTTP MCP server of the tests' own, written against the specification with
+// node:http alone (no SDK), so that a test sees every byte and header the proxy sends.
+// It prints `PORT <n>` on stdout once it listens on 127.0.0.1, and appends one JSON line
+// per HTTP request it gets ({method, headers, body}) to the file named by its argument.
+//
+// Both eras: a legacy session starts with `initialize` (answered with an Mcp-Session-Id,
+// which every later request must carry, and a GET stream that sends one log message);
+// a 2026-07-28 request carries its version in `_meta`, which must match the
+// MCP-Protocol-Version header, as Mcp-Method and Mcp-Name must match the body.
+//
+// Tools:
+//   note    owns a `reason` parameter (R5); answers with the arguments it received
+//   record  answers with the arguments it received; its `region` is an x-mcp-header
+//   stream  answers on an SSE stream, after a progress notification
+//   fail    the HTTP answer is 500, with no JSON-RPC body
+//   drop    an SSE stream that ends without the answer
+import { createServer } from "node:http";
+import { appendFileSync } from "node:fs";
+
+const log = process.argv[2];
+const MODERN = "2026-07-28";
+const SESSION = "session-1f2e";
+const object = (properties) => ({ type: "object", properties });
+const tools = [
+  { name: "note", inputSchema: object({ reason: { type: "string" } }) },
+  {
+    name: "record",
+    inputSchema: object({
+      text: { type: "string" },
+      region: { type: "string", "x-mcp-header": "Region" },
+    }),
+  },
+  { name: "stream", inputSchema: object({ text: { type: "string" } }) },
+  { name: "fail", inputSchema: object({}) },
+  { name: "drop", inputSchema: object({}) },
+];
+
+const json = (res, status, body, headers = {}) => {
+  res.writeHead(status, { "content-type": "application/json", ...headers });
+  res.end(JSON.stringify(body));
+};
+const result = (id, value) => ({ jsonrpc: "2.0", id, result: value });
+const mismatch = (res, id, what) =>
+  json(res, 400, { jsonrpc: "2.0", id, error: { code: -32020, message: `Header mismatch: ${what}` } });
+const sse = (res) => {
+  res.writeHead(200, { "content-type": "text/event-stream", "x-accel-buffering": "no" });
+  return (message) => res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+};
+
+const server = createServer((req, res) => {
+  let body = "";
+  req.setEncoding("utf8");
+  req.on("data", (chunk) => (body += chunk));
+  req.on("end", () => {
+    appendFileSync(log, JSON.stringify({ method: req.method, headers: req.headers, body }) + "\n");
+    if (req.method === "GET") {
+      if (req.headers["mcp-session-id"] !== SESSION) return json(res, 405, {});
+      const send = sse(res);
+      send({ jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data: "from the GET stream" } });
+      return; // kept open, as a server's stream is
+    }
+    if (req.method === "DELETE") return json(res, 200, {});
+    const message = JSON.parse(body);
+    const { id, method, params = {} } = message;
+    const meta = params._meta ?? {};
+    const modern = meta["io.modelcontextprotocol/protocolVersion"] === MODERN;
+    if (modern) {
+      if (req.headers["mcp-protocol-version"] !== MODERN) return mismatch(res, id, "MCP-Protocol-Version");
+      if (req.headers["mcp-method"] !== method) return mismatch(res, id, "Mcp-Method");
+    } else if (method !== "initialize" && req.headers["mcp-session-id"] !== SESSION) {
+      return json(res, 400, { jsonrpc: "2.0", id: null, error: { code: -32000, message: "no session" } });
+    }
+    if (id === undefined) return res.writeHead(202).end();
+    switch (method) {
+      case "initialize":
+        return json(
+          res,
+          200,
+          result(id, {
+            protocolVersion: "2025-06-18",
+            capabilities: { tools: {} },
+            serverInfo: { name: "http-echo", version: "1.0.0" },
+          }),
+          { "mcp-session-id": SESSION },
+        );
+      case "server/discover":
+        return json(res, 200, result(id, { supportedVersions: [MODERN], capabilities: { tools: {} },
+          serverInfo: { name: "http-echo", version: "1.0.0" } }));
+      case "tools/list":
+        return json(res, 200, result(id, { tools }));
+      case "tools/call": {
+        if (modern && req.headers["mcp-name"] !== params.name) return mismatch(res, id, "Mcp-Name");
+        const text = (t) => ({ content: [{ type: "text", text: t }] });
+        const args = JSON.stringify(params.arguments ?? {});
+        switch (params.name) {
+          case "note":
+          case "record":
+            return json(res, 200, result(id, text(args)));
+          case "stream": {
+            const send = sse(res);
+            send({ jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: 1, progress: 1 } });
+            send(result(id, text(args)));
+            return res.end();
+          }
+          case "fail":
+            return res.writeHead(500).end("internal trouble");
+          case "drop": {
+            sse(res);
+            return res.end();
+          }
+        }
+        return json(res, 200, result(id, { ...text(`no tool ${params.name}`), isError: true }));
+      }
+    }
+    return json(res, 404, { jsonrpc: "2.0", id, error: { code: -32601, message: "Method not found" } });
+  });
+});
+server.listen(0, "127.0.0.1", () => console.log(`PORT ${server.address().port}`));
