@@ -1,9 +1,15 @@
 //! What `reasons mcp` adds to a round trip: the same server (the tests' own, in Node)
-//! spoken to directly and through the proxy, alternately, in one run:
+//! spoken to directly and through the proxy, alternately, in one run; over stdio, and
+//! over Streamable HTTP (`--url`, against a client that POSTs to the server itself):
 //! `cargo bench -p reasons-harness --bench mcp`.
 
-use reasons_test_support::mcp::{INITIALIZE, INITIALIZED, Session, own_server, proxied};
+use reasons_test_support::mcp::{
+    INITIALIZE, INITIALIZED, Session, http_echo, own_server, proxied, proxied_url,
+};
 use std::time::{Duration, Instant};
+
+/// A 2026-07-28 request's `_meta`, which the HTTP server checks against its headers.
+const MODERN: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}"#;
 
 /// Round trips per request: many under `cargo bench`, a few under `cargo test --benches`,
 /// which only checks that the benchmark still runs.
@@ -28,7 +34,41 @@ fn summary(samples: &mut [Duration]) -> (Duration, Duration) {
     (samples[samples.len() / 2], mean)
 }
 
+/// Times `direct` and `through` alternately and prints a row: median and mean of each,
+/// and what the proxy adds.
+fn compare(name: &str, mut direct: impl FnMut(), mut through: impl FnMut()) {
+    let (mut plain, mut proxy) = (Vec::new(), Vec::new());
+    for round in 0..rounds() + 100 {
+        for (run, samples) in [
+            (&mut direct as &mut dyn FnMut(), &mut plain),
+            (&mut through as &mut dyn FnMut(), &mut proxy),
+        ] {
+            let start = Instant::now();
+            run();
+            // The first rounds warm both sides up (JIT, caches) and are not counted.
+            if round >= 100 {
+                samples.push(start.elapsed());
+            }
+        }
+    }
+    let (plain_median, plain_mean) = summary(&mut plain);
+    let (proxy_median, proxy_mean) = summary(&mut proxy);
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    println!(
+        "{name:<32} {:>7.3} ms ({:.3})      {:>7.3} ms ({:.3})       {:>+7.3} ms ({:+.3})",
+        ms(plain_median),
+        ms(plain_mean),
+        ms(proxy_median),
+        ms(proxy_mean),
+        ms(proxy_median) - ms(plain_median),
+        ms(proxy_mean) - ms(plain_mean),
+    );
+}
+
 fn main() {
+    println!(
+        "round trip                       direct median (mean)   proxied median (mean)   added median (mean)"
+    );
     let mut direct = session(&own_server());
     let mut through = session(&proxied(&[], own_server()));
     let requests = [
@@ -41,34 +81,56 @@ fn main() {
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"record","arguments":{"text":"a","reason":"to measure"}}}"#,
         ),
     ];
-    println!(
-        "round trip           direct median (mean)   proxied median (mean)   added median (mean)"
-    );
     for (name, request) in requests {
-        let (mut plain, mut proxy) = (Vec::new(), Vec::new());
-        for round in 0..rounds() + 100 {
-            for (session, samples) in [(&mut direct, &mut plain), (&mut through, &mut proxy)] {
-                let start = Instant::now();
-                session.ask(request);
-                // The first rounds warm both sides up (JIT, caches) and are not counted.
-                if round >= 100 {
-                    samples.push(start.elapsed());
-                }
-            }
-        }
-        let (plain_median, plain_mean) = summary(&mut plain);
-        let (proxy_median, proxy_mean) = summary(&mut proxy);
-        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-        println!(
-            "{name:<24} {:>7.3} ms ({:.3})      {:>7.3} ms ({:.3})       {:>+7.3} ms ({:+.3})",
-            ms(plain_median),
-            ms(plain_mean),
-            ms(proxy_median),
-            ms(proxy_mean),
-            ms(proxy_median) - ms(plain_median),
-            ms(proxy_mean) - ms(plain_mean),
+        compare(
+            name,
+            || drop(direct.ask(request)),
+            || drop(through.ask(request)),
         );
     }
     direct.finish();
+    through.finish();
+
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let server = http_echo(log.path());
+    let agent = ureq::Agent::new_with_defaults();
+    let mut through = Session::start(&proxied_url(&[], &server.url));
+    let requests = [
+        (
+            "tools/list",
+            None,
+            format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{{MODERN}}}}}"#),
+        ),
+        (
+            "tools/call with a reason",
+            Some("record"),
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"record","arguments":{{"text":"a","reason":"to measure"}},{MODERN}}}}}"#
+            ),
+        ),
+    ];
+    for (name, tool, request) in &requests {
+        let method = if tool.is_some() {
+            "tools/call"
+        } else {
+            "tools/list"
+        };
+        let post = || {
+            let mut post = agent
+                .post(&server.url)
+                .header("Content-Type", "application/json")
+                .header("Accept", "application/json, text/event-stream")
+                .header("MCP-Protocol-Version", "2026-07-28")
+                .header("Mcp-Method", method);
+            if let Some(tool) = tool {
+                post = post.header("Mcp-Name", *tool);
+            }
+            let mut answer = post.send(request.as_bytes()).unwrap();
+            drop(answer.body_mut().read_to_vec().unwrap());
+        };
+        compare(&format!("{name} (HTTP)"), post, || {
+            drop(through.ask(request))
+        });
+    }
     through.finish();
 }
