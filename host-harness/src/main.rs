@@ -66,6 +66,10 @@ enum Command {
             required_unless_present = "url"
         )]
         command: Vec<OsString>,
+        /// Serve clients over Streamable HTTP at this loopback address (127.0.0.1:8931;
+        /// port 0 picks one, named on stderr) instead of over stdio.
+        #[arg(long, value_name = "ADDRESS:PORT")]
+        listen: Option<String>,
         /// The server's MCP endpoint, spoken to over Streamable HTTP, instead of a command.
         #[arg(long, value_name = "URL", conflicts_with = "command")]
         url: Option<String>,
@@ -255,6 +259,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             url,
             header,
             header_env,
+            listen,
         } => {
             let server = match url {
                 Some(url) => mcp::Server::Url(mcp::Remote::new(&url, &header, &header_env)?),
@@ -265,6 +270,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                 server,
                 audit,
                 stats,
+                listen,
             };
             Ok(mcp::run(&plugin, options.into(), settings)?.code())
         }

@@ -2,21 +2,34 @@
 prints {"tools", "results"} as JSON.
 
     python client.py SCENARIO.json -- server command args...
+    python client.py SCENARIO.json --url URL          (Streamable HTTP)
 """
 
 import asyncio
 import json
 import sys
+from contextlib import asynccontextmanager
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamablehttp_client
 
 
-async def main(scenario_file: str, command: list[str]) -> None:
+@asynccontextmanager
+async def connect(how: str, target: list[str]):
+    if how == "--url":
+        async with streamablehttp_client(target[0]) as (read, write, _session_id):
+            yield read, write
+    else:
+        server = StdioServerParameters(command=target[0], args=target[1:])
+        async with stdio_client(server) as (read, write):
+            yield read, write
+
+
+async def main(scenario_file: str, how: str, target: list[str]) -> None:
     with open(scenario_file, encoding="utf-8") as file:
         scenario = json.load(file)
-    server = StdioServerParameters(command=command[0], args=command[1:])
-    async with stdio_client(server) as (read, write):
+    async with connect(how, target) as (read, write):
         async with ClientSession(read, write) as session:
             await session.initialize()
             listed = await session.list_tools()
@@ -29,6 +42,6 @@ async def main(scenario_file: str, command: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 4 or sys.argv[2] != "--":
-        sys.exit("usage: python client.py SCENARIO.json -- command args...")
-    asyncio.run(main(sys.argv[1], sys.argv[3:]))
+    if len(sys.argv) < 4 or sys.argv[2] not in ("--", "--url"):
+        sys.exit("usage: python client.py SCENARIO.json (-- command args... | --url URL)")
+    asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3:]))

@@ -251,7 +251,18 @@ impl Id {
 
     /// An id of the proxy's own: a string no client can guess, so no client's can equal it.
     pub fn own(session: &str, number: u64) -> Id {
-        let text = format!("\"reasons-proxy/{session}/{number}\"");
+        Id::minted("reasons-proxy", session, number)
+    }
+
+    /// The id the HTTP front gives a request of its shared session, in place of its
+    /// client's (which another client may also use): unguessable as the proxy's own are,
+    /// and told apart from them.
+    pub fn front(session: &str, number: u64) -> Id {
+        Id::minted("reasons-front", session, number)
+    }
+
+    fn minted(kind: &str, session: &str, number: u64) -> Id {
+        let text = format!("\"{kind}/{session}/{number}\"");
         Id {
             value: Value::String(text.trim_matches('"').as_bytes().to_vec()),
             text,

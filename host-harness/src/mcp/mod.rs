@@ -9,6 +9,7 @@
 //! kills: the server never outlives the proxy (R20).
 
 mod audit;
+mod front;
 mod jsonrpc;
 mod layer;
 mod proxy;
@@ -39,6 +40,7 @@ const GRACE: Duration = Duration::from_secs(3);
 const ENDING: [i32; 3] = [libc::SIGTERM, libc::SIGINT, libc::SIGHUP];
 
 /// Where the server is.
+#[derive(Clone)]
 pub enum Server {
     /// A command and its arguments, started by the proxy and spoken to over stdio.
     Command(Vec<OsString>),
@@ -47,6 +49,7 @@ pub enum Server {
 }
 
 /// What `reasons mcp` was asked to do.
+#[derive(Clone)]
 pub struct Settings {
     /// The server.
     pub server: Server,
@@ -54,6 +57,8 @@ pub struct Settings {
     pub audit: Option<PathBuf>,
     /// Whether to print calls per tool, and how many carried a reason, on exit.
     pub stats: bool,
+    /// Serve clients over Streamable HTTP at this loopback address instead of stdio.
+    pub listen: Option<String>,
 }
 
 /// How the session ended, which the proxy's exit status repeats.
@@ -155,78 +160,127 @@ enum Event {
 /// Runs the proxy until the client has gone and the server has finished, the server has
 /// gone, or a signal ended it. Fails only when it cannot start.
 pub fn run(plugin: &Plugin, options: Options, settings: Settings) -> anyhow::Result<Ended> {
-    let layer = ProxyLayer::new(plugin, options)?;
-    let audit = Audit::new(settings.audit.as_deref(), settings.stats)?;
     let (events, inbox) = mpsc::channel();
     // Registered before the server starts, so that no signal falls between.
     forward_signals(events.clone())?;
-    let mut server = match settings.server {
-        Server::Command(command) => {
-            let (program, arguments) = command
-                .split_first()
-                .context("no server command: `reasons mcp -- <server command...>`")?;
-            let mut process = Process::start(program, arguments)?;
-            read_lines(
-                process.stdout()?,
-                events.clone(),
-                Event::Server,
-                Event::ServerClosed,
-            );
-            Upstream::Process(process)
-        }
-        Server::Url(remote) => Upstream::Http(Http::connect(remote, events.clone())?),
-    };
+    if let Some(address) = &settings.listen {
+        return front::serve(address, plugin, options, &settings, inbox);
+    }
+    let session = Session::open(plugin, &options, &settings, events.clone())?;
     read_lines(std::io::stdin(), events, Event::Client, Event::ClientClosed);
+    let ended = session.serve(&inbox, &mut Stdout(std::io::stdout().lock()));
+    Ok(ended)
+}
 
-    let mut proxy = Proxy::new(layer, audit);
-    let mut to_client = std::io::stdout().lock();
-    let mut client_closed = false;
-    // When the server was told the session is over: it has a grace period to exit.
-    let mut closed_at: Option<Instant> = None;
-    let ended = loop {
-        let grace_ends = closed_at.map(|at| at + GRACE);
-        if grace_ends.is_some_and(|at| Instant::now() >= at) {
-            break server.end(Ending::Overdue);
-        }
-        let event = match proxy.wake_at().into_iter().chain(grace_ends).min() {
-            None => inbox.recv().map_err(|_| RecvTimeoutError::Disconnected),
-            Some(at) => inbox.recv_timeout(at.saturating_duration_since(Instant::now())),
-        };
-        let out = match event {
-            Ok(Event::Client(line)) => proxy.client_sent(line),
-            Ok(Event::Server(line)) => proxy.server_sent(line),
-            Ok(Event::ClientClosed) => {
-                client_closed = true;
-                proxy.client_gone()
+/// One client's session: the proxy, and the server it relays to.
+struct Session {
+    proxy: Proxy,
+    server: Upstream,
+}
+
+/// Where the lines for the client go.
+trait Client {
+    /// Writes one line; `false` when the client can no longer be written to.
+    fn write(&mut self, line: &[u8]) -> bool;
+}
+
+/// A client on the proxy's stdio.
+struct Stdout<W: Write>(W);
+
+impl<W: Write> Client for Stdout<W> {
+    fn write(&mut self, line: &[u8]) -> bool {
+        write_line(&mut self.0, line).is_ok()
+    }
+}
+
+impl Session {
+    /// The layer, the audit and the server (started, or connected to) of one session;
+    /// what the server sends goes to `events`.
+    fn open(
+        plugin: &Plugin,
+        options: &Options,
+        settings: &Settings,
+        events: mpsc::Sender<Event>,
+    ) -> anyhow::Result<Session> {
+        let layer = ProxyLayer::new(plugin, options.clone())?;
+        let audit = Audit::new(settings.audit.as_deref(), settings.stats)?;
+        let server = match &settings.server {
+            Server::Command(command) => {
+                let (program, arguments) = command
+                    .split_first()
+                    .context("no server command: `reasons mcp -- <server command...>`")?;
+                let mut process = Process::start(program, arguments)?;
+                read_lines(
+                    process.stdout()?,
+                    events,
+                    Event::Server,
+                    Event::ServerClosed,
+                );
+                Upstream::Process(process)
             }
-            Ok(Event::ServerClosed) => break server.end(Ending::Closed),
-            Ok(Event::Signal(signal)) => break server.end(Ending::Signal(signal)),
-            Err(RecvTimeoutError::Timeout) => proxy.tick(),
-            Err(RecvTimeoutError::Disconnected) => break server.end(Ending::Closed),
+            Server::Url(remote) => Upstream::Http(Http::connect(remote.clone(), events)?),
         };
-        if !write_all(&out, &mut server, &mut to_client) {
-            // The client can no longer read: nothing more can be answered.
-            break server.end(Ending::Closed);
-        }
-        if client_closed && proxy.idle() && closed_at.is_none() {
-            // Telling the server the session is over (closing its stdin, or ending the
-            // HTTP session); a process may still answer what it has, which goes on being
-            // relayed until it exits.
-            if server.close() {
+        Ok(Session {
+            proxy: Proxy::new(layer, audit),
+            server,
+        })
+    }
+
+    /// Runs the session on the events of `inbox` until the client has gone and the
+    /// server has finished, the server has gone, or a signal ended it.
+    fn serve(self, inbox: &mpsc::Receiver<Event>, client: &mut dyn Client) -> Ended {
+        let Session {
+            mut proxy,
+            mut server,
+        } = self;
+        let mut client_closed = false;
+        // When the server was told the session is over: it has a grace period to exit.
+        let mut closed_at: Option<Instant> = None;
+        let ended = loop {
+            let grace_ends = closed_at.map(|at| at + GRACE);
+            if grace_ends.is_some_and(|at| Instant::now() >= at) {
+                break server.end(Ending::Overdue);
+            }
+            let event = match proxy.wake_at().into_iter().chain(grace_ends).min() {
+                None => inbox.recv().map_err(|_| RecvTimeoutError::Disconnected),
+                Some(at) => inbox.recv_timeout(at.saturating_duration_since(Instant::now())),
+            };
+            let out = match event {
+                Ok(Event::Client(line)) => proxy.client_sent(line),
+                Ok(Event::Server(line)) => proxy.server_sent(line),
+                Ok(Event::ClientClosed) => {
+                    client_closed = true;
+                    proxy.client_gone()
+                }
+                Ok(Event::ServerClosed) => break server.end(Ending::Closed),
+                Ok(Event::Signal(signal)) => break server.end(Ending::Signal(signal)),
+                Err(RecvTimeoutError::Timeout) => proxy.tick(),
+                Err(RecvTimeoutError::Disconnected) => break server.end(Ending::Closed),
+            };
+            if !write_all(&out, &mut server, client) {
+                // The client can no longer read: nothing more can be answered.
                 break server.end(Ending::Closed);
             }
-            closed_at = Some(Instant::now());
+            if client_closed && proxy.idle() && closed_at.is_none() {
+                // Telling the server the session is over (closing its stdin, or ending
+                // the HTTP session); a process may still answer what it has, which goes
+                // on being relayed until it exits.
+                if server.close() {
+                    break server.end(Ending::Closed);
+                }
+                closed_at = Some(Instant::now());
+            }
+        };
+        let out = proxy.server_gone(&ended.describe());
+        write_all(&out, &mut server, client);
+        if let Some(failure) = ended.failure() {
+            eprintln!("reasons: the MCP server {failure}");
         }
-    };
-    let out = proxy.server_gone(&ended.describe());
-    write_all(&out, &mut server, &mut to_client);
-    if let Some(failure) = ended.failure() {
-        eprintln!("reasons: the MCP server {failure}");
+        if proxy.audit().stats_wanted() {
+            eprint!("{}", proxy.audit().stats());
+        }
+        ended
     }
-    if proxy.audit().stats_wanted() {
-        eprint!("{}", proxy.audit().stats());
-    }
-    Ok(ended)
 }
 
 /// Passes each ending signal to the loop, as an event.
@@ -244,12 +298,12 @@ fn forward_signals(to: mpsc::Sender<Event>) -> anyhow::Result<()> {
 }
 
 /// Writes each line where it goes; `false` when the client can no longer be written to.
-fn write_all(out: &[Out], server: &mut Upstream, to_client: &mut impl Write) -> bool {
+fn write_all(out: &[Out], server: &mut Upstream, client: &mut dyn Client) -> bool {
     for line in out {
         match line {
             Out::Server(bytes) => server.send(bytes),
             Out::Client(bytes) => {
-                if write_line(to_client, bytes).is_err() {
+                if !client.write(bytes) {
                     return false;
                 }
             }

@@ -145,6 +145,68 @@ impl Listening {
     }
 }
 
+impl Listening {
+    /// `reasons mcp [flags] --listen 127.0.0.1:0 -- server...`, once it serves: its
+    /// endpoint is the one it names on stderr.
+    pub fn front(flags: &[&str], server: Vec<String>) -> Listening {
+        let mut command = vec![reasons(), "mcp".to_string()];
+        command.extend(flags.iter().map(|flag| flag.to_string()));
+        command.extend([
+            "--listen".to_string(),
+            "127.0.0.1:0".to_string(),
+            "--".to_string(),
+        ]);
+        command.extend(server);
+        let mut child = Command::new(&command[0])
+            .args(&command[1..])
+            .stdin(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the proxy starts");
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        let url = loop {
+            line.clear();
+            assert!(
+                stderr.read_line(&mut line).unwrap() > 0,
+                "the proxy ended first"
+            );
+            if let Some(url) = line.trim().strip_prefix("reasons: serving MCP at ") {
+                break url.to_string();
+            }
+        };
+        // The rest of what it says goes on to the test's own stderr.
+        std::thread::spawn(move || {
+            for line in stderr.lines().map_while(Result::ok) {
+                eprintln!("{line}");
+            }
+        });
+        Listening { child, url }
+    }
+
+    /// The process's id, to signal it.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Waits for the process to exit, at most `PATIENCE`.
+    pub fn wait(&mut self) -> std::process::ExitStatus {
+        exit_of(&mut self.child)
+    }
+}
+
+/// `child`'s exit status, waited for at most `PATIENCE`.
+fn exit_of(child: &mut Child) -> std::process::ExitStatus {
+    let until = std::time::Instant::now() + PATIENCE;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(std::time::Instant::now() < until, "no exit in {PATIENCE:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// The reference server-everything, over Streamable HTTP.
 pub fn everything_http() -> Listening {
     let command = node(
@@ -316,14 +378,7 @@ impl Session {
 
     /// Waits for the process to exit, at most `PATIENCE`.
     pub fn wait(&mut self) -> std::process::ExitStatus {
-        let until = std::time::Instant::now() + PATIENCE;
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status;
-            }
-            assert!(std::time::Instant::now() < until, "no exit in {PATIENCE:?}");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        exit_of(&mut self.child)
     }
 }
 

@@ -39,7 +39,7 @@ const OWN_HEADERS: [&str; 6] = [
 const ERROR_BODY: u64 = 1 << 20;
 
 /// Where the server is, and what every request to it carries.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Remote {
     url: String,
     headers: Vec<(HeaderName, HeaderValue)>,

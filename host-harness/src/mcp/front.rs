@@ -1,0 +1,491 @@
+//! `reasons mcp --listen 127.0.0.1:PORT`: the proxy served over Streamable HTTP, for
+//! clients that take only a URL. Each legacy session (`initialize`, answered with an
+//! `Mcp-Session-Id`) is a session of the proxy of its own, with its own server (started,
+//! or connected to); 2026-07-28 requests, which carry their protocol version in `_meta`
+//! and belong to no session, share one, their ids made unique on the way in and given
+//! back on the way out. The HTTP side is axum on a small tokio runtime; each session
+//! runs the same loop as over stdio, on a thread of its own.
+//!
+//! Fails closed: only loopback is served, and a request whose `Host` or `Origin` is not
+//! loopback (a page that rebound its DNS name to 127.0.0.1) is refused with 403; a body
+//! that is not one JSON message is answered with an error, never relayed.
+
+use super::jsonrpc::{self, INVALID_REQUEST, Id, Line, Message, PARSE_ERROR};
+use super::{Client, Ended, Event, Session, Settings};
+use crate::plugin::Plugin;
+use anyhow::{Context, bail};
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::sse::{Event as SseEvent, Sse};
+use axum::response::{IntoResponse, Response};
+use indexmap::IndexMap;
+use reasons_transform::Options;
+use serde_json::Value;
+use serde_json::value::RawValue;
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+
+/// The path the MCP endpoint is served at.
+const PATH: &str = "/mcp";
+
+/// Serves clients at `address` until a signal ends the proxy; each session's server is
+/// ended with it.
+pub fn serve(
+    address: &str,
+    plugin: &Plugin,
+    options: Options,
+    settings: &Settings,
+    signals: mpsc::Receiver<Event>,
+) -> anyhow::Result<Ended> {
+    let address: SocketAddr = address.parse().with_context(|| {
+        format!("--listen {address:?} is not an address and port (127.0.0.1:8931)")
+    })?;
+    if !address.ip().is_loopback() {
+        bail!(
+            "--listen {address}: only a loopback address is served (127.0.0.1 or [::1]): \
+             whoever reaches it runs the server's tools"
+        );
+    }
+    let listener = std::net::TcpListener::bind(address)
+        .with_context(|| format!("cannot listen on {address}"))?;
+    listener.set_nonblocking(true)?;
+    let bound = listener.local_addr()?;
+    let front = Arc::new(Front {
+        plugin: plugin.clone(),
+        options,
+        settings: settings.clone(),
+        port: bound.port(),
+        nonce: nonce(),
+        numbered: AtomicU64::new(0),
+        sessions: Mutex::default(),
+        stateless: Mutex::default(),
+    });
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_io()
+        .build()
+        .context("cannot start the HTTP runtime")?;
+    let app = Router::new()
+        .route(
+            PATH,
+            axum::routing::post(on_post).get(on_get).delete(on_delete),
+        )
+        .layer(axum::middleware::from_fn_with_state(
+            front.clone(),
+            local_only,
+        ))
+        .with_state(front.clone());
+    let listener = {
+        let _entered = runtime.enter();
+        tokio::net::TcpListener::from_std(listener)?
+    };
+    runtime.spawn(async move { axum::serve(listener, app).await });
+    eprintln!("reasons: serving MCP at http://{bound}{PATH}");
+    let signal = loop {
+        match signals.recv() {
+            Ok(Event::Signal(signal)) => break signal,
+            Ok(_) => continue,
+            Err(_) => break libc::SIGTERM,
+        }
+    };
+    front.end_all(signal);
+    runtime.shutdown_background();
+    Ok(Ended::Remote {
+        signal: Some(signal),
+    })
+}
+
+/// A 128-bit number no client can guess, for the ids the front gives stateless requests.
+fn nonce() -> String {
+    let mut bytes = [0u8; 16];
+    if let Ok(mut random) = std::fs::File::open("/dev/urandom") {
+        let _ = std::io::Read::read_exact(&mut random, &mut bytes);
+    }
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+/// What every request handler shares.
+struct Front {
+    plugin: Plugin,
+    options: Options,
+    settings: Settings,
+    port: u16,
+    nonce: String,
+    numbered: AtomicU64,
+    /// Legacy sessions, by their `Mcp-Session-Id`.
+    sessions: Mutex<HashMap<String, Arc<Link>>>,
+    /// The session 2026-07-28 requests share, opened on the first.
+    stateless: Mutex<Option<Arc<Link>>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Front {
+    /// A session of the proxy of its own, its loop on a thread; or the response that
+    /// says why there cannot be one (a server that cannot start, say).
+    fn open(&self) -> Result<Arc<Link>, Refused> {
+        let (events, inbox) = mpsc::channel();
+        let session = Session::open(&self.plugin, &self.options, &self.settings, events.clone())
+            .map_err(|error| {
+                refuse(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    jsonrpc::INTERNAL_ERROR,
+                    &format!("{error:#}"),
+                )
+            })?;
+        let routes = Arc::new(Mutex::new(Routes::default()));
+        let mut client = Routed(routes.clone());
+        let thread = std::thread::spawn(move || {
+            session.serve(&inbox, &mut client);
+            // Whatever still waits gets its stream ended: the session is over.
+            let mut routes = lock(&client.0);
+            routes.waiting.clear();
+            routes.stream = None;
+        });
+        Ok(Arc::new(Link {
+            events,
+            routes,
+            thread: Mutex::new(Some(thread)),
+        }))
+    }
+
+    /// The link a request goes to, or the response that refuses it.
+    fn link_for(
+        &self,
+        headers: &HeaderMap,
+        message: &Value,
+    ) -> Result<(Arc<Link>, Option<String>), Refused> {
+        if let Some(session) = headers.get("mcp-session-id") {
+            let session = session.to_str().unwrap_or_default();
+            return match lock(&self.sessions).get(session) {
+                Some(link) => Ok((link.clone(), None)),
+                None => Err(refuse(
+                    StatusCode::NOT_FOUND,
+                    INVALID_REQUEST,
+                    "no such session: initialize again",
+                )),
+            };
+        }
+        if message.get("method").and_then(Value::as_str) == Some("initialize") {
+            let link = self.open()?;
+            // Each session's id is drawn afresh: knowing one's own tells nothing of another's.
+            let session = nonce();
+            lock(&self.sessions).insert(session.clone(), link.clone());
+            return Ok((link, Some(session)));
+        }
+        let modern = message
+            .get("params")
+            .and_then(|params| params.get("_meta"))
+            .and_then(|meta| meta.get("io.modelcontextprotocol/protocolVersion"))
+            .is_some();
+        if !modern {
+            return Err(refuse(
+                StatusCode::BAD_REQUEST,
+                INVALID_REQUEST,
+                "a request without an Mcp-Session-Id is `initialize`, or carries its protocol \
+                 version in `_meta` (2026-07-28)",
+            ));
+        }
+        let mut stateless = lock(&self.stateless);
+        if let Some(link) = stateless.as_ref().filter(|link| !link.ended()) {
+            return Ok((link.clone(), None));
+        }
+        let link = self.open()?;
+        *stateless = Some(link.clone());
+        Ok((link, None))
+    }
+
+    /// Whether a request comes from this machine, as its `Host` and `Origin` say.
+    fn local(&self, headers: &HeaderMap) -> bool {
+        let loopback = |host: &str| matches!(host, "127.0.0.1" | "localhost" | "[::1]");
+        let host_ok = headers
+            .get(header::HOST)
+            .and_then(|host| host.to_str().ok())
+            .and_then(|host| host.rsplit_once(':'))
+            .is_some_and(|(host, port)| loopback(host) && port == self.port.to_string());
+        let origin_ok = match headers.get(header::ORIGIN) {
+            None => true,
+            Some(origin) => origin
+                .to_str()
+                .ok()
+                .and_then(|origin| {
+                    origin
+                        .strip_prefix("http://")
+                        .or_else(|| origin.strip_prefix("https://"))
+                })
+                .map(|rest| rest.rsplit_once(':').map_or(rest, |(host, _port)| host))
+                .is_some_and(loopback),
+        };
+        host_ok && origin_ok
+    }
+
+    fn end_all(&self, signal: i32) {
+        let mut links: Vec<Arc<Link>> =
+            lock(&self.sessions).drain().map(|(_, link)| link).collect();
+        links.extend(lock(&self.stateless).take());
+        for link in &links {
+            let _ = link.events.send(Event::Signal(signal));
+        }
+        for link in links {
+            if let Some(thread) = lock(&link.thread).take() {
+                let _ = thread.join();
+            }
+        }
+    }
+}
+
+/// One session's loop, as the handlers reach it.
+struct Link {
+    events: mpsc::Sender<Event>,
+    routes: Arc<Mutex<Routes>>,
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+impl Link {
+    fn ended(&self) -> bool {
+        lock(&self.thread)
+            .as_ref()
+            .is_none_or(|thread| thread.is_finished())
+    }
+}
+
+/// Where the lines for a session's clients go.
+#[derive(Default)]
+struct Routes {
+    /// Each request waiting for its answer: the stream of its POST, and the id its client
+    /// gave it when the front gave it another.
+    waiting: IndexMap<Id, (UnboundedSender<Vec<u8>>, Option<String>)>,
+    /// The session's GET stream, for what the server sends on its own.
+    stream: Option<UnboundedSender<Vec<u8>>>,
+}
+
+/// The session's client, as its loop writes to it.
+struct Routed(Arc<Mutex<Routes>>);
+
+impl Client for Routed {
+    fn write(&mut self, line: &[u8]) -> bool {
+        let mut routes = lock(&self.0);
+        let answered = match jsonrpc::read_line(line) {
+            Ok(Line::One(read)) => match read.message {
+                Ok(Message::Response { id: Some(id), .. }) => routes.waiting.shift_remove(&id),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some((stream, given)) = answered {
+            let line = match given {
+                Some(given) => with_id(line, &given),
+                None => line.to_vec(),
+            };
+            // Dropping the sender ends the POST's stream after its answer.
+            let _ = stream.send(line);
+            return true;
+        }
+        // What the server sends of its own accord: the GET stream, or else the stream of
+        // the latest request still waiting (a progress note, a request of the server's).
+        let sent = routes
+            .stream
+            .as_ref()
+            .is_some_and(|stream| stream.send(line.to_vec()).is_ok());
+        if !sent && let Some((stream, _)) = routes.waiting.values().last() {
+            let _ = stream.send(line.to_vec());
+        }
+        true
+    }
+}
+
+/// `line` (one message) with its id replaced by `id`.
+fn with_id(line: &[u8], id: &str) -> Vec<u8> {
+    #[derive(serde::Deserialize)]
+    struct WithId<'a> {
+        #[serde(borrow)]
+        id: &'a RawValue,
+    }
+    let Ok(text) = std::str::from_utf8(line) else {
+        return line.to_vec();
+    };
+    match serde_json::from_str::<WithId>(text) {
+        Ok(read) => jsonrpc::replace(text, read.id.get(), id).into_bytes(),
+        Err(_) => line.to_vec(),
+    }
+}
+
+/// A request refused: an HTTP error whose body is a JSON-RPC error without an id.
+struct Refused {
+    status: StatusCode,
+    code: i64,
+    message: String,
+}
+
+fn refuse(status: StatusCode, code: i64, message: &str) -> Refused {
+    Refused {
+        status,
+        code,
+        message: format!("reasons mcp: {message}"),
+    }
+}
+
+impl IntoResponse for Refused {
+    fn into_response(self) -> Response {
+        let body = jsonrpc::error(None, self.code, &self.message);
+        (
+            self.status,
+            [(header::CONTENT_TYPE, "application/json")],
+            body,
+        )
+            .into_response()
+    }
+}
+
+/// Refuses, before any handler, a request whose `Host` or `Origin` is not this machine.
+async fn local_only(
+    State(front): State<Arc<Front>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    if !front.local(request.headers()) {
+        let message = "only this machine is served (Host and Origin must be loopback)";
+        return refuse(StatusCode::FORBIDDEN, INVALID_REQUEST, message).into_response();
+    }
+    next.run(request).await
+}
+
+async fn on_post(State(front): State<Arc<Front>>, headers: HeaderMap, body: Bytes) -> Response {
+    // What the proxy cannot read is answered here, before any line break in it is made
+    // a space: only in valid JSON is that change without meaning.
+    let message: Value = match serde_json::from_slice(&body) {
+        Ok(message) => message,
+        Err(error) => {
+            return refuse(
+                StatusCode::BAD_REQUEST,
+                PARSE_ERROR,
+                &format!("the body is not JSON: {error}"),
+            )
+            .into_response();
+        }
+    };
+    if message.is_array() {
+        return refuse(
+            StatusCode::BAD_REQUEST,
+            INVALID_REQUEST,
+            "a batch is not served over HTTP: send each message in a POST of its own",
+        )
+        .into_response();
+    }
+    let mut line = body.to_vec();
+    for byte in &mut line {
+        if matches!(*byte, b'\n' | b'\r') {
+            *byte = b' ';
+        }
+    }
+    let (link, session) = match front.link_for(&headers, &message) {
+        Ok(found) => found,
+        Err(refused) => return refused.into_response(),
+    };
+    let request = match jsonrpc::read_line(&line) {
+        Ok(Line::One(read)) => match read.message {
+            Ok(Message::Request { id, .. }) => Some((id, read.text.to_string())),
+            _ => None,
+        },
+        _ => None,
+    };
+    let Some((id, text)) = request else {
+        // A notification or a response (or what the proxy will refuse, which it answers
+        // on the session's stream): accepted.
+        if link.events.send(Event::Client(line)).is_err() {
+            return refuse(
+                StatusCode::NOT_FOUND,
+                INVALID_REQUEST,
+                "the session has ended",
+            )
+            .into_response();
+        }
+        return StatusCode::ACCEPTED.into_response();
+    };
+    let stateless = session.is_none() && headers.get("mcp-session-id").is_none();
+    let (answers, stream) = unbounded_channel();
+    let (id, line) = if stateless {
+        // Clients of the shared session may use the same ids: each gets one of the
+        // front's own, and its own back in the answer.
+        let number = front.numbered.fetch_add(1, Ordering::Relaxed);
+        let own = Id::front(&front.nonce, number);
+        let rewritten = with_id(text.as_bytes(), own.json());
+        lock(&link.routes)
+            .waiting
+            .insert(own.clone(), (answers, Some(id.json().to_string())));
+        (own, rewritten)
+    } else {
+        lock(&link.routes)
+            .waiting
+            .insert(id.clone(), (answers, None));
+        (id, line)
+    };
+    if link.events.send(Event::Client(line)).is_err() {
+        lock(&link.routes).waiting.shift_remove(&id);
+        return refuse(
+            StatusCode::NOT_FOUND,
+            INVALID_REQUEST,
+            "the session has ended",
+        )
+        .into_response();
+    }
+    let mut response = sse(stream).into_response();
+    if let Some(session) = session.and_then(|session| HeaderValue::from_str(&session).ok()) {
+        response.headers_mut().insert("mcp-session-id", session);
+    }
+    response
+}
+
+async fn on_get(State(front): State<Arc<Front>>, headers: HeaderMap) -> Response {
+    let link = headers.get("mcp-session-id").and_then(|session| {
+        lock(&front.sessions)
+            .get(session.to_str().unwrap_or_default())
+            .cloned()
+    });
+    let Some(link) = link else {
+        // 2026-07-28 has no GET stream; a legacy client asks with its session.
+        return StatusCode::METHOD_NOT_ALLOWED.into_response();
+    };
+    let (lines, stream) = unbounded_channel();
+    lock(&link.routes).stream = Some(lines);
+    sse(stream).into_response()
+}
+
+async fn on_delete(State(front): State<Arc<Front>>, headers: HeaderMap) -> Response {
+    let session = headers
+        .get("mcp-session-id")
+        .and_then(|session| session.to_str().ok())
+        .unwrap_or_default();
+    match lock(&front.sessions).remove(session) {
+        Some(link) => {
+            // As a stdio client closing its stdin: what waits is answered, then the
+            // server is told the session is over.
+            let _ = link.events.send(Event::ClientClosed);
+            StatusCode::OK.into_response()
+        }
+        None => StatusCode::NOT_FOUND.into_response(),
+    }
+}
+
+/// An SSE response carrying each line of `lines` as an event, until it ends.
+fn sse(
+    lines: UnboundedReceiver<Vec<u8>>,
+) -> Sse<impl futures_util::Stream<Item = Result<SseEvent, Infallible>>> {
+    let events = futures_util::stream::unfold(lines, |mut lines| async move {
+        let line = lines.recv().await?;
+        let event = SseEvent::default()
+            .event("message")
+            .data(String::from_utf8_lossy(&line));
+        Some((Ok(event), lines))
+    });
+    Sse::new(events)
+}

@@ -1,0 +1,235 @@
+//! `reasons mcp --listen`: the proxy served over Streamable HTTP to clients that take only
+//! a URL, with real SDK clients, raw 2026-07-28 requests, and the hostile requests a page
+//! in a browser could make. What the server received is read from its own log.
+
+use reasons_test_support::mcp::*;
+use serde_json::{Value, json};
+use std::path::Path;
+
+/// The text of a `tools/call` result's first content item.
+fn text(result: &Value) -> &str {
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text in {result}"))
+}
+
+/// Every `tools/call` the server received, as the arguments it got.
+fn arguments_received(log: &Path) -> Vec<Value> {
+    received(log)
+        .iter()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|message| message["method"] == "tools/call")
+        .map(|message| message["params"]["arguments"].clone())
+        .collect()
+}
+
+#[test]
+fn sdk_clients_over_http_are_served_and_no_reason_reaches_the_server() {
+    // R9 R5 through the front, with both SDKs' Streamable HTTP clients (each a legacy
+    // session of its own) in front of a stdio server of the tests' own.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("server.log");
+    let front = Listening::front(&[], teed(&log, own_server()));
+    let calls = json!([
+        {"name": "record", "arguments": {"text": "hi", "reason": "to test"}},
+        {"name": "note", "arguments": {"reason": "the tool's own"}}
+    ]);
+    for client in ["node", "python"] {
+        let session = sdk_client_over(
+            client,
+            calls.clone(),
+            vec!["--url".into(), front.url.clone()],
+        );
+        let tools = session["tools"].as_array().unwrap();
+        assert_eq!(tools.len(), 4, "{client}: {session}");
+        let record = tools.iter().find(|tool| tool["name"] == "record").unwrap();
+        assert!(
+            record["inputSchema"]["properties"]["reason"].is_object(),
+            "{client}"
+        );
+        let results = session["results"].as_array().unwrap();
+        assert_eq!(results.len(), 2, "{client}: {session}");
+        assert_eq!(text(&results[0]), r#"{"text":"hi"}"#, "{client}");
+        assert_eq!(
+            text(&results[1]),
+            r#"{"reason":"the tool's own"}"#,
+            "{client}"
+        );
+    }
+    let got = arguments_received(&log);
+    assert_eq!(
+        got,
+        [
+            json!({"text": "hi"}),
+            json!({"reason": "the tool's own"}),
+            json!({"text": "hi"}),
+            json!({"reason": "the tool's own"})
+        ]
+    );
+}
+
+/// POSTs `body` to `url` with `headers`; the status, and each message of the answer
+/// (one JSON body, or the data of each SSE event).
+fn post(url: &str, headers: &[(&str, &str)], body: &str) -> (u16, Vec<Value>) {
+    let agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .new_agent();
+    let mut request = agent
+        .post(url)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream");
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let mut answer = request.send(body).unwrap();
+    let status = answer.status().as_u16();
+    let text = answer.body_mut().read_to_string().unwrap();
+    let messages = if text.trim_start().starts_with('{') {
+        vec![serde_json::from_str(&text).unwrap()]
+    } else {
+        text.lines()
+            .filter_map(|line| line.strip_prefix("data: "))
+            .map(|data| serde_json::from_str(data).unwrap())
+            .collect()
+    };
+    (status, messages)
+}
+
+const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}"#;
+
+#[test]
+fn stateless_2026_requests_keep_their_own_ids_and_lose_the_reason() {
+    // R9 R19 for 2026-07-28 clients: no session; two clients that both use id 1 each get
+    // their own answer under their own id.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("server.log");
+    let front = Listening::front(&[], teed(&log, own_server()));
+    let list = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{{META}}}}}"#);
+    let (status, listed) = post(&front.url, &[], &list);
+    assert_eq!(status, 200);
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0]["id"], 1);
+    assert_eq!(listed[0]["result"]["tools"].as_array().unwrap().len(), 4);
+    for (id, text_sent) in [("1", "first"), ("\"one\"", "second")] {
+        let call = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"record","arguments":{{"text":"{text_sent}","reason":"to test"}},{META}}}}}"#
+        );
+        let (status, answered) = post(&front.url, &[], &call);
+        assert_eq!(status, 200);
+        let answer = answered.last().unwrap();
+        assert_eq!(
+            answer["id"],
+            serde_json::from_str::<Value>(id).unwrap(),
+            "{answer}"
+        );
+        assert_eq!(
+            text(&answer["result"]),
+            format!(r#"{{"text":"{text_sent}"}}"#)
+        );
+    }
+    assert_eq!(
+        arguments_received(&log),
+        [json!({"text": "first"}), json!({"text": "second"})]
+    );
+}
+
+#[test]
+fn what_a_hostile_page_or_a_broken_client_sends_is_refused() {
+    // DNS rebinding: a page whose name now resolves to 127.0.0.1 sends its own Host and
+    // Origin; both are refused before anything reaches a session.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("server.log");
+    let front = Listening::front(&[], teed(&log, own_server()));
+    let call = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"record","arguments":{{"text":"x"}},{META}}}}}"#
+    );
+    let port = front
+        .url
+        .split(':')
+        .nth(2)
+        .unwrap()
+        .split('/')
+        .next()
+        .unwrap()
+        .to_string();
+    let evil_host = format!("evil.example:{port}");
+    let refused = [
+        (vec![("Host", "evil.example")], 403),
+        (vec![("Host", evil_host.as_str())], 403),
+        (vec![("Origin", "http://evil.example")], 403),
+        (vec![("Origin", "null")], 403),
+        (vec![("Mcp-Session-Id", "no-such-session")], 404),
+    ];
+    for (headers, expected) in &refused {
+        let (status, answer) = post(&front.url, headers, &call);
+        assert_eq!(status, *expected, "{headers:?}: {answer:?}");
+        assert!(
+            answer[0]["error"]["message"].is_string() || status == 404,
+            "{answer:?}"
+        );
+    }
+    for (body, expected) in [
+        (
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"",
+            400,
+        ),
+        (r#"[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]"#, 400),
+        // Neither `initialize` nor a 2026-07-28 request: no session to put it in.
+        (r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#, 400),
+    ] {
+        let (status, answer) = post(&front.url, &[], body);
+        assert_eq!(status, expected, "{body}: {answer:?}");
+        assert!(
+            answer[0]["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("reasons mcp")
+        );
+    }
+    // An allowed Origin is served.
+    let (status, _) = post(&front.url, &[("Origin", "http://localhost:3000")], &call);
+    assert_eq!(status, 200);
+    assert_eq!(arguments_received(&log), [json!({"text": "x"})]);
+}
+
+#[test]
+fn only_loopback_is_served() {
+    let output = std::process::Command::new(reasons())
+        .args(["mcp", "--listen", "0.0.0.0:0", "--", "true"])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("only a loopback address"), "{stderr}");
+}
+
+#[test]
+fn a_signal_ends_every_session_s_server() {
+    // R20 through the front: SIGTERM ends the proxy with 143 and each session's server.
+    let dir = tempfile::tempdir().unwrap();
+    let life = dir.path().join("life");
+    let mut server = own_server();
+    server.insert(0, format!("REASONS_TEST_LIFE={}", life.display()));
+    server.insert(0, "env".into());
+    let mut front = Listening::front(&[], server);
+    let initialize = INITIALIZE.to_string();
+    let (status, _) = post(&front.url, &[], &initialize);
+    assert_eq!(status, 200);
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe {
+        libc::kill(front.pid() as libc::pid_t, libc::SIGTERM);
+    }
+    let status = front.wait();
+    assert_eq!(status.code(), Some(143));
+    let pid: i32 = std::fs::read_to_string(&life)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    // SAFETY: signal 0 only asks whether the process exists.
+    let alive = unsafe { libc::kill(pid, 0) } == 0;
+    assert!(!alive, "the server {pid} outlived the proxy");
+}
