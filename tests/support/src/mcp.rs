@@ -149,14 +149,18 @@ impl Listening {
     /// `reasons mcp [flags] --listen 127.0.0.1:0 -- server...`, once it serves: its
     /// endpoint is the one it names on stderr.
     pub fn front(flags: &[&str], server: Vec<String>) -> Listening {
+        let mut upstream = vec!["--".to_string()];
+        upstream.extend(server);
+        Listening::front_to(flags, upstream)
+    }
+
+    /// `reasons mcp [flags] --listen 127.0.0.1:0 <upstream...>` (`-- server...`, or
+    /// `--url URL`), once it serves.
+    pub fn front_to(flags: &[&str], upstream: Vec<String>) -> Listening {
         let mut command = vec![reasons(), "mcp".to_string()];
         command.extend(flags.iter().map(|flag| flag.to_string()));
-        command.extend([
-            "--listen".to_string(),
-            "127.0.0.1:0".to_string(),
-            "--".to_string(),
-        ]);
-        command.extend(server);
+        command.extend(["--listen".to_string(), "127.0.0.1:0".to_string()]);
+        command.extend(upstream);
         let mut child = Command::new(&command[0])
             .args(&command[1..])
             .stdin(Stdio::null())
