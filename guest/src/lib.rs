@@ -109,6 +109,19 @@ impl surface::Guest for Component {
     fn augmented_tools() -> Vec<String> {
         export(|| layer().strip_set())
     }
+
+    fn augment(catalogue: Vec<String>) -> Vec<String> {
+        export(|| layer().list(catalogue))
+    }
+
+    fn route(call: ToolCall) -> Result<ToolCall, ToolResult> {
+        export(|| {
+            layer()
+                .route(transform::ToolCall::from(call))
+                .map(ToolCall::from)
+                .map_err(ToolResult::from)
+        })
+    }
 }
 
 export!(Component);

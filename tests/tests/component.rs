@@ -21,7 +21,7 @@ fn the_component_imports_nothing_but_its_provider() {
     imports.sort();
     assert_eq!(
         imports,
-        ["agent:tools/provider@0.1.0", "agent:tools/types@0.1.0"]
+        ["agent:tools/provider@0.1.1", "agent:tools/types@0.1.1"]
     );
     assert!(Plugin::reasons().unwrap().is_reasons());
 }

@@ -169,7 +169,7 @@ fn composed_with_a_registry_it_is_one_component_the_harness_runs() {
     // but the types.
     let composed = compose::plug(REASONS_WASM, &registry_wasm()).unwrap();
     let plugin = Plugin::new("reasons+registry", &composed).unwrap();
-    assert_eq!(plugin.imports(), ["agent:tools/types@0.1.0"]);
+    assert_eq!(plugin.imports(), ["agent:tools/types@0.1.1"]);
     // The provider under the composition is never asked: the registry is inside.
     let mut stack = Stack::new(Catalogue::new(Vec::new(), "\"not the registry\""))
         .reasons(&plugin, Options::default())

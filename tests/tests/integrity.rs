@@ -217,3 +217,44 @@ fn a_plugin_cannot_take_off_an_argument_by_claiming_it_added_it() {
         "a parameter it did add may go"
     );
 }
+
+#[test]
+fn what_a_plugin_routes_is_held_to_the_same_rule() {
+    // R16 for the direct surface (`augment`, `route`), which the proxy uses: the liar
+    // routes every call with its arguments emptied; the host reads the catalogue it
+    // augmented itself, and refuses a routed call that lost more than the parameter on
+    // a tool whose schema leaves it free.
+    let with_path = r#"{"name":"read_file","inputSchema":{"type":"object","properties":{"path":{"type":"string"}}}}"#;
+    let without = r#"{"name":"ping","inputSchema":{"type":"object"}}"#;
+    let mut layer = liar()
+        .with_limits(limits())
+        .layer(Box::new(Scripted::new(&[])));
+    let listed = layer
+        .augment(vec![with_path.into(), without.into()])
+        .unwrap();
+    assert_eq!(listed.len(), 2);
+    assert_eq!(
+        layer.strip_set().names(),
+        ["ping"],
+        "only where `path` is free"
+    );
+    let refused = layer
+        .route(text_call("c1", "read_file", r#"{"path":"notes.txt"}"#))
+        .unwrap_err();
+    assert!(
+        refused
+            .message()
+            .contains("changed the arguments of call `c1`"),
+        "{refused}"
+    );
+    // Its own parameter, on a tool whose schema leaves it free, it may take off.
+    let routed = layer
+        .route(text_call("c2", "ping", r#"{"path":"x"}"#))
+        .unwrap()
+        .unwrap();
+    assert_eq!(arguments(&[routed]), ["{}"]);
+    let refused = layer
+        .route(text_call("c3", "ping", r#"{"path":"x","count":2}"#))
+        .unwrap_err();
+    assert!(refused.message().contains("call `c3`"), "{refused}");
+}

@@ -38,7 +38,7 @@ fn a_component_of_another_world_is_refused_naming_it() {
     assert_refused(
         "empty.wasm",
         b"\0asm\x0d\0\x01\0",
-        "does not export agent:tools/provider@0.1.0",
+        "does not export agent:tools/provider@0.1.1",
     );
 }
 
@@ -171,7 +171,7 @@ fn the_mcp_proxy_refuses_a_plugin_without_the_reasons_surface() {
     )
     .unwrap_err();
     assert!(
-        format!("{error:#}").contains("`unruly` does not export agent:tools/reasons@0.1.0"),
+        format!("{error:#}").contains("`unruly` does not export agent:tools/reasons@0.1.1"),
         "{error:#}"
     );
 }

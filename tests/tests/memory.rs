@@ -38,10 +38,10 @@ fn core_module(extra: &str, attack: &str) -> String {
     (i32.store (i32.const 20) (i32.const 0))
     (i32.store (i32.const 24) (i32.const 0))
     (i32.const 16))
-  (func (export "agent:tools/provider@0.1.0#tools-for-llm") (result i32)
+  (func (export "agent:tools/provider@0.1.1#tools-for-llm") (result i32)
     {attack}
     (call $empty))
-  (func (export "agent:tools/provider@0.1.0#execute-tool-calls") (param i32 i32) (result i32)
+  (func (export "agent:tools/provider@0.1.1#execute-tool-calls") (param i32 i32) (result i32)
     (call $empty)))"#
     )
 }

@@ -1,8 +1,10 @@
 //! The contract's vectors (`tests/vectors/*.json`), each run through the transform
-//! compiled natively and through the component under wasmtime: both must give exactly
-//! the expected output, byte for byte the same as each other.
+//! compiled natively and through the component under wasmtime, as a layer over a
+//! provider and through its direct surface (`augment`, `route`): each must give exactly
+//! the expected output, the first two byte for byte the same as each other.
 
 use reasons_harness::Plugin;
+use reasons_harness::provider::Catalogue;
 use reasons_harness::transform::{Layer, Report};
 use reasons_tests::{Case, received_calls, vectors};
 
@@ -33,6 +35,36 @@ fn check(file: &str, case: &Case, report: &Report, build: &str) {
     }
 }
 
+/// The case through the component's direct surface: the catalogue augmented, then each
+/// call routed on its own; nothing below is asked.
+fn check_direct(file: &str, case: &Case, plugin: &Plugin) {
+    let at = format!("{file}: {} ({}, direct)", case.name, case.rule);
+    let mut layer = plugin.layer(Box::new(Catalogue::new(Vec::new(), "null")));
+    layer.configure(case.options()).unwrap();
+    let listed = layer.augment(case.tools()).unwrap();
+    assert_eq!(listed, case.listed(), "{at}: the catalogue the model sees");
+    let mut expected_strip_set = case.strip_set.clone();
+    expected_strip_set.sort();
+    assert_eq!(
+        layer.strip_set().names(),
+        expected_strip_set,
+        "{at}: the strip set"
+    );
+    let (mut received, mut refused) = (Vec::new(), Vec::new());
+    for call in case.calls() {
+        match layer.route(call).unwrap() {
+            Ok(call) => received.push(call),
+            Err(answer) => refused.push(answer.call_id),
+        }
+    }
+    assert_eq!(
+        received,
+        case.received(),
+        "{at}: what the provider below would receive"
+    );
+    assert_eq!(refused, case.refused, "{at}: the calls answered instead");
+}
+
 fn run_file(name: &str) {
     let plugin = Plugin::reasons().expect("the built-in plugin compiles");
     let cases: Vec<_> = vectors()
@@ -45,6 +77,7 @@ fn run_file(name: &str) {
         let component = case.run(Layer::Component(&plugin));
         check(&file, &case, &native, "native");
         check(&file, &case, &component, "component");
+        check_direct(&file, &case, &plugin);
         assert_eq!(
             serde_json::to_string(&native).unwrap(),
             serde_json::to_string(&component).unwrap(),

@@ -1,12 +1,11 @@
-//! The reasons component as the proxy drives it: messages come in one at a time, so the
-//! layer sits over a relay that hands it the catalogue the server just listed and keeps
-//! the calls the layer forwards, which the proxy then sends on to the server. The host's
-//! gate (R16) checks every call the component forwards, as for any plugin.
+//! The reasons component as the proxy drives it, through its direct surface (WIT 0.1.1):
+//! `augment` for the catalogue the proxy holds, `route` for each call, which the proxy
+//! then sends on itself. The host holds what the component routes to the same rule as
+//! anything a plugin forwards (R16).
 
 use crate::plugin::{Plugin, StripSet, WasmLayer};
 use crate::provider::{Json, Provider};
 use reasons_transform::{Arguments, Options, ProviderError, ToolCall, ToolResult};
-use std::sync::{Arc, Mutex, PoisonError};
 
 /// What becomes of a `tools/call`.
 pub enum Forward {
@@ -18,67 +17,50 @@ pub enum Forward {
     Answer(ToolResult),
 }
 
-/// The layer, over a relay.
+/// The layer, reached directly: the proxy holds the catalogue and sends the calls.
 pub struct ProxyLayer {
     layer: WasmLayer,
-    relay: Arc<Mutex<Relay>>,
     strip_set: StripSet,
     param: String,
     /// Whether a call without the parameter is refused (and so must go through the layer).
     required: bool,
 }
 
-/// What the layer's provider import answers from, and what it was asked to forward.
-#[derive(Default)]
-struct Relay {
-    catalogue: Vec<Json>,
-    forwarded: Vec<ToolCall>,
-}
+/// Below the proxy's layer: nothing. It is reached through `augment` and `route`, which
+/// may not ask below (the gate is shut), and a fresh instance is given its catalogue
+/// again by the host; a plugin that asks anyway is refused by the gate before this.
+struct NothingBelow;
 
-/// The provider below the layer: the server, as far as this one message goes.
-struct RelayBelow(Arc<Mutex<Relay>>);
-
-impl Provider for RelayBelow {
+impl Provider for NothingBelow {
     fn tools_for_llm(&mut self) -> Result<Vec<Json>, ProviderError> {
-        Ok(lock(&self.0).catalogue.clone())
+        Err(ProviderError::Failed(
+            "the proxy's layer has nothing below it: the proxy lists the server".into(),
+        ))
     }
 
-    fn execute_tool_calls(
-        &mut self,
-        calls: Vec<ToolCall>,
-    ) -> Result<Vec<ToolResult>, ProviderError> {
-        // The real answer comes from the server later; the layer passes it on unchanged.
-        let results = calls
-            .iter()
-            .map(|call| ToolResult::ok(&call.id, "null"))
-            .collect();
-        lock(&self.0).forwarded.extend(calls);
-        Ok(results)
+    fn execute_tool_calls(&mut self, _: Vec<ToolCall>) -> Result<Vec<ToolResult>, ProviderError> {
+        Err(ProviderError::Failed(
+            "the proxy's layer has nothing below it: the proxy sends the calls".into(),
+        ))
     }
-}
-
-fn lock(relay: &Mutex<Relay>) -> std::sync::MutexGuard<'_, Relay> {
-    relay.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl ProxyLayer {
-    /// The plugin, configured with `options`, over a relay.
+    /// The plugin, configured with `options`.
     pub fn new(plugin: &Plugin, options: Options) -> anyhow::Result<ProxyLayer> {
         anyhow::ensure!(
             plugin.is_reasons(),
-            "`{}` does not export agent:tools/reasons@0.1.0: the proxy needs it to know \
-             which calls carry the model's reason",
+            "`{}` does not export agent:tools/reasons@0.1.1 (with `augment` and `route`): \
+             the proxy needs it to know which calls carry the model's reason",
             plugin.name()
         );
-        let relay = Arc::new(Mutex::new(Relay::default()));
-        let mut layer = plugin.layer(Box::new(RelayBelow(relay.clone())));
+        let mut layer = plugin.layer(Box::new(NothingBelow));
         let required = options.required;
         layer.configure(options)?;
         Ok(ProxyLayer {
             param: layer.reason_param()?,
             strip_set: layer.strip_set(),
             layer,
-            relay,
             required,
         })
     }
@@ -87,19 +69,7 @@ impl ProxyLayer {
     /// declarations as the model is to see them, one for one, and the strip set becomes
     /// this catalogue's (R8). A listing that fails leaves the set as it was.
     pub fn catalogue(&mut self, tools: Vec<Json>) -> Result<Vec<Json>, ProviderError> {
-        let count = tools.len();
-        lock(&self.relay).catalogue = tools;
-        let listed = self.layer.tools_for_llm();
-        // The relay keeps nothing between listings: the proxy holds the one catalogue.
-        lock(&self.relay).catalogue = Vec::new();
-        let listed = listed?;
-        if listed.len() != count {
-            return Err(ProviderError::Failed(format!(
-                "the layer listed {} declarations for {count}",
-                listed.len()
-            )));
-        }
-        Ok(listed)
+        self.layer.augment(tools)
     }
 
     /// What to do with a call to `tool` with `arguments` (the member's exact text, or
@@ -113,18 +83,14 @@ impl ProxyLayer {
                 None => Arguments::Text(String::new()),
             },
         };
-        let mut results = self
-            .layer
-            .execute_tool_calls(vec![call])
-            .unwrap_or_default();
-        let forwarded = std::mem::take(&mut lock(&self.relay).forwarded);
-        match (forwarded.into_iter().next(), results.pop()) {
-            (Some(call), _) => match (arguments, call.arguments) {
+        match self.layer.route(call) {
+            Ok(Ok(call)) => match (arguments, call.arguments) {
                 (Some(before), Arguments::Object(after)) if after != before => Forward::Send(after),
                 _ => Forward::AsItCame,
             },
-            (None, Some(answer)) => Forward::Answer(answer),
-            (None, None) => Forward::Answer(ToolResult::error(id, reasons_transform::NO_RESULT)),
+            Ok(Err(answer)) => Forward::Answer(answer),
+            // A fault of the layer's (a trap, a limit, a violation): the call is not sent.
+            Err(fault) => Forward::Answer(ToolResult::error(id, fault.message())),
         }
     }
 

@@ -145,6 +145,76 @@ impl WasmLayer {
         self.call_reasons(|reasons, store| reasons.call_augmented_tools(store))
     }
 
+    /// The direct surface (WIT 0.1.1): `catalogue`, as the provider below lists it,
+    /// augmented by the plugin without it asking below, one declaration for one. The
+    /// catalogue becomes the one a fresh instance is given again, and the strip set
+    /// becomes this catalogue's, as after a listing.
+    pub fn augment(&mut self, catalogue: Vec<Json>) -> Result<Vec<Json>, ProviderError> {
+        let declarations =
+            self.call_reasons(|reasons, store| reasons.call_augment(store, &catalogue))?;
+        let name = &self.plugin.name;
+        let fault = match declarations.len() == catalogue.len() {
+            true => answers::check_declarations(name, &catalogue, &declarations).err(),
+            false => Some(ProviderError::Failed(format!(
+                "the plugin `{name}` augmented {} declarations into {}",
+                catalogue.len(),
+                declarations.len()
+            ))),
+        };
+        if let Some(fault) = fault {
+            // As a listing that failed: the instance holds a strip set nobody will see.
+            self.session = None;
+            return Err(fault);
+        }
+        self.catalogue = Some(catalogue);
+        self.read_strip_set()?;
+        Ok(declarations)
+    }
+
+    /// The direct surface (WIT 0.1.1): one call as the plugin would pass it down, or the
+    /// result it answers it with; nothing runs below. What it routes is held to the gate's
+    /// rule (R16): the same id and name, the same arguments less at most its parameter on
+    /// a tool of the strip set. A call routed otherwise, or answered under another id, is
+    /// refused and the instance dropped, as for a violation below.
+    pub fn route(&mut self, call: ToolCall) -> Result<Result<ToolCall, ToolResult>, ProviderError> {
+        let given = wit::ToolCall::from(call);
+        let routed = self.call_reasons(|reasons, store| reasons.call_route(store, &given))?;
+        let added = self.param().map(|param| Added {
+            param,
+            to: self.strip_set.clone(),
+        });
+        let verdict = match &routed {
+            Ok(out) => {
+                Given::new(Arc::new(vec![given.clone()]), added).admit(std::slice::from_ref(out))
+            }
+            Err(answer) if answer.call_id != given.id => Err(format!(
+                "answered call `{}` under the id `{}`",
+                given.id, answer.call_id
+            )),
+            Err(_) => Ok(()),
+        };
+        if let Err(violation) = verdict {
+            self.session = None;
+            return Err(ProviderError::Failed(format!(
+                "the plugin `{}` {violation}: the host refused that and does not use the \
+                 plugin's answer",
+                self.plugin.name
+            )));
+        }
+        Ok(routed.map(ToolCall::from).map_err(ToolResult::from))
+    }
+
+    /// The strip set after a listing: what the plugin claims, as far as the host's own
+    /// reading of the catalogue confirms it.
+    fn read_strip_set(&mut self) -> Result<(), ProviderError> {
+        let claimed = self.claimed_strip_set()?;
+        let param = self.param();
+        let free = self.free_for(param.as_deref());
+        self.strip_set
+            .replace(claimed.into_iter().filter(|tool| free.contains(tool)));
+        Ok(())
+    }
+
     /// The parameter the plugin publishes, asked for once (at `configure`, or here when
     /// it was never configured); `None` for a plugin without the reasons surface.
     fn param(&mut self) -> Option<String> {
@@ -189,7 +259,7 @@ impl WasmLayer {
         self.call(Gate::Shut, |session| match &session.reasons {
             Some(reasons) => work(reasons, &mut session.store),
             None => Err(wasmtime::format_err!(
-                "`{name}` does not export agent:tools/reasons@0.1.0"
+                "`{name}` does not export agent:tools/reasons@0.1.1"
             )),
         })
     }
@@ -320,11 +390,7 @@ impl Provider for WasmLayer {
             self.catalogue = listed;
         }
         if self.plugin.is_reasons() {
-            let claimed = self.claimed_strip_set()?;
-            let param = self.param();
-            let free = self.free_for(param.as_deref());
-            self.strip_set
-                .replace(claimed.into_iter().filter(|tool| free.contains(tool)));
+            self.read_strip_set()?;
         }
         Ok(declarations)
     }

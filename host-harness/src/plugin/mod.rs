@@ -89,12 +89,12 @@ impl Plugin {
             .map_err(anyhow::Error::from)
             .with_context(|| {
                 format!(
-                    "`{name}` imports more than a plugin is given (only agent:tools/provider@0.1.0)"
+                    "`{name}` imports more than a plugin is given (only agent:tools/provider@0.1.1)"
                 )
             })?;
         let provider = ProviderIndices::new(&pre)
             .map_err(anyhow::Error::from)
-            .with_context(|| format!("`{name}` does not export agent:tools/provider@0.1.0"))?;
+            .with_context(|| format!("`{name}` does not export agent:tools/provider@0.1.1"))?;
         Ok(Plugin {
             name: name.into(),
             reasons: ReasonsIndices::new(&pre).ok().map(Arc::new),
