@@ -220,6 +220,18 @@ pub fn everything_http() -> Listening {
     Listening::on_free_port(&command, "/mcp")
 }
 
+/// The tests' own server on the Python SDK, over Streamable HTTP.
+pub fn python_http() -> Listening {
+    let python = peers().join(".venv/bin/python").display().to_string();
+    let script = peers().join("server.py").display().to_string();
+    Listening::on_free_port(&[python, script], "/mcp")
+}
+
+/// The tests' own server on the TypeScript SDK's 2.x line (2026-07-28), over stdio.
+pub fn own_server2() -> Vec<String> {
+    node("server2.mjs", &[])
+}
+
 /// The tests' own Streamable HTTP server (`tests/mcp/http-echo.mjs`), logging every HTTP
 /// request it gets to `log`.
 pub fn http_echo(log: &Path) -> Listening {
@@ -235,7 +247,7 @@ pub fn http_received(log: &Path) -> Vec<serde_json::Value> {
         .collect()
 }
 
-/// Runs an SDK client (`client.mjs` or `client.py`) over `server` with `calls`; its
+/// Runs an SDK client (`node`, `node2` or `python`) over `server` with `calls`; its
 /// `{"tools", "results"}`.
 pub fn sdk_client(
     client: &str,
@@ -261,8 +273,10 @@ pub fn sdk_client_over(
         "python" => peers().join(".venv/bin/python").display().to_string(),
         _ => "node".to_string(),
     };
+    // `node2` is the TypeScript SDK's 2.x client, pinned to 2026-07-28.
     let script = match client {
         "python" => "client.py",
+        "node2" => "client2.mjs",
         _ => "client.mjs",
     };
     let output = output_within(

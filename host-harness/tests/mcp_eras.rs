@@ -1,0 +1,131 @@
+//! Both eras of MCP with the SDKs people run, each session through `reasons mcp` compared
+//! with the same session made directly: the TypeScript SDK's 2.x line (2026-07-28: no
+//! handshake, `_meta` on every request) over stdio and through the HTTP front, and the
+//! Python SDK's server over Streamable HTTP behind `--url`.
+
+use reasons_test_support::mcp::*;
+use serde_json::{Value, json};
+
+/// The tools of a session, without the `reason` the layer added where it added one.
+fn without_added_reason(session: &Value) -> Vec<Value> {
+    let mut tools = session["tools"].as_array().unwrap().clone();
+    for tool in &mut tools {
+        let properties = tool["inputSchema"]["properties"].as_object_mut().unwrap();
+        if properties
+            .get("reason")
+            .and_then(|reason| reason["description"].as_str())
+            .is_some_and(|description| description.starts_with("One short sentence"))
+        {
+            properties.remove("reason");
+        }
+    }
+    tools
+}
+
+fn calls() -> Value {
+    json!([
+        {"name": "record", "arguments": {"text": "hi", "reason": "to test"}},
+        {"name": "note", "arguments": {"reason": "the tool's own"}}
+    ])
+}
+
+#[test]
+fn the_2026_sdk_line_is_served_as_it_serves_itself_and_no_reason_arrives() {
+    // R9 R5 in the 2026-07-28 era: the 2.x client, pinned to 2026-07-28 (no fallback to
+    // a handshake), against the 2.x server, directly and through the proxy over stdio;
+    // the server's transcripts are compared message by message.
+    let dir = tempfile::tempdir().unwrap();
+    let (direct_log, proxied_log) = (dir.path().join("direct"), dir.path().join("proxied"));
+    let direct = sdk_client("node2", calls(), teed(&direct_log, own_server2()));
+    let through = sdk_client(
+        "node2",
+        calls(),
+        proxied(&[], teed(&proxied_log, own_server2())),
+    );
+    assert_eq!(direct["results"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        direct["results"][1]["content"], through["results"][1]["content"],
+        "the tool's own reason reaches it"
+    );
+    assert_eq!(
+        through["results"][0]["content"][0]["text"],
+        r#"{"text":"hi"}"#
+    );
+    assert_eq!(
+        without_added_reason(&direct),
+        without_added_reason(&through)
+    );
+    let (direct, through) = (received(&direct_log), received(&proxied_log));
+    assert_eq!(direct.len(), through.len(), "{through:#?}");
+    assert!(
+        direct[0].contains("server/discover"),
+        "a 2026 session: {direct:#?}"
+    );
+    for (direct, through) in direct.iter().zip(&through) {
+        assert_eq!(&direct.replace(r#","reason":"to test""#, ""), through);
+    }
+}
+
+#[test]
+fn the_2026_sdk_line_is_served_through_the_http_front() {
+    // The 2.x client over Streamable HTTP to `reasons mcp --listen`, in front of the 2.x
+    // server over stdio: stateless 2026-07-28 requests, each answered under its own id.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("server.log");
+    let front = Listening::front(&[], teed(&log, own_server2()));
+    let through = sdk_client_over("node2", calls(), vec!["--url".into(), front.url.clone()]);
+    let direct = sdk_client("node2", calls(), own_server2());
+    assert_eq!(
+        without_added_reason(&direct),
+        without_added_reason(&through)
+    );
+    assert_eq!(
+        direct["results"],
+        through["results"]
+            .as_array()
+            .map(|results| {
+                let mut results = results.clone();
+                results[0]["content"][0]["text"] = r#"{"text":"hi","reason":"to test"}"#.into();
+                Value::from(results)
+            })
+            .unwrap()
+    );
+    let calls: Vec<Value> = received(&log)
+        .iter()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|message| message["method"] == "tools/call")
+        .map(|message| message["params"]["arguments"].clone())
+        .collect();
+    assert_eq!(
+        calls,
+        [json!({"text": "hi"}), json!({"reason": "the tool's own"})]
+    );
+}
+
+#[test]
+fn the_python_sdk_server_over_http_answers_through_the_proxy_as_it_does_directly() {
+    // R9 R5 with the Python SDK's server over Streamable HTTP (a 2025 session), reached
+    // by the TypeScript SDK's 1.x client directly and through `reasons mcp --url`.
+    let server = python_http();
+    let direct = sdk_client_over("node", calls(), vec!["--url".into(), server.url.clone()]);
+    let through = sdk_client("node", calls(), proxied_url(&[], &server.url));
+    assert_eq!(
+        without_added_reason(&direct),
+        without_added_reason(&through)
+    );
+    assert_eq!(direct["results"].as_array().unwrap().len(), 2);
+    // FastMCP validates its arguments: the call with a reason succeeds only because the
+    // proxy took the reason off; the tool's own reason arrives.
+    assert_eq!(
+        through["results"][0]["content"][0]["text"],
+        r#"{"text":"hi"}"#
+    );
+    assert_eq!(
+        direct["results"][1]["content"],
+        through["results"][1]["content"]
+    );
+    assert_eq!(
+        through["results"][1]["content"][0]["text"],
+        r#"{"reason":"the tool's own"}"#
+    );
+}

@@ -1,0 +1,24 @@
+// An MCP server of the tests' own on the TypeScript SDK's 2.x line (the 2026-07-28
+// revision), over stdio, with the tools own-server.mjs has that the tests use here:
+//   note    owns a `reason` parameter, which must reach it untouched (R5)
+//   record  answers with the arguments it received, as JSON text
+import { McpServer } from "@modelcontextprotocol/server";
+import { serveStdio } from "@modelcontextprotocol/server/stdio";
+
+const object = (properties) => ({ type: "object", properties });
+const tools = [
+  { name: "note", description: "Notes why.", inputSchema: object({ reason: { type: "string" } }) },
+  { name: "record", description: "Says what it got.", inputSchema: object({ text: { type: "string" } }) },
+];
+// One factory serves both eras: the opening message decides which this connection speaks.
+serveStdio(() => {
+  const mcp = new McpServer({ name: "own2", version: "2.0.0" }, { capabilities: { tools: {} } });
+  mcp.server.setRequestHandler("tools/list", async () => ({ tools }));
+  mcp.server.setRequestHandler("tools/call", async (request) => {
+    const { name, arguments: args } = request.params;
+    const text = (t) => ({ content: [{ type: "text", text: t }] });
+    if (name === "note" || name === "record") return text(JSON.stringify(args ?? {}));
+    return { ...text(`no tool ${name}`), isError: true };
+  });
+  return mcp;
+});
