@@ -34,6 +34,17 @@ fn summary(samples: &mut [Duration]) -> (Duration, Duration) {
     (samples[samples.len() / 2], mean)
 }
 
+/// The peak resident memory of the process `pid` so far (`VmHWM`), in MiB.
+fn peak_mib(pid: u32) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let kib: f64 = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("the kernel reports VmHWM");
+    kib / 1024.0
+}
+
 /// Times `direct` and `through` alternately and prints a row: median and mean of each,
 /// and what the proxy adds.
 fn compare(name: &str, mut direct: impl FnMut(), mut through: impl FnMut()) {
@@ -88,6 +99,10 @@ fn main() {
             || drop(through.ask(request)),
         );
     }
+    println!(
+        "peak memory of the proxy, whole session (stdio): {:.1} MiB",
+        peak_mib(through.pid())
+    );
     direct.finish();
     through.finish();
 
@@ -132,5 +147,9 @@ fn main() {
             drop(through.ask(request))
         });
     }
+    println!(
+        "peak memory of the proxy, whole session (HTTP): {:.1} MiB",
+        peak_mib(through.pid())
+    );
     through.finish();
 }

@@ -129,3 +129,63 @@ fn the_python_sdk_server_over_http_answers_through_the_proxy_as_it_does_directly
         r#"{"reason":"the tool's own"}"#
     );
 }
+
+/// The lines of `log`, as values.
+fn bodies(log: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(log)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+#[test]
+fn the_2026_sdk_line_over_http_both_ways_sees_the_same_session_less_the_reason() {
+    // R9 over Streamable HTTP on both sides, in the 2026-07-28 era: the 2.x client and
+    // the 2.x server, directly, through `reasons mcp --url` (the client on stdio), and
+    // through `reasons mcp --listen --url` (HTTP in front and behind). What the server
+    // received is compared message by message: byte for byte but the reason behind the
+    // stdio proxy; by value, ids aside (the front gives stateless requests its own), behind
+    // the front.
+    let dir = tempfile::tempdir().unwrap();
+    let logs = ["direct", "stdio", "front"].map(|name| dir.path().join(name));
+    let servers = logs.clone().map(|log| own_server2_http(&log));
+    let direct = sdk_client_over(
+        "node2",
+        calls(),
+        vec!["--url".into(), servers[0].url.clone()],
+    );
+    let stdio = sdk_client("node2", calls(), proxied_url(&[], &servers[1].url));
+    let front = Listening::front_to(&[], vec!["--url".into(), servers[2].url.clone()]);
+    let http = sdk_client_over("node2", calls(), vec!["--url".into(), front.url.clone()]);
+    for through in [&stdio, &http] {
+        assert_eq!(without_added_reason(&direct), without_added_reason(through));
+        assert_eq!(
+            through["results"][0]["content"][0]["text"],
+            r#"{"text":"hi"}"#
+        );
+        assert_eq!(
+            direct["results"][1]["content"],
+            through["results"][1]["content"]
+        );
+    }
+    let direct_text = std::fs::read_to_string(&logs[0]).unwrap();
+    let stdio_text = std::fs::read_to_string(&logs[1]).unwrap();
+    assert_eq!(direct_text.lines().count(), 4, "{direct_text}");
+    assert_eq!(
+        direct_text.replace(r#","reason":"to test""#, ""),
+        stdio_text
+    );
+    let without_ids = |mut bodies: Vec<Value>| {
+        for body in &mut bodies {
+            body.as_object_mut().unwrap().remove("id");
+        }
+        bodies
+    };
+    let mut expected = without_ids(bodies(&logs[0]));
+    expected[2]["params"]["arguments"]
+        .as_object_mut()
+        .unwrap()
+        .remove("reason");
+    assert_eq!(expected, without_ids(bodies(&logs[2])));
+}

@@ -1,8 +1,13 @@
 // An MCP server of the tests' own on the TypeScript SDK's 2.x line (the 2026-07-28
-// revision), over stdio, with the tools own-server.mjs has that the tests use here:
+// revision), with the tools own-server.mjs has that the tests use here:
 //   note    owns a `reason` parameter, which must reach it untouched (R5)
 //   record  answers with the arguments it received, as JSON text
-import { McpServer } from "@modelcontextprotocol/server";
+// Over stdio by default; `node server2.mjs --http LOG` serves Streamable HTTP on
+// 127.0.0.1 (printing `PORT <n>` once it listens, path /mcp) and appends the body of
+// each POST it gets to LOG, one line each.
+import { appendFileSync } from "node:fs";
+import { createServer } from "node:http";
+import { McpServer, createMcpHandler } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 
 const object = (properties) => ({ type: "object", properties });
@@ -10,8 +15,8 @@ const tools = [
   { name: "note", description: "Notes why.", inputSchema: object({ reason: { type: "string" } }) },
   { name: "record", description: "Says what it got.", inputSchema: object({ text: { type: "string" } }) },
 ];
-// One factory serves both eras: the opening message decides which this connection speaks.
-serveStdio(() => {
+// One factory serves both eras: the opening message (or each HTTP request) decides which.
+const factory = () => {
   const mcp = new McpServer({ name: "own2", version: "2.0.0" }, { capabilities: { tools: {} } });
   mcp.server.setRequestHandler("tools/list", async () => ({ tools }));
   mcp.server.setRequestHandler("tools/call", async (request) => {
@@ -21,4 +26,29 @@ serveStdio(() => {
     return { ...text(`no tool ${name}`), isError: true };
   });
   return mcp;
-});
+};
+
+if (process.argv[2] === "--http") {
+  const log = process.argv[3];
+  const handler = createMcpHandler(factory);
+  const server = createServer(async (req, res) => {
+    const chunks = [];
+    for await (const chunk of req) chunks.push(chunk);
+    const body = Buffer.concat(chunks).toString("utf8");
+    if (req.method === "POST") appendFileSync(log, body.replace(/\n/g, " ") + "\n");
+    const request = new Request(`http://${req.headers.host}${req.url}`, {
+      method: req.method,
+      headers: Object.entries(req.headers).flatMap(([name, value]) =>
+        [value].flat().map((one) => [name, one]),
+      ),
+      body: req.method === "POST" ? body : undefined,
+    });
+    const response = await handler.fetch(request);
+    res.writeHead(response.status, Object.fromEntries(response.headers));
+    if (response.body) for await (const chunk of response.body) res.write(chunk);
+    res.end();
+  });
+  server.listen(0, "127.0.0.1", () => console.log(`PORT ${server.address().port}`));
+} else {
+  serveStdio(factory);
+}

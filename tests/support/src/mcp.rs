@@ -232,6 +232,15 @@ pub fn own_server2() -> Vec<String> {
     node("server2.mjs", &[])
 }
 
+/// The tests' own server on the TypeScript SDK's 2.x line over Streamable HTTP, logging
+/// the body of each POST it gets to `log`.
+pub fn own_server2_http(log: &Path) -> Listening {
+    Listening::start(
+        &node("server2.mjs", &["--http", log.to_str().unwrap()]),
+        "/mcp",
+    )
+}
+
 /// The tests' own Streamable HTTP server (`tests/mcp/http-echo.mjs`), logging every HTTP
 /// request it gets to `log`.
 pub fn http_echo(log: &Path) -> Listening {
