@@ -22,6 +22,24 @@ fn without_added_reason(session: &Value) -> Vec<Value> {
     tools
 }
 
+/// Asserts that a session through the proxy saw what the direct one saw, less the
+/// reason: the same tools but for the added `reason`, the call that carried the model's
+/// reason answered as if it had none (`record` echoes its arguments), and the tool's own
+/// `reason` delivered (`note` echoes it).
+fn assert_served_alike(direct: &Value, through: &Value) {
+    assert_eq!(without_added_reason(direct), without_added_reason(through));
+    assert_eq!(direct["results"].as_array().unwrap().len(), 2, "{direct}");
+    assert_eq!(
+        through["results"][0]["content"][0]["text"],
+        r#"{"text":"hi"}"#
+    );
+    assert_eq!(
+        through["results"][1]["content"][0]["text"],
+        r#"{"reason":"the tool's own"}"#
+    );
+    assert_eq!(direct["results"][1], through["results"][1]);
+}
+
 fn calls() -> Value {
     json!([
         {"name": "record", "arguments": {"text": "hi", "reason": "to test"}},
@@ -42,19 +60,7 @@ fn the_2026_sdk_line_is_served_as_it_serves_itself_and_no_reason_arrives() {
         calls(),
         proxied(&[], teed(&proxied_log, own_server2())),
     );
-    assert_eq!(direct["results"].as_array().unwrap().len(), 2);
-    assert_eq!(
-        direct["results"][1]["content"], through["results"][1]["content"],
-        "the tool's own reason reaches it"
-    );
-    assert_eq!(
-        through["results"][0]["content"][0]["text"],
-        r#"{"text":"hi"}"#
-    );
-    assert_eq!(
-        without_added_reason(&direct),
-        without_added_reason(&through)
-    );
+    assert_served_alike(&direct, &through);
     let (direct, through) = (received(&direct_log), received(&proxied_log));
     assert_eq!(direct.len(), through.len(), "{through:#?}");
     assert!(
@@ -75,21 +81,7 @@ fn the_2026_sdk_line_is_served_through_the_http_front() {
     let front = Listening::front(&[], teed(&log, own_server2()));
     let through = sdk_client_over("node2", calls(), vec!["--url".into(), front.url.clone()]);
     let direct = sdk_client("node2", calls(), own_server2());
-    assert_eq!(
-        without_added_reason(&direct),
-        without_added_reason(&through)
-    );
-    assert_eq!(
-        direct["results"],
-        through["results"]
-            .as_array()
-            .map(|results| {
-                let mut results = results.clone();
-                results[0]["content"][0]["text"] = r#"{"text":"hi","reason":"to test"}"#.into();
-                Value::from(results)
-            })
-            .unwrap()
-    );
+    assert_served_alike(&direct, &through);
     let calls: Vec<Value> = received(&log)
         .iter()
         .map(|line| serde_json::from_str::<Value>(line).unwrap())
@@ -109,25 +101,9 @@ fn the_python_sdk_server_over_http_answers_through_the_proxy_as_it_does_directly
     let server = python_http();
     let direct = sdk_client_over("node", calls(), vec!["--url".into(), server.url.clone()]);
     let through = sdk_client("node", calls(), proxied_url(&[], &server.url));
-    assert_eq!(
-        without_added_reason(&direct),
-        without_added_reason(&through)
-    );
-    assert_eq!(direct["results"].as_array().unwrap().len(), 2);
     // FastMCP validates its arguments: the call with a reason succeeds only because the
-    // proxy took the reason off; the tool's own reason arrives.
-    assert_eq!(
-        through["results"][0]["content"][0]["text"],
-        r#"{"text":"hi"}"#
-    );
-    assert_eq!(
-        direct["results"][1]["content"],
-        through["results"][1]["content"]
-    );
-    assert_eq!(
-        through["results"][1]["content"][0]["text"],
-        r#"{"reason":"the tool's own"}"#
-    );
+    // proxy took the reason off.
+    assert_served_alike(&direct, &through);
 }
 
 /// The lines of `log`, as values.
@@ -159,15 +135,7 @@ fn the_2026_sdk_line_over_http_both_ways_sees_the_same_session_less_the_reason()
     let front = Listening::front_to(&[], vec!["--url".into(), servers[2].url.clone()]);
     let http = sdk_client_over("node2", calls(), vec!["--url".into(), front.url.clone()]);
     for through in [&stdio, &http] {
-        assert_eq!(without_added_reason(&direct), without_added_reason(through));
-        assert_eq!(
-            through["results"][0]["content"][0]["text"],
-            r#"{"text":"hi"}"#
-        );
-        assert_eq!(
-            direct["results"][1]["content"],
-            through["results"][1]["content"]
-        );
+        assert_served_alike(&direct, through);
     }
     let direct_text = std::fs::read_to_string(&logs[0]).unwrap();
     let stdio_text = std::fs::read_to_string(&logs[1]).unwrap();

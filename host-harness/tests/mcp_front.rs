@@ -27,9 +27,7 @@ fn arguments_received(log: &Path) -> Vec<Value> {
 fn sdk_clients_over_http_are_served_and_no_reason_reaches_the_server() {
     // R9 R5 through the front, with both SDKs' Streamable HTTP clients (each a legacy
     // session of its own) in front of a stdio server of the tests' own.
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("server.log");
-    let front = Listening::front(&[], teed(&log, own_server()));
+    let (_dir, log, front) = front_logging();
     let calls = json!([
         {"name": "record", "arguments": {"text": "hi", "reason": "to test"}},
         {"name": "note", "arguments": {"reason": "the tool's own"}}
@@ -96,15 +94,22 @@ fn post(url: &str, headers: &[(&str, &str)], body: &str) -> (u16, Vec<Value>) {
     (status, messages)
 }
 
+/// A front in front of the tests' own stdio server, whose input is logged; the log's
+/// folder lives as long as the first of the three.
+fn front_logging() -> (tempfile::TempDir, std::path::PathBuf, Listening) {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("server.log");
+    let front = Listening::front(&[], teed(&log, own_server()));
+    (dir, log, front)
+}
+
 const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}"#;
 
 #[test]
 fn stateless_2026_requests_keep_their_own_ids_and_lose_the_reason() {
     // R9 R19 for 2026-07-28 clients: no session; two clients that both use id 1 each get
     // their own answer under their own id.
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("server.log");
-    let front = Listening::front(&[], teed(&log, own_server()));
+    let (_dir, log, front) = front_logging();
     let list = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{{META}}}}}"#);
     let (status, listed) = post(&front.url, &[], &list);
     assert_eq!(status, 200);
@@ -138,9 +143,7 @@ fn stateless_2026_requests_keep_their_own_ids_and_lose_the_reason() {
 fn what_a_hostile_page_or_a_broken_client_sends_is_refused() {
     // DNS rebinding: a page whose name now resolves to 127.0.0.1 sends its own Host and
     // Origin; both are refused before anything reaches a session.
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("server.log");
-    let front = Listening::front(&[], teed(&log, own_server()));
+    let (_dir, log, front) = front_logging();
     let call = format!(
         r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"record","arguments":{{"text":"x"}},{META}}}}}"#
     );
@@ -232,4 +235,66 @@ fn a_signal_ends_every_session_s_server() {
     // SAFETY: signal 0 only asks whether the process exists.
     let alive = unsafe { libc::kill(pid, 0) } == 0;
     assert!(!alive, "the server {pid} outlived the proxy");
+}
+
+#[test]
+fn clients_of_the_shared_session_see_only_their_own_messages() {
+    // R19 across clients: two 2026-07-28 clients share the front's stateless session and
+    // both use id 1; each gets its own progress notes (by their tokens) and its own
+    // answer, never the other's.
+    let front = Listening::front(&[], everything());
+    let call = |token: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"trigger-long-running-operation","arguments":{{"duration":1,"steps":4}},"_meta":{{"progressToken":"{token}","io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}}}}"#
+        )
+    };
+    let list = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{{META}}}}}"#);
+    assert_eq!(post(&front.url, &[], &list).0, 200);
+    let clients: Vec<_> = ["a", "b"]
+        .map(|token| {
+            let (url, body) = (front.url.clone(), call(token));
+            std::thread::spawn(move || post(&url, &[], &body))
+        })
+        .into_iter()
+        .collect();
+    for (client, token) in clients.into_iter().zip(["a", "b"]) {
+        let (status, messages) = client.join().unwrap();
+        assert_eq!(status, 200);
+        assert!(messages.len() >= 2, "{token}: {messages:#?}");
+        let (answer, notes) = messages.split_last().unwrap();
+        assert_eq!(answer["id"], 1, "{token}: {answer}");
+        assert!(answer["result"]["content"].is_array(), "{token}: {answer}");
+        for note in notes {
+            assert_eq!(note["method"], "notifications/progress", "{token}: {note}");
+            assert_eq!(note["params"]["progressToken"], token, "{token}: {note}");
+        }
+    }
+}
+
+#[test]
+fn what_the_strict_reading_refuses_is_answered_and_reaches_no_session() {
+    // R18 through the front: a repeated key (parsers disagree on which counts) is refused
+    // before any session sees it.
+    let (_dir, log, front) = front_logging();
+    // At the envelope, the front refuses it itself; in a call's params, the proxy does.
+    let in_envelope = format!(
+        r#"{{"jsonrpc":"2.0","id":7,"id":8,"method":"tools/call","params":{{"name":"record","arguments":{{"text":"x"}},{META}}}}}"#
+    );
+    let says_repeats = |answer: &[Value]| {
+        assert_eq!(answer.len(), 1, "{answer:?}");
+        let message = answer[0]["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains("repeats"), "{answer:?}");
+    };
+    let (status, answer) = post(&front.url, &[], &in_envelope);
+    assert_eq!(status, 400, "{answer:?}");
+    says_repeats(&answer);
+    let in_params = format!(
+        r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{"name":"record","name":"note","arguments":{{"text":"x"}},{META}}}}}"#
+    );
+    let (_, answer) = post(&front.url, &[], &in_params);
+    says_repeats(&answer);
+    assert_eq!(answer[0]["id"], 7, "{answer:?}");
+    let list = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{{META}}}}}"#);
+    assert_eq!(post(&front.url, &[], &list).0, 200);
+    assert_eq!(arguments_received(&log), Vec::<Value>::new());
 }

@@ -137,10 +137,13 @@ fn a_2026_request_carries_its_headers_and_none_carries_the_reason() {
         true,
     )));
     assert_eq!(unicode, r#"{"region":"Zürich"}"#);
+    // R5 in this era too: a tool's own `reason` reaches it.
+    let own = text(&session.ask(&call(4, "note", r#"{"reason":"the tool's own"}"#, true)));
+    assert_eq!(own, r#"{"reason":"the tool's own"}"#);
     drop(session);
 
     let calls = calls_received(&log);
-    assert_eq!(calls.len(), 2, "{calls:#?}");
+    assert_eq!(calls.len(), 3, "{calls:#?}");
     let headers = &calls[0]["headers"];
     assert_eq!(headers["mcp-protocol-version"], "2026-07-28");
     assert_eq!(headers["mcp-method"], "tools/call");

@@ -132,7 +132,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Front {
     /// A session of the proxy of its own, its loop on a thread; or the response that
     /// says why there cannot be one (a server that cannot start, say).
-    fn open(&self) -> Result<Arc<Link>, Refused> {
+    fn open(&self, shared: bool) -> Result<Arc<Link>, Refused> {
         let (events, inbox) = mpsc::channel();
         let session = Session::open(&self.plugin, &self.options, &self.settings, events.clone())
             .map_err(|error| {
@@ -142,7 +142,10 @@ impl Front {
                     &format!("{error:#}"),
                 )
             })?;
-        let routes = Arc::new(Mutex::new(Routes::default()));
+        let routes = Arc::new(Mutex::new(Routes {
+            shared,
+            ..Routes::default()
+        }));
         let mut client = Routed(routes.clone());
         let thread = std::thread::spawn(move || {
             session.serve(&inbox, &mut client);
@@ -176,7 +179,7 @@ impl Front {
             };
         }
         if message.get("method").and_then(Value::as_str) == Some("initialize") {
-            let link = self.open()?;
+            let link = self.open(false)?;
             // Each session's id is drawn afresh: knowing one's own tells nothing of another's.
             let session = nonce();
             lock(&self.sessions).insert(session.clone(), link.clone());
@@ -199,7 +202,7 @@ impl Front {
         if let Some(link) = stateless.as_ref().filter(|link| !link.ended()) {
             return Ok((link.clone(), None));
         }
-        let link = self.open()?;
+        let link = self.open(true)?;
         *stateless = Some(link.clone());
         Ok((link, None))
     }
@@ -264,8 +267,65 @@ struct Routes {
     /// Each request waiting for its answer: the stream of its POST, and the id its client
     /// gave it when the front gave it another.
     waiting: IndexMap<Id, (UnboundedSender<Vec<u8>>, Option<String>)>,
+    /// The request each progress token was given with, for its progress notes.
+    progress: HashMap<String, Id>,
     /// The session's GET stream, for what the server sends on its own.
     stream: Option<UnboundedSender<Vec<u8>>>,
+    /// Whether clients that do not know each other share the session (2026-07-28).
+    shared: bool,
+}
+
+impl Routes {
+    fn wait(
+        &mut self,
+        id: Id,
+        stream: UnboundedSender<Vec<u8>>,
+        given: Option<&str>,
+        token: Option<String>,
+    ) {
+        if let Some(token) = token {
+            self.progress.insert(token, id.clone());
+        }
+        self.waiting.insert(id, (stream, given.map(str::to_string)));
+    }
+
+    /// The stream a message the server sent of its own accord goes to: the request its
+    /// progress token names; else the GET stream; else, where one client owns the
+    /// session, its latest request's stream. In a shared session nothing else is sure
+    /// to be the right client's, so nothing else goes anywhere.
+    fn stream_for(&self, line: &[u8]) -> Option<&UnboundedSender<Vec<u8>>> {
+        let by_token = progress_of(line)
+            .and_then(|token| self.progress.get(&token))
+            .and_then(|id| self.waiting.get(id))
+            .map(|(stream, _)| stream);
+        by_token
+            .or(self.stream.as_ref().filter(|stream| !stream.is_closed()))
+            .or_else(|| match self.shared {
+                true => None,
+                false => self.waiting.values().last().map(|(stream, _)| stream),
+            })
+    }
+}
+
+/// A request's `_meta.progressToken`, as its JSON text.
+fn progress_token(params: &RawValue) -> Option<String> {
+    let params: Value = serde_json::from_str(params.get()).ok()?;
+    Some(params.get("_meta")?.get("progressToken")?.to_string())
+}
+
+/// The progress token a `notifications/progress` line names, as its JSON text.
+fn progress_of(line: &[u8]) -> Option<String> {
+    let message: Value = serde_json::from_slice(line).ok()?;
+    if message.get("method")? != "notifications/progress" {
+        return None;
+    }
+    Some(message.get("params")?.get("progressToken")?.to_string())
+}
+
+/// The answer to a message the proxy's strict reading refuses.
+fn refused_by_reading(refusal: &jsonrpc::Refusal) -> Response {
+    let headers = [(header::CONTENT_TYPE, "application/json")];
+    (StatusCode::BAD_REQUEST, headers, refusal.answer()).into_response()
 }
 
 /// The session's client, as its loop writes to it.
@@ -282,6 +342,10 @@ impl Client for Routed {
             _ => None,
         };
         if let Some((stream, given)) = answered {
+            let Routes {
+                progress, waiting, ..
+            } = &mut *routes;
+            progress.retain(|_, id| waiting.contains_key(id));
             let line = match given {
                 Some(given) => with_id(line, &given),
                 None => line.to_vec(),
@@ -290,13 +354,7 @@ impl Client for Routed {
             let _ = stream.send(line);
             return true;
         }
-        // What the server sends of its own accord: the GET stream, or else the stream of
-        // the latest request still waiting (a progress note, a request of the server's).
-        let sent = routes
-            .stream
-            .as_ref()
-            .is_some_and(|stream| stream.send(line.to_vec()).is_ok());
-        if !sent && let Some((stream, _)) = routes.waiting.values().last() {
+        if let Some(stream) = routes.stream_for(line) {
             let _ = stream.send(line.to_vec());
         }
         true
@@ -387,20 +445,26 @@ async fn on_post(State(front): State<Arc<Front>>, headers: HeaderMap, body: Byte
             *byte = b' ';
         }
     }
+    // What the proxy's strict reading refuses (a repeated key, an id that is no id, a
+    // byte-order mark) is answered here, and never reaches a session, shared or not.
+    let request = match jsonrpc::read_line(&line) {
+        Ok(Line::One(read)) => match read.message {
+            Ok(Message::Request { id, params, .. }) => {
+                let token = params.and_then(progress_token);
+                Some((id, read.text.to_string(), token))
+            }
+            Ok(_) => None,
+            Err(refusal) => return refused_by_reading(&refusal),
+        },
+        Ok(Line::Batch(_)) => None,
+        Err(refusal) => return refused_by_reading(&refusal),
+    };
     let (link, session) = match front.link_for(&headers, &message) {
         Ok(found) => found,
         Err(refused) => return refused.into_response(),
     };
-    let request = match jsonrpc::read_line(&line) {
-        Ok(Line::One(read)) => match read.message {
-            Ok(Message::Request { id, .. }) => Some((id, read.text.to_string())),
-            _ => None,
-        },
-        _ => None,
-    };
-    let Some((id, text)) = request else {
-        // A notification or a response (or what the proxy will refuse, which it answers
-        // on the session's stream): accepted.
+    let Some((id, text, token)) = request else {
+        // A notification or a response: accepted.
         if link.events.send(Event::Client(line)).is_err() {
             return refuse(
                 StatusCode::NOT_FOUND,
@@ -419,14 +483,10 @@ async fn on_post(State(front): State<Arc<Front>>, headers: HeaderMap, body: Byte
         let number = front.numbered.fetch_add(1, Ordering::Relaxed);
         let own = Id::front(&front.nonce, number);
         let rewritten = with_id(text.as_bytes(), own.json());
-        lock(&link.routes)
-            .waiting
-            .insert(own.clone(), (answers, Some(id.json().to_string())));
+        lock(&link.routes).wait(own.clone(), answers, Some(id.json()), token);
         (own, rewritten)
     } else {
-        lock(&link.routes)
-            .waiting
-            .insert(id.clone(), (answers, None));
+        lock(&link.routes).wait(id.clone(), answers, None, token);
         (id, line)
     };
     if link.events.send(Event::Client(line)).is_err() {

@@ -283,15 +283,16 @@ pub fn sdk_client_over(
         _ => "node".to_string(),
     };
     // `node2` is the TypeScript SDK's 2.x client, pinned to 2026-07-28.
-    let script = match client {
-        "python" => "client.py",
-        "node2" => "client2.mjs",
-        _ => "client.mjs",
+    let (script, line) = match client {
+        "python" => ("client.py", None),
+        "node2" => ("client.mjs", Some("--v2")),
+        _ => ("client.mjs", None),
     };
     let output = output_within(
         Command::new(program)
             .arg(peers().join(script))
             .arg(&scenario)
+            .args(line)
             .args(&transport),
         PATIENCE,
     );
