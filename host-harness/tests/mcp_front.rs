@@ -298,3 +298,35 @@ fn what_the_strict_reading_refuses_is_answered_and_reaches_no_session() {
     assert_eq!(post(&front.url, &[], &list).0, 200);
     assert_eq!(arguments_received(&log), Vec::<Value>::new());
 }
+
+#[test]
+fn sdk_clients_over_http_send_the_server_what_they_send_it_directly() {
+    // The transparency test through the front, for both SDKs' clients: the server's
+    // transcript of a session over HTTP through `--listen` is the one the same client
+    // makes directly over stdio, message by message, less the model's reason.
+    let calls = json!([
+        {"name": "record", "arguments": {"text": "hi", "reason": "to test"}},
+        {"name": "note", "arguments": {"reason": "the tool's own"}}
+    ]);
+    for client in ["node", "python"] {
+        let dir = tempfile::tempdir().unwrap();
+        let direct_log = dir.path().join("direct");
+        sdk_client(client, calls.clone(), teed(&direct_log, own_server()));
+        let (_dir, proxied_log, front) = front_logging();
+        sdk_client_over(
+            client,
+            calls.clone(),
+            vec!["--url".into(), front.url.clone()],
+        );
+        let (direct, proxied) = (received(&direct_log), received(&proxied_log));
+        assert_eq!(direct.len(), proxied.len(), "{client}: {proxied:#?}");
+        assert!(direct.len() >= 4, "{client}: {direct:#?}");
+        for (direct, proxied) in direct.iter().zip(&proxied) {
+            assert_eq!(
+                &direct.replace(r#","reason":"to test""#, ""),
+                proxied,
+                "{client}"
+            );
+        }
+    }
+}
