@@ -1,18 +1,28 @@
-//! Builds the reasons component that the harness embeds as its default plugin.
+//! Builds the reasons component that the harness embeds as its default plugin, as it is
+//! released: with its name, version, description, licence and source in its metadata;
+//! and the WIT package it implements, encoded on its own, beside it.
+
+use reasons_build_wasm::{About, REASONS_DESCRIPTION, build_component, wit_package, with_metadata};
+use std::path::PathBuf;
 
 fn main() {
-    let wasm = reasons_build_wasm::build_component("reasons-guest", "reasons.wasm");
-    println!("cargo:rustc-env=REASONS_WASM={}", wasm.display());
-    println!("cargo:rustc-env=REASONS_WIT_PACKAGE={}", wit_package());
-}
-
-/// The WIT package the component is built against, as `wit/tools.wit` declares it, for
-/// `reasons --version`.
-fn wit_package() -> String {
-    let wit = std::fs::read_to_string("../wit/tools.wit").expect("wit/tools.wit is readable");
-    wit.lines()
-        .find_map(|line| line.trim().strip_prefix("package "))
-        .and_then(|package| package.strip_suffix(';'))
-        .expect("wit/tools.wit declares its package")
-        .to_string()
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let built = build_component("reasons-guest", "reasons.wasm");
+    let released = out.join("reasons.wasm");
+    let version = std::env::var("CARGO_PKG_VERSION").expect("cargo sets the version");
+    let licenses = std::env::var("CARGO_PKG_LICENSE").expect("the workspace names its licence");
+    let source = std::env::var("CARGO_PKG_REPOSITORY").expect("the workspace names its source");
+    let about = About {
+        name: "reasons",
+        version: &version,
+        description: REASONS_DESCRIPTION,
+        licenses: &licenses,
+        source: &source,
+    };
+    with_metadata(&built, &about, &released);
+    let wit = out.join("agent-tools.wasm");
+    let package = wit_package("wit", &wit);
+    println!("cargo:rustc-env=REASONS_WASM={}", released.display());
+    println!("cargo:rustc-env=REASONS_WIT_WASM={}", wit.display());
+    println!("cargo:rustc-env=REASONS_WIT_PACKAGE={package}");
 }

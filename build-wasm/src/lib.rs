@@ -2,32 +2,29 @@
 //! harness's (the reasons component it embeds) and the tests' (their fixtures). The
 //! nested cargo gets its own target directory, so it never waits on the lock of the
 //! build that runs it, and none of the outer build's flags or wrappers.
+//!
+//! A build is reproducible: the same sources give the same bytes wherever they are built,
+//! because the one machine-specific thing rustc would write into them, the path of
+//! cargo's registry (in the locations of panics the component can never print), is
+//! written as `/cargo`. What a released component says of itself goes into its metadata
+//! ([`with_metadata`]), and its WIT package can be encoded on its own ([`wit_package`]).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const TARGET: &str = "wasm32-wasip2";
 
+/// The workspace's root: this crate sits there, whichever package's build script calls it.
+fn workspace() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap()
+}
+
 /// Builds `package` in release and returns the path of its component, `artifact`.
 pub fn build_component(package: &str, artifact: &str) -> PathBuf {
     ensure_target();
-    // This crate sits at the workspace's root, whichever package's build script calls it.
-    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").unwrap());
-    let target_dir = out_dir.join("wasm-target");
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let status = Command::new(cargo)
-        .current_dir(workspace)
-        .args(["build", "--release", "--target", TARGET, "-p", package])
-        .arg("--target-dir")
-        .arg(&target_dir)
-        .env_remove("CARGO_ENCODED_RUSTFLAGS")
-        .env_remove("RUSTFLAGS")
-        .env_remove("RUSTC_WORKSPACE_WRAPPER")
-        .env_remove("CARGO_TARGET_DIR")
-        .status()
-        .expect("cargo runs");
-    assert!(status.success(), "building `{package}` for {TARGET} failed");
+    let built = build_in(package, artifact, &out_dir.join("wasm-target"));
+    let workspace = workspace();
     for watched in [
         "transform",
         "guest",
@@ -38,7 +35,85 @@ pub fn build_component(package: &str, artifact: &str) -> PathBuf {
     ] {
         rerun_if_changed(&workspace.join(watched));
     }
+    built
+}
+
+/// Builds `package` for `wasm32-wasip2` in release, in `target_dir`, with the
+/// environment of no outer build; the path of its component, `artifact`.
+pub fn build_in(package: &str, artifact: &str, target_dir: &Path) -> PathBuf {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let registry = cargo_home().join("registry");
+    // Added to the workspace's own flags for the target (`--config` arrays append).
+    let remap = format!(
+        "target.{TARGET}.rustflags=[\"--remap-path-prefix={}=/cargo/registry\"]",
+        registry.display()
+    );
+    let status = Command::new(cargo)
+        .current_dir(workspace())
+        .args(["build", "--release", "--target", TARGET, "-p", package])
+        .args(["--config", &remap])
+        .arg("--target-dir")
+        .arg(target_dir)
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .env_remove("RUSTFLAGS")
+        .env_remove("RUSTC_WORKSPACE_WRAPPER")
+        .env_remove("CARGO_TARGET_DIR")
+        .status()
+        .expect("cargo runs");
+    assert!(status.success(), "building `{package}` for {TARGET} failed");
     target_dir.join(TARGET).join("release").join(artifact)
+}
+
+/// Cargo's home, where the registry's sources are unpacked.
+fn cargo_home() -> PathBuf {
+    std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".cargo")))
+        .expect("CARGO_HOME or HOME is set")
+}
+
+/// The reasons component's description, as its metadata gives it.
+pub const REASONS_DESCRIPTION: &str = "Adds an optional `reason` parameter to every tool \
+    declaration a model sees and strips it from every call before the call reaches the \
+    tool's server.";
+
+/// What a released component says of itself, in the metadata `wasm-tools metadata show`
+/// prints.
+pub struct About<'a> {
+    pub name: &'a str,
+    pub version: &'a str,
+    pub description: &'a str,
+    /// An SPDX expression.
+    pub licenses: &'a str,
+    /// Where its source is.
+    pub source: &'a str,
+}
+
+/// `component` with `about` in its metadata, written to `out`.
+pub fn with_metadata(component: &Path, about: &About, out: &Path) {
+    use wasm_metadata::{AddMetadata, AddMetadataField, Description, Licenses, Source, Version};
+    let bytes = std::fs::read(component).expect("the component was built");
+    let mut metadata = AddMetadata::default();
+    metadata.name = AddMetadataField::Set(about.name.to_string());
+    metadata.description = AddMetadataField::Set(Description::new(about.description.to_string()));
+    metadata.licenses =
+        AddMetadataField::Set(Licenses::new(about.licenses).expect("an SPDX expression"));
+    metadata.source = AddMetadataField::Set(Source::new(about.source).expect("a source URL"));
+    metadata.version = AddMetadataField::Set(Version::new(about.version.to_string()));
+    let released = metadata.to_wasm(&bytes).expect("the metadata is added");
+    std::fs::write(out, released).expect("the released component is written");
+}
+
+/// The WIT package in the folder `wit` (of the workspace), encoded as a binary package
+/// (what `wasm-tools component wit --wasm` writes) to `out`; its name and version.
+pub fn wit_package(wit: &str, out: &Path) -> String {
+    let folder = workspace().join(wit);
+    let mut resolve = wit_parser::Resolve::default();
+    let (package, _) = resolve.push_dir(&folder).expect("the WIT package parses");
+    let encoded = wit_component::encode(&resolve, package, false).expect("the WIT package encodes");
+    std::fs::write(out, encoded).expect("the WIT package is written");
+    rerun_if_changed(&folder);
+    resolve.packages[package].name.to_string()
 }
 
 /// Adds the wasm target to the toolchain building this when it lacks it: a fresh

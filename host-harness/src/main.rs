@@ -32,6 +32,13 @@ enum Command {
         #[arg(long)]
         interactive: bool,
     },
+    /// Write the component as it is released (reasons.wasm, its metadata included) and
+    /// its WIT package (agent-tools.wasm) into a folder, for a host of your own.
+    Component {
+        /// The folder to write them into (created if need be).
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+    },
     /// Run the layer over your own catalogue and calls, and print what comes out.
     Transform {
         /// A JSON array of tool declarations, in any of the four wire shapes.
@@ -138,6 +145,21 @@ impl PluginArgs {
 
 /// The binary's version, and the component and WIT package inside it: what a bug report
 /// needs. The component is named by its digest, which tells two builds apart.
+/// Writes `bytes` to `path` whole or not at all: a temporary file beside it, renamed.
+fn write_whole(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let folder = path.parent().unwrap_or(std::path::Path::new("."));
+    let mut file = tempfile::NamedTempFile::new_in(folder)
+        .with_context(|| format!("cannot write into {}", folder.display()))?;
+    std::io::Write::write_all(&mut file, bytes)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    // An artifact, for anyone to read (a temporary file is made for its owner alone).
+    file.as_file()
+        .set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))?;
+    file.persist(path)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
+}
+
 fn version() -> &'static str {
     use sha2::{Digest, Sha256};
     let digest = format!(
@@ -209,6 +231,21 @@ fn main() -> ExitCode {
 /// Runs the command; its exit code (`reasons mcp` exits as its server did).
 fn run(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
+        Command::Component { out } => {
+            std::fs::create_dir_all(&out)
+                .with_context(|| format!("cannot create {}", out.display()))?;
+            for (name, bytes) in [
+                ("reasons.wasm", reasons_harness::plugin::REASONS_WASM),
+                (
+                    "agent-tools.wasm",
+                    reasons_harness::plugin::WIT_PACKAGE_WASM,
+                ),
+            ] {
+                write_whole(&out.join(name), bytes)?;
+                println!("{}", out.join(name).display());
+            }
+            Ok(0)
+        }
         Command::Demo {
             script,
             interactive,

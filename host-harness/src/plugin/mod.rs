@@ -34,8 +34,12 @@ mod bindings {
 use bindings::exports::agent::tools::provider::GuestIndices as ProviderIndices;
 use bindings::exports::agent::tools::reasons::GuestIndices as ReasonsIndices;
 
-/// The reasons component, built from `guest/` by this crate's build script.
+/// The reasons component, built from `guest/` by this crate's build script, as it is
+/// released (its metadata included).
 pub static REASONS_WASM: &[u8] = include_bytes!(env!("REASONS_WASM"));
+
+/// The WIT package the component implements (`wit/`), encoded as a binary package.
+pub static WIT_PACKAGE_WASM: &[u8] = include_bytes!(env!("REASONS_WIT_WASM"));
 
 /// The cache every plugin of this process is compiled through.
 static CACHE: Lazy<Cache> = Lazy::new(Cache::from_env);
