@@ -28,6 +28,11 @@ pub fn string(value: &RawValue) -> Option<Vec<u8>> {
         .map(|bytes| bytes.0.into_owned())
 }
 
+/// Where `part`, a slice of `whole` (as serde's borrowed values are), begins in it.
+pub fn offset(whole: &str, part: &str) -> usize {
+    (part.as_ptr() as usize).wrapping_sub(whole.as_ptr() as usize)
+}
+
 struct Members<'a>(Vec<Member<'a>>);
 
 impl<'de> Deserialize<'de> for Members<'de> {

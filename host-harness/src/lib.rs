@@ -15,6 +15,7 @@
 #![deny(missing_docs)]
 
 pub mod demo;
+pub mod files;
 pub mod fs_tools;
 pub mod inert;
 pub mod json;
@@ -26,6 +27,7 @@ pub mod provider;
 pub mod recorder;
 pub mod stack;
 pub mod transform;
+pub mod wrap;
 
 pub use fs_tools::FsTools;
 pub use native::NativeReasons;

@@ -6,6 +6,7 @@ use anyhow::Context;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use reasons_harness::demo::{self, Human, Script};
 use reasons_harness::plugin::{Origin, sandbox};
+use reasons_harness::wrap::Way;
 use reasons_harness::{Limits, Plugin, mcp, transform};
 use reasons_transform::{Options, Position};
 use std::ffi::OsString;
@@ -31,6 +32,23 @@ enum Command {
         /// Ask the human at this terminal instead of using the script's answers.
         #[arg(long)]
         interactive: bool,
+    },
+    /// Rewrite an MCP client's config so that each stdio server runs behind `reasons mcp`,
+    /// keeping everything else as it was (a backup is written beside it).
+    Wrap {
+        #[command(flatten)]
+        config: ConfigArgs,
+        /// Print the change as a diff, and change nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Undo `reasons wrap`: each server runs as it did before.
+    Unwrap {
+        #[command(flatten)]
+        config: ConfigArgs,
+        /// Print the change as a diff, and change nothing.
+        #[arg(long)]
+        dry_run: bool,
     },
     /// Write the component as it is released (reasons.wasm, its metadata included) and
     /// its WIT package (agent-tools.wasm) into a folder, for a host of your own.
@@ -90,6 +108,29 @@ enum Command {
     },
 }
 
+/// Which MCP client config to change.
+#[derive(Args)]
+#[group(required = true, multiple = false)]
+struct ConfigArgs {
+    /// A known client's config, at its documented place: claude-desktop, claude-code,
+    /// cursor or vscode.
+    #[arg(long, value_name = "NAME")]
+    client: Option<String>,
+    /// Any config file (`.mcp.json`, `.cursor/mcp.json`, `.vscode/mcp.json`, …).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+}
+
+impl ConfigArgs {
+    fn file(self) -> anyhow::Result<PathBuf> {
+        match (self.config, self.client) {
+            (Some(file), _) => Ok(file),
+            (None, Some(client)) => reasons_harness::wrap::client_config(&client),
+            (None, None) => anyhow::bail!("name a config: --client NAME or --config FILE"),
+        }
+    }
+}
+
 /// Which component runs the layer, and what it may use before it is stopped (its calls
 /// then end as errors).
 #[derive(Args)]
@@ -145,19 +186,13 @@ impl PluginArgs {
 
 /// The binary's version, and the component and WIT package inside it: what a bug report
 /// needs. The component is named by its digest, which tells two builds apart.
-/// Writes `bytes` to `path` whole or not at all: a temporary file beside it, renamed.
-fn write_whole(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let folder = path.parent().unwrap_or(std::path::Path::new("."));
-    let mut file = tempfile::NamedTempFile::new_in(folder)
-        .with_context(|| format!("cannot write into {}", folder.display()))?;
-    std::io::Write::write_all(&mut file, bytes)
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    // An artifact, for anyone to read (a temporary file is made for its owner alone).
-    file.as_file()
-        .set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))?;
-    file.persist(path)
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(())
+/// `reasons wrap` and `reasons unwrap`.
+fn edit_config(config: ConfigArgs, way: Way, dry_run: bool) -> anyhow::Result<u8> {
+    let file = config.file()?;
+    let reasons = std::env::current_exe().context("cannot tell where this binary is")?;
+    let report = reasons_harness::wrap::run(&file, way, dry_run, &reasons.to_string_lossy())?;
+    print!("{report}");
+    Ok(0)
 }
 
 fn version() -> &'static str {
@@ -231,6 +266,8 @@ fn main() -> ExitCode {
 /// Runs the command; its exit code (`reasons mcp` exits as its server did).
 fn run(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
+        Command::Wrap { config, dry_run } => edit_config(config, Way::Wrap, dry_run),
+        Command::Unwrap { config, dry_run } => edit_config(config, Way::Unwrap, dry_run),
         Command::Component { out } => {
             std::fs::create_dir_all(&out)
                 .with_context(|| format!("cannot create {}", out.display()))?;
@@ -241,7 +278,9 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                     reasons_harness::plugin::WIT_PACKAGE_WASM,
                 ),
             ] {
-                write_whole(&out.join(name), bytes)?;
+                // An artifact, for anyone to read.
+                let readable = std::os::unix::fs::PermissionsExt::from_mode(0o644);
+                reasons_harness::files::write_whole(&out.join(name), bytes, readable)?;
                 println!("{}", out.join(name).display());
             }
             Ok(0)

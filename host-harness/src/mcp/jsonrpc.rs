@@ -308,7 +308,7 @@ fn number(text: &str) -> Option<Value> {
 
 /// Where `part`, a slice of `whole` (as serde's borrowed values are), lies in it.
 pub fn span(whole: &str, part: &str) -> Range<usize> {
-    let start = (part.as_ptr() as usize).wrapping_sub(whole.as_ptr() as usize);
+    let start = crate::json::offset(whole, part);
     start..start + part.len()
 }
 

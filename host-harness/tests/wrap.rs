@@ -1,0 +1,255 @@
+//! `reasons wrap` and `reasons unwrap` on MCP client configs the tests write, in each
+//! known client's shape: servers with an environment, arguments, none, disabled, already
+//! wrapped, remote; unknown keys, CRLF line endings and text beyond ASCII. The oracle is
+//! the file's bytes, and a wrapped server actually run through `reasons mcp`.
+
+use reasons_test_support::mcp::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// `reasons <args...>` with `HOME` (and the config folder) at `home`.
+fn reasons_in(home: &Path, args: &[&str]) -> Output {
+    Command::new(reasons())
+        .args(args)
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn ok(output: &Output) -> String {
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+/// A config with every kind of server, in `key` (`mcpServers`, or VS Code's `servers`),
+/// with `newline` between lines; the `files` server runs the tests' own MCP server.
+fn config(key: &str, newline: &str) -> String {
+    let own = own_server();
+    let (command, args) = own.split_first().unwrap();
+    [
+        "{".to_string(),
+        format!(r#"  "{key}": {{"#),
+        format!(
+            r#"    "files": {{ "command": {}, "args": {}, "env": {{"GRÜSSE": "héllo"}}, "x-unknown": [1, {{"a": null}}] }},"#,
+            serde_json::to_string(command).unwrap(),
+            serde_json::to_string(args).unwrap()
+        ),
+        r#"    "bare":{"command":"my-server"},"#.to_string(),
+        r#"    "empty": {"command": "tool", "args": [ ]},"#.to_string(),
+        r#"    "off": {"command": "npx", "args": ["-y", "@scope/thing"], "disabled": true},"#.to_string(),
+        r#"    "done": {"command": "/opt/bin/reasons", "args": ["mcp", "--audit", "a.jsonl", "--", "srv"]},"#
+            .to_string(),
+        r#"    "remote": {"type": "http", "url": "https://example.com/mcp", "headers": {"Authorization": "Bearer t0ken"}}"#
+            .to_string(),
+        "  },".to_string(),
+        r#"  "theme": "dark ☾""#.to_string(),
+        "}".to_string(),
+        String::new(),
+    ]
+    .join(newline)
+}
+
+/// Writes `text` to a fresh folder's `name`; the folder and the file's path.
+fn written(name: &str, text: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join(name);
+    if let Some(parent) = file.parent() {
+        std::fs::create_dir_all(parent).unwrap();
+    }
+    std::fs::write(&file, text).unwrap();
+    (dir, file)
+}
+
+fn backup(file: &Path) -> PathBuf {
+    PathBuf::from(format!("{}.reasons-backup", file.display()))
+}
+
+#[test]
+fn wrapping_changes_only_what_it_must_and_unwrapping_restores_every_byte() {
+    for (key, newline) in [("mcpServers", "\n"), ("servers", "\r\n")] {
+        let original = config(key, newline);
+        let (dir, file) = written("mcp.json", &original);
+        let config = file.to_str().unwrap();
+        let report = ok(&reasons_in(dir.path(), &["wrap", "--config", config]));
+        assert!(
+            report.contains("done: already runs behind reasons mcp"),
+            "{report}"
+        );
+        let wrapped = std::fs::read_to_string(&file).unwrap();
+        assert_eq!(std::fs::read_to_string(backup(&file)).unwrap(), original);
+        let value: Value = serde_json::from_str(&wrapped).unwrap();
+        let servers = &value[key];
+        assert_eq!(servers.as_object().unwrap().len(), 6);
+        for name in ["files", "bare", "empty", "off", "remote"] {
+            assert_eq!(servers[name]["command"], reasons(), "{name}");
+            assert_eq!(servers[name]["args"][0], "mcp", "{name}");
+        }
+        // Everything else as it was: the environment, unknown keys, the flag that turns
+        // a server off, the server already wrapped, the other settings, the line endings.
+        assert_eq!(servers["files"]["env"]["GRÜSSE"], "héllo");
+        assert_eq!(
+            servers["files"]["x-unknown"],
+            serde_json::json!([1, {"a": null}])
+        );
+        assert_eq!(servers["off"]["disabled"], true);
+        assert_eq!(
+            servers["off"]["args"],
+            serde_json::json!(["mcp", "--", "npx", "-y", "@scope/thing"])
+        );
+        assert_eq!(
+            servers["bare"]["args"],
+            serde_json::json!(["mcp", "--", "my-server"])
+        );
+        assert_eq!(
+            servers["empty"]["args"],
+            serde_json::json!(["mcp", "--", "tool"])
+        );
+        assert_eq!(value["theme"], "dark ☾");
+        assert_eq!(
+            wrapped.matches(newline).count(),
+            original.matches(newline).count()
+        );
+        assert!(wrapped.contains(r#""done": {"command": "/opt/bin/reasons", "args": ["mcp", "--audit", "a.jsonl", "--", "srv"]}"#));
+        // A remote server goes behind `reasons mcp --url`, its header through the
+        // environment (never in arguments, which `ps` shows).
+        let remote = &servers["remote"];
+        assert_eq!(
+            remote["args"],
+            serde_json::json!([
+                "mcp",
+                "--url",
+                "https://example.com/mcp",
+                "--header-env",
+                "Authorization=REASONS_HEADER_0"
+            ])
+        );
+        assert_eq!(remote["env"]["REASONS_HEADER_0"], "Bearer t0ken");
+        assert!(!remote["args"].to_string().contains("t0ken"));
+
+        // Idempotent: a second wrap changes nothing, not even the backup.
+        let again = ok(&reasons_in(dir.path(), &["wrap", "--config", config]));
+        assert!(again.contains("nothing to change"), "{again}");
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), wrapped);
+        assert_eq!(std::fs::read_to_string(backup(&file)).unwrap(), original);
+
+        // Unwrapping gives the file back byte for byte: from the edit alone (no backup
+        // to lean on), and again after wrapping once more.
+        std::fs::remove_file(backup(&file)).unwrap();
+        ok(&reasons_in(dir.path(), &["unwrap", "--config", config]));
+        assert_eq!(std::fs::read(&file).unwrap(), original.as_bytes(), "{key}");
+        ok(&reasons_in(dir.path(), &["wrap", "--config", config]));
+        ok(&reasons_in(dir.path(), &["unwrap", "--config", config]));
+        assert_eq!(std::fs::read(&file).unwrap(), original.as_bytes(), "{key}");
+    }
+}
+
+#[test]
+fn a_dry_run_prints_the_change_and_makes_none() {
+    let original = config("mcpServers", "\n");
+    let (dir, file) = written(".mcp.json", &original);
+    let out = ok(&reasons_in(
+        dir.path(),
+        &["wrap", "--dry-run", "--config", file.to_str().unwrap()],
+    ));
+    assert!(
+        out.contains(r#"-    "bare":{"command":"my-server"},"#),
+        "{out}"
+    );
+    assert!(
+        out.contains(r#""args": ["mcp", "--", "my-server"]"#),
+        "{out}"
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), original);
+    assert!(!backup(&file).exists());
+}
+
+#[test]
+fn known_clients_are_found_where_they_keep_their_config() {
+    let home = tempfile::tempdir().unwrap();
+    for (client, place) in [
+        (
+            "claude-desktop",
+            ".config/Claude/claude_desktop_config.json",
+        ),
+        ("claude-code", ".claude.json"),
+        ("cursor", ".cursor/mcp.json"),
+        ("vscode", ".config/Code/User/mcp.json"),
+    ] {
+        let file = home.path().join(place);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, r#"{"mcpServers": {"s": {"command": "srv"}}}"#).unwrap();
+        let out = ok(&reasons_in(home.path(), &["wrap", "--client", client]));
+        assert!(
+            out.contains("s: now runs behind reasons mcp"),
+            "{client}: {out}"
+        );
+        let value: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        assert_eq!(
+            value["mcpServers"]["s"]["args"],
+            serde_json::json!(["mcp", "--", "srv"]),
+            "{client}"
+        );
+    }
+    let unknown = reasons_in(home.path(), &["wrap", "--client", "notepad"]);
+    assert!(!unknown.status.success());
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("no known client `notepad`"));
+}
+
+#[test]
+fn a_file_it_cannot_edit_exactly_is_refused_and_left_alone() {
+    for (text, says) in [
+        (
+            "{\n  // my servers\n  \"servers\": {\"s\": {\"command\": \"srv\"}}\n}\n",
+            "comments",
+        ),
+        (
+            "{\"mcpServers\": {\"s\": {\"command\": \"srv\"}}",
+            "not JSON",
+        ),
+        ("{\"tools\": {}}", "no `mcpServers`"),
+    ] {
+        let (dir, file) = written("mcp.json", text);
+        let out = reasons_in(dir.path(), &["wrap", "--config", file.to_str().unwrap()]);
+        assert!(!out.status.success(), "{text}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(says), "{text}: {stderr}");
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+        assert!(!backup(&file).exists());
+    }
+}
+
+#[test]
+fn a_wrapped_server_runs_through_reasons_mcp() {
+    // R9: the server the config names, started as the wrapped config says, never sees
+    // the reason.
+    let (dir, file) = written("mcp.json", &config("mcpServers", "\n"));
+    ok(&reasons_in(
+        dir.path(),
+        &["wrap", "--config", file.to_str().unwrap()],
+    ));
+    let value: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let files = &value["mcpServers"]["files"];
+    let mut command = vec![files["command"].as_str().unwrap().to_string()];
+    command.extend(
+        files["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|arg| arg.as_str().unwrap().to_string()),
+    );
+    let mut session = Session::start(&command);
+    session.ask(INITIALIZE);
+    session.send(INITIALIZED);
+    let answer: Value = serde_json::from_str(&session.ask(
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"record","arguments":{"text":"hi","reason":"to test"}}}"#,
+    ))
+    .unwrap();
+    assert_eq!(answer["result"]["content"][0]["text"], r#"{"text":"hi"}"#);
+}
