@@ -15,6 +15,7 @@
 #![deny(missing_docs)]
 
 pub mod demo;
+pub mod doctor;
 pub mod files;
 pub mod fs_tools;
 pub mod inert;

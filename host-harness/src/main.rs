@@ -50,6 +50,13 @@ enum Command {
         #[arg(long)]
         dry_run: bool,
     },
+    /// Start every server an MCP client's config names behind `reasons mcp` and print, per
+    /// server, its tools: which gained the reason parameter, which were left alone and
+    /// why, and any error.
+    Doctor {
+        #[command(flatten)]
+        config: ConfigArgs,
+    },
     /// Write the component as it is released (reasons.wasm, its metadata included) and
     /// its WIT package (agent-tools.wasm) into a folder, for a host of your own.
     Component {
@@ -268,6 +275,16 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
         Command::Wrap { config, dry_run } => edit_config(config, Way::Wrap, dry_run),
         Command::Unwrap { config, dry_run } => edit_config(config, Way::Unwrap, dry_run),
+        Command::Doctor { config } => {
+            let reasons = std::env::current_exe().context("cannot tell where this binary is")?;
+            let table = reasons_harness::doctor::run(
+                &config.file()?,
+                &reasons,
+                reasons_transform::DEFAULT_NAME,
+            )?;
+            print!("{table}");
+            Ok(0)
+        }
         Command::Component { out } => {
             std::fs::create_dir_all(&out)
                 .with_context(|| format!("cannot create {}", out.display()))?;

@@ -1,7 +1,8 @@
-//! `reasons wrap` and `reasons unwrap` on MCP client configs the tests write, in each
-//! known client's shape: servers with an environment, arguments, none, disabled, already
-//! wrapped, remote; unknown keys, CRLF line endings and text beyond ASCII. The oracle is
-//! the file's bytes, and a wrapped server actually run through `reasons mcp`.
+//! `reasons wrap`, `reasons unwrap` and `reasons doctor` on MCP client configs the tests
+//! write, in each known client's shape: servers with an environment, arguments, none,
+//! disabled, already wrapped, remote; unknown keys, CRLF line endings and text beyond
+//! ASCII. The oracle is the file's bytes, and a wrapped server actually run through
+//! `reasons mcp`.
 
 use reasons_test_support::mcp::*;
 use serde_json::Value;
@@ -252,4 +253,44 @@ fn a_wrapped_server_runs_through_reasons_mcp() {
     ))
     .unwrap();
     assert_eq!(answer["result"]["content"][0]["text"], r#"{"text":"hi"}"#);
+}
+
+#[test]
+fn the_doctor_lists_each_server_s_tools_and_what_became_of_them() {
+    // R5 R8 as a user sees them: a tool that owns `reason` is left alone, the others gain
+    // it; a server that cannot start, and one that cannot be reached, are named as such.
+    let (own_command, own_args) = own_server()
+        .split_first()
+        .map(|(c, a)| (c.clone(), a.to_vec()))
+        .unwrap();
+    let config = serde_json::json!({"mcpServers": {
+        "own": {"command": own_command, "args": own_args},
+        "broken": {"command": "/nonexistent/server"},
+        "away": {"url": "http://127.0.0.1:9/mcp"}
+    }});
+    let (dir, file) = written("mcp.json", &config.to_string());
+    let table = ok(&reasons_in(
+        dir.path(),
+        &["doctor", "--config", file.to_str().unwrap()],
+    ));
+    let rows: Vec<&str> = table.lines().collect();
+    assert_eq!(rows.len(), 1 + 4 + 2, "{table}");
+    let row = |server: &str, tool: &str| {
+        rows.iter()
+            .find(|row| row.split_whitespace().take(2).eq([server, tool]))
+            .unwrap_or_else(|| panic!("no row for {server} {tool}: {table}"))
+            .to_string()
+    };
+    assert!(row("own", "note").contains("left alone: its schema has a `reason` of its own"));
+    for tool in ["record", "slow", "die"] {
+        assert!(row("own", tool).contains("`reason` added"), "{tool}");
+    }
+    assert!(
+        row("broken", "-").contains("cannot start the MCP server"),
+        "{table}"
+    );
+    assert!(
+        row("away", "-").contains("cannot reach the MCP server at http://127.0.0.1:9/mcp"),
+        "{table}"
+    );
 }

@@ -1,0 +1,243 @@
+//! `reasons doctor`: every server an MCP client's config names, started behind
+//! `reasons mcp` as a wrapped config would start it, and listed: a table of its tools,
+//! which gained the `reason` parameter, which were left alone and why, and any error.
+
+use anyhow::Context;
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// How long a server has to start and list its tools.
+const PATIENCE: Duration = Duration::from_secs(30);
+
+/// One row of the table.
+struct Row {
+    server: String,
+    tool: String,
+    verdict: String,
+}
+
+/// The table for the config `file`, each server started through `reasons` (this binary).
+pub fn run(file: &Path, reasons: &Path, param: &str) -> anyhow::Result<String> {
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let config: Value = serde_json::from_str(&text)
+        .with_context(|| format!("{} is not plain JSON", file.display()))?;
+    let servers = config
+        .get("mcpServers")
+        .or_else(|| config.get("servers"))
+        .and_then(Value::as_object)
+        .with_context(|| {
+            format!(
+                "{} has no `mcpServers` (or `servers`) object",
+                file.display()
+            )
+        })?;
+    let mut rows = Vec::new();
+    for (name, entry) in servers {
+        match command_for(entry, reasons) {
+            Err(why) => rows.push(Row {
+                server: name.clone(),
+                tool: "-".into(),
+                verdict: format!("not checked: {why}"),
+            }),
+            Ok((line, env)) => match listed(&line, &env) {
+                Ok(tools) if tools.is_empty() => rows.push(Row {
+                    server: name.clone(),
+                    tool: "-".into(),
+                    verdict: "lists no tools".into(),
+                }),
+                Ok(tools) => rows.extend(tools.iter().map(|tool| Row {
+                    server: name.clone(),
+                    tool: tool["name"].as_str().unwrap_or("(no name)").to_string(),
+                    verdict: verdict(tool, param),
+                })),
+                Err(error) => rows.push(Row {
+                    server: name.clone(),
+                    tool: "-".into(),
+                    verdict: format!("error: {error:#}"),
+                }),
+            },
+        }
+    }
+    Ok(table(&rows))
+}
+
+/// A command line and the environment it adds.
+type Launch = (Vec<String>, Vec<(String, String)>);
+
+/// The command line (and environment) that runs `entry` behind `reasons mcp`.
+fn command_for(entry: &Value, reasons: &Path) -> Result<Launch, String> {
+    let text = |value: &Value| value.as_str().map(str::to_string);
+    let mut env: Vec<(String, String)> = entry["env"]
+        .as_object()
+        .map(|env| {
+            env.iter()
+                .filter_map(|(k, v)| Some((k.clone(), text(v)?)))
+                .collect()
+        })
+        .unwrap_or_default();
+    let args: Vec<String> = entry["args"]
+        .as_array()
+        .map(|args| args.iter().filter_map(text).collect())
+        .unwrap_or_default();
+    let reasons = reasons.display().to_string();
+    if let Some(command) = entry["command"].as_str() {
+        let wrapped = Path::new(command).file_name() == Some("reasons".as_ref())
+            && args.first().map(String::as_str) == Some("mcp");
+        let mut line = match wrapped {
+            true => vec![command.to_string()],
+            false => vec![reasons, "mcp".into(), "--".into(), command.to_string()],
+        };
+        line.extend(args);
+        return Ok((line, env));
+    }
+    let url = entry["url"].as_str().ok_or("no `command` and no `url`")?;
+    let mut line = vec![reasons, "mcp".into(), "--url".into(), url.to_string()];
+    if let Some(headers) = entry["headers"].as_object() {
+        for (at, (name, value)) in headers.iter().enumerate() {
+            let variable = format!("REASONS_HEADER_{at}");
+            line.extend(["--header-env".to_string(), format!("{name}={variable}")]);
+            env.push((
+                variable,
+                text(value).ok_or("a header's value is not a string")?,
+            ));
+        }
+    }
+    Ok((line, env))
+}
+
+/// The tools `line` lists after the MCP handshake, within [`PATIENCE`].
+fn listed(line: &[String], env: &[(String, String)]) -> anyhow::Result<Vec<Value>> {
+    let (program, args) = line.split_first().context("an empty command")?;
+    let mut child = Command::new(program)
+        .args(args)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .with_context(|| format!("cannot start {program}"))?;
+    let mut to = child.stdin.take().context("its stdin")?;
+    let mut stderr = child.stderr.take().context("its stderr")?;
+    let said = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut text);
+        text
+    });
+    let from = child.stdout.take().context("its stdout")?;
+    let (lines, inbox) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(from).lines().map_while(Result::ok) {
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "reasons-doctor", "version": env!("CARGO_PKG_VERSION")}}});
+    let mut tools = Vec::new();
+    let mut cursor: Option<Value> = None;
+    let until = Instant::now() + PATIENCE;
+    let outcome = (|| {
+        writeln!(to, "{initialize}")?;
+        answer(&inbox, 1, until)?;
+        writeln!(
+            to,
+            r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+        )?;
+        for page in 2..1002 {
+            let params = cursor.take().map(|cursor| json!({"cursor": cursor}));
+            let mut request = json!({"jsonrpc": "2.0", "id": page, "method": "tools/list"});
+            if let Some(params) = params {
+                request["params"] = params;
+            }
+            writeln!(to, "{request}")?;
+            let result = answer(&inbox, page, until)?;
+            tools.extend(result["tools"].as_array().cloned().unwrap_or_default());
+            match result.get("nextCursor") {
+                Some(next) if !next.is_null() => cursor = Some(next.clone()),
+                _ => return Ok(()),
+            }
+        }
+        anyhow::bail!("its listing ran past 1,000 pages")
+    })();
+    drop(to);
+    let _ = child.kill();
+    let _ = child.wait();
+    let said = said.join().unwrap_or_default();
+    outcome
+        .map(|()| tools)
+        .map_err(|error| match said.lines().last() {
+            Some(last) => error.context(last.trim().to_string()),
+            None => error,
+        })
+}
+
+/// The result of the response with `id`, skipping whatever else comes first.
+fn answer(inbox: &mpsc::Receiver<String>, id: u64, until: Instant) -> anyhow::Result<Value> {
+    loop {
+        let line = match inbox.recv_timeout(until.saturating_duration_since(Instant::now())) {
+            Ok(line) => line,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                anyhow::bail!("no answer within {} s", PATIENCE.as_secs())
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => anyhow::bail!("it ended before answering"),
+        };
+        let Ok(message) = serde_json::from_str::<Value>(&line) else {
+            continue;
+        };
+        if message["id"] != id || message.get("method").is_some() {
+            continue;
+        }
+        if let Some(error) = message.get("error") {
+            anyhow::bail!("it answered with an error: {error}");
+        }
+        return Ok(message["result"].clone());
+    }
+}
+
+/// Whether `tool` gained the parameter, and if not, why.
+fn verdict(tool: &Value, param: &str) -> String {
+    let schema = &tool["inputSchema"];
+    let property = &schema["properties"][param];
+    let ours = property["description"]
+        .as_str()
+        .is_some_and(|description| description == reasons_transform::DEFAULT_DESCRIPTION);
+    if ours {
+        return format!("`{param}` added: calls are stripped of it");
+    }
+    if !property.is_null() {
+        return format!("left alone: its schema has a `{param}` of its own, which reaches it");
+    }
+    if !schema.is_object() {
+        return "left alone: its input schema is not an object the layer can read".into();
+    }
+    format!("left alone: its schema names `{param}` elsewhere, or the layer could not read it")
+}
+
+fn table(rows: &[Row]) -> String {
+    let width = |pick: fn(&Row) -> &str, title: &str| {
+        rows.iter()
+            .map(|row| pick(row).chars().count())
+            .chain([title.len()])
+            .max()
+            .unwrap_or(0)
+    };
+    let (server, tool) = (
+        width(|row| &row.server, "server"),
+        width(|row| &row.tool, "tool"),
+    );
+    let mut out = format!("{:server$}  {:tool$}  {}\n", "server", "tool", "reason");
+    for row in rows {
+        out.push_str(&format!(
+            "{:server$}  {:tool$}  {}\n",
+            row.server, row.tool, row.verdict
+        ));
+    }
+    out
+}
