@@ -317,6 +317,10 @@ pub fn backup_of(file: &Path) -> PathBuf {
 /// whole, by a rename, keeping its permissions. Unwrapping a file that is still exactly
 /// what wrapping its backup gave restores the backup's bytes.
 pub fn run(file: &Path, way: Way, dry_run: bool, reasons: &str) -> anyhow::Result<String> {
+    // A config kept elsewhere and linked into place (dotfiles) is edited where it is, so
+    // the link stays a link.
+    let file =
+        &std::fs::canonicalize(file).with_context(|| format!("cannot read {}", file.display()))?;
     let text = std::fs::read_to_string(file)
         .with_context(|| format!("cannot read {} as UTF-8 text", file.display()))?;
     let edited = edit(&text, file, way, reasons)?;

@@ -172,6 +172,32 @@ fn a_dry_run_prints_the_change_and_makes_none() {
 }
 
 #[test]
+fn a_linked_config_is_edited_where_it_is_and_stays_linked() {
+    let (dir, file) = written(
+        "dotfiles/mcp.json",
+        r#"{"mcpServers": {"s": {"command": "srv"}}}"#,
+    );
+    let link = dir.path().join(".mcp.json");
+    std::os::unix::fs::symlink(&file, &link).unwrap();
+    ok(&reasons_in(
+        dir.path(),
+        &["wrap", "--config", link.to_str().unwrap()],
+    ));
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert!(
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .contains(r#""args": ["mcp", "--", "srv"]"#)
+    );
+    assert!(backup(&file).exists());
+}
+
+#[test]
 fn known_clients_are_found_where_they_keep_their_config() {
     let home = tempfile::tempdir().unwrap();
     for (client, place) in [
