@@ -97,13 +97,35 @@ fn the_2026_sdk_line_is_served_through_the_http_front() {
 #[test]
 fn the_python_sdk_server_over_http_answers_through_the_proxy_as_it_does_directly() {
     // R9 R5 with the Python SDK's server over Streamable HTTP (a 2025 session), reached
-    // by the TypeScript SDK's 1.x client directly and through `reasons mcp --url`.
-    let server = python_http();
-    let direct = sdk_client_over("node", calls(), vec!["--url".into(), server.url.clone()]);
-    let through = sdk_client("node", calls(), proxied_url(&[], &server.url));
+    // by the TypeScript SDK's 1.x client directly and through `reasons mcp --url`; what
+    // the server received is compared message by message, less the reason.
+    let dir = tempfile::tempdir().unwrap();
+    let (direct_log, proxied_log) = (dir.path().join("direct"), dir.path().join("proxied"));
+    let (direct_server, proxied_server) = (python_http(&direct_log), python_http(&proxied_log));
+    let direct = sdk_client_over(
+        "node",
+        calls(),
+        vec!["--url".into(), direct_server.url.clone()],
+    );
+    let through = sdk_client("node", calls(), proxied_url(&[], &proxied_server.url));
     // FastMCP validates its arguments: the call with a reason succeeds only because the
     // proxy took the reason off.
     assert_served_alike(&direct, &through);
+    let (mut expected, received) = (bodies(&direct_log), bodies(&proxied_log));
+    let received: Vec<Value> = received
+        .into_iter()
+        .filter(|body| !body["id"].to_string().contains("reasons-proxy/"))
+        .collect();
+    assert!(expected.len() >= 4, "{expected:#?}");
+    for body in &mut expected {
+        if body["params"]["arguments"]["text"] == "hi" {
+            body["params"]["arguments"]
+                .as_object_mut()
+                .unwrap()
+                .remove("reason");
+        }
+    }
+    assert_eq!(expected, received);
 }
 
 /// The lines of `log`, as values.

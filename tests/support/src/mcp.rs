@@ -220,11 +220,13 @@ pub fn everything_http() -> Listening {
     Listening::on_free_port(&command, "/mcp")
 }
 
-/// The tests' own server on the Python SDK, over Streamable HTTP.
-pub fn python_http() -> Listening {
+/// The tests' own server on the Python SDK, over Streamable HTTP, appending the body of
+/// each POST it gets to `log`.
+pub fn python_http(log: &Path) -> Listening {
     let python = peers().join(".venv/bin/python").display().to_string();
     let script = peers().join("server.py").display().to_string();
-    Listening::on_free_port(&[python, script], "/mcp")
+    let log = format!("REASONS_TEST_LOG={}", log.display());
+    Listening::on_free_port(&["env".into(), log, python, script], "/mcp")
 }
 
 /// The tests' own server on the TypeScript SDK's 2.x line (2026-07-28), over stdio.
