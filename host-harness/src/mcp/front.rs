@@ -62,7 +62,7 @@ pub fn serve(
         options,
         settings: settings.clone(),
         port: bound.port(),
-        nonce: nonce(),
+        nonce: super::unguessable(),
         numbered: AtomicU64::new(0),
         sessions: Mutex::default(),
         stateless: Mutex::default(),
@@ -100,15 +100,6 @@ pub fn serve(
     Ok(Ended::Remote {
         signal: Some(signal),
     })
-}
-
-/// A 128-bit number no client can guess, for the ids the front gives stateless requests.
-fn nonce() -> String {
-    let mut bytes = [0u8; 16];
-    if let Ok(mut random) = std::fs::File::open("/dev/urandom") {
-        let _ = std::io::Read::read_exact(&mut random, &mut bytes);
-    }
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
 /// What every request handler shares.
@@ -181,7 +172,7 @@ impl Front {
         if message.get("method").and_then(Value::as_str) == Some("initialize") {
             let link = self.open(false)?;
             // Each session's id is drawn afresh: knowing one's own tells nothing of another's.
-            let session = nonce();
+            let session = super::unguessable();
             lock(&self.sessions).insert(session.clone(), link.clone());
             return Ok((link, Some(session)));
         }

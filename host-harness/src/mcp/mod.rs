@@ -283,6 +283,19 @@ impl Session {
     }
 }
 
+/// 128 bits no client can know, from the operating system's randomness (as std's hash
+/// keys are), as hex: the part of the proxy's own ids that differs in every session, and
+/// the HTTP front's session ids. It cannot fail, so there is no weaker fallback.
+fn unguessable() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let half = || {
+        std::collections::hash_map::RandomState::new()
+            .build_hasher()
+            .finish()
+    };
+    format!("{:016x}{:016x}", half(), half())
+}
+
 /// Passes each ending signal to the loop, as an event.
 fn forward_signals(to: mpsc::Sender<Event>) -> anyhow::Result<()> {
     let mut signals =

@@ -141,7 +141,7 @@ impl Proxy {
             held: VecDeque::new(),
             pages: VecDeque::new(),
             handshake: Handshake::None,
-            session: session_nonce(),
+            session: super::unguessable(),
             own_ids: 0,
             abandoned: HashSet::new(),
             batches: HashMap::new(),
@@ -590,18 +590,6 @@ fn error_of(text: &str) -> &RawValue {
 /// The text of a layer's answer: its content is JSON, a string when it is a message.
 fn answer_text(content: &str) -> String {
     serde_json::from_str::<String>(content).unwrap_or_else(|_| content.to_string())
-}
-
-/// A part of the proxy's own ids that differs in every session and that no client can
-/// know: 128 bits from the operating system's randomness, as std's hash keys are.
-fn session_nonce() -> String {
-    use std::hash::{BuildHasher, Hasher};
-    let half = || {
-        std::collections::hash_map::RandomState::new()
-            .build_hasher()
-            .finish()
-    };
-    format!("{:016x}{:016x}", half(), half())
 }
 
 #[cfg(test)]
