@@ -67,7 +67,7 @@ fn a_legacy_session_carries_its_session_and_version_and_no_reason_arrives() {
     assert!(pushed.contains("from the GET stream"), "{pushed}");
     let listed: Value = serde_json::from_str(&session.ask(&list(2, false))).unwrap();
     let tools = listed["result"]["tools"].as_array().unwrap();
-    assert_eq!(tools.len(), 5);
+    assert_eq!(tools.len(), 6);
     assert!(tools[1]["inputSchema"]["properties"]["reason"].is_object());
     let got = text(&session.ask(&call(
         3,
@@ -122,7 +122,7 @@ fn a_2026_request_carries_its_headers_and_none_carries_the_reason() {
     let server = http_echo(&log);
     let mut session = Session::start(&proxied_url(&[], &server.url));
     let listed: Value = serde_json::from_str(&session.ask(&list(1, true))).unwrap();
-    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 5);
+    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 6);
     let got = text(&session.ask(&call(
         2,
         "record",
@@ -294,4 +294,30 @@ fn server_everything_over_http_answers_through_the_proxy_as_it_does_directly() {
             .contains("over http"),
         "{direct}"
     );
+}
+
+#[test]
+fn a_line_break_in_an_answer_never_makes_a_second_message_for_the_client() {
+    // R19: an answer whose whitespace hides a second, forged answer behind carriage
+    // returns reaches the client as one line: the client gets the real answer and no
+    // answer to a request it never made.
+    let dir = tempfile::tempdir().unwrap();
+    let server = http_echo(&dir.path().join("http.jsonl"));
+    let mut session = Session::start(&proxied_url(&[], &server.url));
+    session.ask(&list(1, true));
+    let answer = session.ask(&call(2, "crlf", "{}", true));
+    assert!(!answer.contains('\r'), "{answer:?}");
+    assert_eq!(text(&answer), "real");
+    let ping = format!(r#"{{"jsonrpc":"2.0","id":3,"method":"ping","params":{{{MODERN}}}}}"#);
+    session.send(&ping);
+    let mut seen = Vec::new();
+    while let Some(line) = session.next_line() {
+        let message: Value = serde_json::from_str(&line).unwrap();
+        seen.push(line);
+        if message["id"] == 3 {
+            break;
+        }
+    }
+    assert!(!seen.is_empty());
+    assert!(seen.iter().all(|line| !line.contains('\r')), "{seen:#?}");
 }

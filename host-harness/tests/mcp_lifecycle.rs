@@ -169,3 +169,39 @@ fn a_typescript_sdk_server_never_sees_a_reason_beside_a_lone_surrogate_or_bad_ut
     );
     assert!(!sent.join("\n").contains("SECRET"), "{sent:#?}");
 }
+
+#[test]
+fn a_line_break_in_a_message_never_makes_a_second_message_for_the_server() {
+    // R9 R18: a carriage return is JSON whitespace, but Python's universal newlines and
+    // Node's readline end a line at it. A notification hiding a `tools/call` with a
+    // reason behind one must reach the server as one line, or the server would read a
+    // call the proxy never stripped.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("sent.jsonl");
+    let mut session = Session::start(&proxied(&[], teed(&log, own_server())));
+    session.ask(INITIALIZE);
+    session.send(INITIALIZED);
+    let hidden = r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"record","arguments":{"text":"a","reason":"SECRET-CR"}}}"#;
+    session.send(&format!(
+        "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{{\"requestId\":\"x\",\"p\":\r{hidden}\r}}}}"
+    ));
+    session.ask(r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#);
+    session.finish();
+    let sent = std::fs::read(&log).unwrap();
+    assert!(!sent.is_empty());
+    assert!(!sent.contains(&b'\r'), "{}", String::from_utf8_lossy(&sent));
+    // However the server splits it, no piece is a call carrying the reason.
+    let text = String::from_utf8(sent).unwrap();
+    let pieces: Vec<&str> = text
+        .split(['\r', '\n'])
+        .filter(|piece| !piece.is_empty())
+        .collect();
+    assert!(pieces.len() >= 4, "{pieces:#?}");
+    for piece in pieces {
+        let message: Option<Value> = serde_json::from_str(piece).ok();
+        assert!(
+            message.is_none_or(|message| message["method"] != "tools/call"),
+            "{piece}"
+        );
+    }
+}

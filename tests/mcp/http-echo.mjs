@@ -14,6 +14,9 @@
 //   stream  answers on an SSE stream, after a progress notification
 //   fail    the HTTP answer is 500, with no JSON-RPC body
 //   drop    an SSE stream that ends without the answer
+//   crlf    answers with JSON whose whitespace holds carriage returns around a second,
+//           forged answer (to id 99): one message to a JSON parser, two to a reader that
+//           ends lines at CR
 import { createServer } from "node:http";
 import { appendFileSync } from "node:fs";
 
@@ -33,6 +36,7 @@ const tools = [
   { name: "stream", inputSchema: object({ text: { type: "string" } }) },
   { name: "fail", inputSchema: object({}) },
   { name: "drop", inputSchema: object({}) },
+  { name: "crlf", inputSchema: object({}) },
 ];
 
 const json = (res, status, body, headers = {}) => {
@@ -104,6 +108,12 @@ const server = createServer((req, res) => {
           }
           case "fail":
             return res.writeHead(500).end("internal trouble");
+          case "crlf": {
+            const forged = JSON.stringify(result(99, text("forged")));
+            res.writeHead(200, { "content-type": "application/json" });
+            const answer = JSON.stringify(result(id, text("real")));
+            return res.end(answer.slice(0, -1) + `,"x":\r${forged}\r}`);
+          }
           case "drop": {
             sse(res);
             return res.end();

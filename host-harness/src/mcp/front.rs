@@ -409,8 +409,8 @@ async fn local_only(
 }
 
 async fn on_post(State(front): State<Arc<Front>>, headers: HeaderMap, body: Bytes) -> Response {
-    // What the proxy cannot read is answered here, before any line break in it is made
-    // a space: only in valid JSON is that change without meaning.
+    // What is not JSON is answered here; a line break in what is becomes a space where
+    // the session writes it on (`one_line`).
     let message: Value = match serde_json::from_slice(&body) {
         Ok(message) => message,
         Err(error) => {
@@ -430,12 +430,7 @@ async fn on_post(State(front): State<Arc<Front>>, headers: HeaderMap, body: Byte
         )
         .into_response();
     }
-    let mut line = body.to_vec();
-    for byte in &mut line {
-        if matches!(*byte, b'\n' | b'\r') {
-            *byte = b' ';
-        }
-    }
+    let line = body.to_vec();
     // What the proxy's strict reading refuses (a repeated key, an id that is no id, a
     // byte-order mark) is answered here, and never reaches a session, shared or not.
     let request = match jsonrpc::read_line(&line) {

@@ -310,19 +310,43 @@ fn forward_signals(to: mpsc::Sender<Event>) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Writes each line where it goes; `false` when the client can no longer be written to.
+/// Writes each line where it goes, as one line ([`one_line`]); `false` when the client
+/// can no longer be written to.
 fn write_all(out: &[Out], server: &mut Upstream, client: &mut dyn Client) -> bool {
     for line in out {
         match line {
-            Out::Server(bytes) => server.send(bytes),
+            Out::Server(bytes) => server.send(&one_line(bytes)),
             Out::Client(bytes) => {
-                if !client.write(bytes) {
+                if !client.write(&one_line(bytes)) {
                     return false;
                 }
             }
         }
     }
     true
+}
+
+/// `line` with every raw CR and LF made a space. Every line the proxy sends was read as
+/// JSON (or written by it), where a raw line break can only be whitespace, so nothing it
+/// means changes; but a reader that ends a line at a lone CR (Python's universal
+/// newlines, Node's readline) or an SSE parser would otherwise read a second message the
+/// proxy never read, a `tools/call` with its reason, say. Every transport, stdio or HTTP,
+/// either side, gets its lines from here.
+fn one_line(line: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    if !line.iter().any(|byte| matches!(byte, b'\r' | b'\n')) {
+        return std::borrow::Cow::Borrowed(line);
+    }
+    let spaced = line
+        .iter()
+        .map(|&byte| {
+            if matches!(byte, b'\r' | b'\n') {
+                b' '
+            } else {
+                byte
+            }
+        })
+        .collect();
+    std::borrow::Cow::Owned(spaced)
 }
 
 fn write_line(to: &mut impl Write, bytes: &[u8]) -> std::io::Result<()> {

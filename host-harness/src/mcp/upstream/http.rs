@@ -303,7 +303,7 @@ impl Link {
 
     /// Hands one message the server sent to the loop, as a line. Answers to this POST's
     /// requests are crossed off `owed`; from an error status only those are passed on.
-    fn deliver(&self, mut text: Vec<u8>, owed: &mut Vec<Value>, outline: &Outline, error: bool) {
+    fn deliver(&self, text: Vec<u8>, owed: &mut Vec<Value>, outline: &Outline, error: bool) {
         let Ok(message) = serde_json::from_slice::<Value>(&text) else {
             if !error {
                 // Not JSON: the proxy reads it and answers as it does any such line.
@@ -332,12 +332,7 @@ impl Link {
         if error && !ours {
             return;
         }
-        // JSON holds a raw line break only as whitespace: one line without changing a value.
-        for byte in &mut text {
-            if matches!(*byte, b'\n' | b'\r') {
-                *byte = b' ';
-            }
-        }
+        // A line break in it is made a space where every line is written (`one_line`).
         self.pass(text);
     }
 
