@@ -330,3 +330,43 @@ fn sdk_clients_over_http_send_the_server_what_they_send_it_directly() {
         }
     }
 }
+
+#[test]
+fn clients_of_the_shared_session_that_pick_the_same_progress_token_keep_their_notes() {
+    // R19 across clients, when they choose the same progress token as well as the same
+    // id: each gets only the notes of its own operation (told apart by their totals),
+    // under the token it chose, and its own answer.
+    let front = Listening::front(&[], everything());
+    let call = |steps: u32| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"trigger-long-running-operation","arguments":{{"duration":1,"steps":{steps}}},"_meta":{{"progressToken":"p","io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}}}}"#
+        )
+    };
+    let list = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{{META}}}}}"#);
+    assert_eq!(post(&front.url, &[], &list).0, 200);
+    let clients: Vec<_> = [3, 5]
+        .map(|steps| {
+            let (url, body) = (front.url.clone(), call(steps));
+            std::thread::spawn(move || (steps, post(&url, &[], &body)))
+        })
+        .into_iter()
+        .collect();
+    for client in clients {
+        let (steps, (status, messages)) = client.join().unwrap();
+        assert_eq!(status, 200);
+        let (answer, notes) = messages.split_last().unwrap();
+        assert_eq!(answer["id"], 1, "{steps}: {answer}");
+        let text = answer["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(
+            text.contains(&format!("Steps: {steps}")),
+            "{steps}: {answer}"
+        );
+        assert_eq!(notes.len(), steps as usize, "{steps}: {notes:#?}");
+        for note in notes {
+            assert_eq!(note["params"]["progressToken"], "p", "{steps}: {note}");
+            assert_eq!(note["params"]["total"], steps, "{steps}: {note}");
+        }
+    }
+}

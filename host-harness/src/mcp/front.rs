@@ -23,7 +23,6 @@ use axum::response::{IntoResponse, Response};
 use indexmap::IndexMap;
 use reasons_transform::Options;
 use serde_json::Value;
-use serde_json::value::RawValue;
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -258,8 +257,9 @@ struct Routes {
     /// Each request waiting for its answer: the stream of its POST, and the id its client
     /// gave it when the front gave it another.
     waiting: IndexMap<Id, (UnboundedSender<Vec<u8>>, Option<String>)>,
-    /// The request each progress token was given with, for its progress notes.
-    progress: HashMap<String, Id>,
+    /// Each waiting request's progress token, as the server will name it (see `token`),
+    /// with the request, and the token its client gave when the front gave it another.
+    progress: HashMap<String, (Id, Option<String>)>,
     /// The session's GET stream, for what the server sends on its own.
     stream: Option<UnboundedSender<Vec<u8>>>,
     /// Whether clients that do not know each other share the session (2026-07-28).
@@ -267,50 +267,65 @@ struct Routes {
 }
 
 impl Routes {
+    /// Registers a request waiting for its answer on `stream`: `given` is the id its
+    /// client gave it, when the front gave it another; `token` its progress token as the
+    /// server will see it, and the one its client gave, when the front gave it another.
     fn wait(
         &mut self,
         id: Id,
         stream: UnboundedSender<Vec<u8>>,
         given: Option<&str>,
-        token: Option<String>,
+        token: Option<(&str, Option<&str>)>,
     ) {
-        if let Some(token) = token {
-            self.progress.insert(token, id.clone());
+        if let Some(key) = token.and_then(|(sent, _)| self::token(sent)) {
+            let given = token.and_then(|(_, given)| given).map(str::to_string);
+            self.progress.insert(key, (id.clone(), given));
         }
         self.waiting.insert(id, (stream, given.map(str::to_string)));
     }
 
-    /// The stream a message the server sent of its own accord goes to: the request its
-    /// progress token names; else the GET stream; else, where one client owns the
-    /// session, its latest request's stream. In a shared session nothing else is sure
-    /// to be the right client's, so nothing else goes anywhere.
-    fn stream_for(&self, line: &[u8]) -> Option<&UnboundedSender<Vec<u8>>> {
-        let by_token = progress_of(line)
-            .and_then(|token| self.progress.get(&token))
-            .and_then(|id| self.waiting.get(id))
-            .map(|(stream, _)| stream);
-        by_token
-            .or(self.stream.as_ref().filter(|stream| !stream.is_closed()))
+    /// Where a message the server sent of its own accord goes, as it is to go: a progress
+    /// note to the request its token names (under the token that request's client gave);
+    /// else to the GET stream; else, where one client owns the session, to its latest
+    /// request's stream. In a shared session nothing else is sure to be the right
+    /// client's, so nothing else goes anywhere.
+    fn route(&self, text: &str) -> Option<(&UnboundedSender<Vec<u8>>, Vec<u8>)> {
+        let noted = progress_of(text).and_then(|key| self.progress.get(&key));
+        if let Some((id, given)) = noted {
+            let (stream, _) = self.waiting.get(id)?;
+            let line = match given {
+                Some(given) => jsonrpc::replace_at(text, &["params", "progressToken"], given)?,
+                None => text.to_string(),
+            };
+            return Some((stream, line.into_bytes()));
+        }
+        let stream = self
+            .stream
+            .as_ref()
+            .filter(|stream| !stream.is_closed())
             .or_else(|| match self.shared {
                 true => None,
                 false => self.waiting.values().last().map(|(stream, _)| stream),
-            })
+            })?;
+        Some((stream, text.as_bytes().to_vec()))
     }
 }
 
-/// A request's `_meta.progressToken`, as its JSON text.
-fn progress_token(params: &RawValue) -> Option<String> {
-    let params: Value = serde_json::from_str(params.get()).ok()?;
-    Some(params.get("_meta")?.get("progressToken")?.to_string())
+/// A progress token's JSON text, as one value whatever its spelling, so that the token a
+/// request carried and the one a server's note echoes compare equal.
+fn token(text: &str) -> Option<String> {
+    serde_json::from_str::<Value>(text)
+        .ok()
+        .map(|value| value.to_string())
 }
 
-/// The progress token a `notifications/progress` line names, as its JSON text.
-fn progress_of(line: &[u8]) -> Option<String> {
-    let message: Value = serde_json::from_slice(line).ok()?;
-    if message.get("method")? != "notifications/progress" {
+/// The progress token a `notifications/progress` message names (see `token`).
+fn progress_of(text: &str) -> Option<String> {
+    let method: String = serde_json::from_str(jsonrpc::at(text, &["method"])?).ok()?;
+    if method != "notifications/progress" {
         return None;
     }
-    Some(message.get("params")?.get("progressToken")?.to_string())
+    token(jsonrpc::at(text, &["params", "progressToken"])?)
 }
 
 /// The answer to a message the proxy's strict reading refuses.
@@ -324,6 +339,10 @@ struct Routed(Arc<Mutex<Routes>>);
 
 impl Client for Routed {
     fn write(&mut self, line: &[u8]) -> bool {
+        // Every line the proxy writes is UTF-8: it read it so, or wrote it.
+        let Ok(text) = std::str::from_utf8(line) else {
+            return true;
+        };
         let mut routes = lock(&self.0);
         let answered = match jsonrpc::read_line(line) {
             Ok(Line::One(read)) => match read.message {
@@ -336,35 +355,22 @@ impl Client for Routed {
             let Routes {
                 progress, waiting, ..
             } = &mut *routes;
-            progress.retain(|_, id| waiting.contains_key(id));
+            progress.retain(|_, (id, _)| waiting.contains_key(id));
+            // The answer goes back under the id its client gave (it was read as an answer
+            // with an id, so the id is there to replace).
             let line = match given {
-                Some(given) => with_id(line, &given),
+                Some(given) => jsonrpc::replace_at(text, &["id"], &given)
+                    .map_or_else(|| line.to_vec(), String::into_bytes),
                 None => line.to_vec(),
             };
             // Dropping the sender ends the POST's stream after its answer.
             let _ = stream.send(line);
             return true;
         }
-        if let Some(stream) = routes.stream_for(line) {
-            let _ = stream.send(line.to_vec());
+        if let Some((stream, line)) = routes.route(text) {
+            let _ = stream.send(line);
         }
         true
-    }
-}
-
-/// `line` (one message) with its id replaced by `id`.
-fn with_id(line: &[u8], id: &str) -> Vec<u8> {
-    #[derive(serde::Deserialize)]
-    struct WithId<'a> {
-        #[serde(borrow)]
-        id: &'a RawValue,
-    }
-    let Ok(text) = std::str::from_utf8(line) else {
-        return line.to_vec();
-    };
-    match serde_json::from_str::<WithId>(text) {
-        Ok(read) => jsonrpc::replace(text, read.id.get(), id).into_bytes(),
-        Err(_) => line.to_vec(),
     }
 }
 
@@ -435,10 +441,7 @@ async fn on_post(State(front): State<Arc<Front>>, headers: HeaderMap, body: Byte
     // byte-order mark) is answered here, and never reaches a session, shared or not.
     let request = match jsonrpc::read_line(&line) {
         Ok(Line::One(read)) => match read.message {
-            Ok(Message::Request { id, params, .. }) => {
-                let token = params.and_then(progress_token);
-                Some((id, read.text.to_string(), token))
-            }
+            Ok(Message::Request { id, .. }) => Some((id, read.text.to_string())),
             Ok(_) => None,
             Err(refusal) => return refused_by_reading(&refusal),
         },
@@ -449,7 +452,7 @@ async fn on_post(State(front): State<Arc<Front>>, headers: HeaderMap, body: Byte
         Ok(found) => found,
         Err(refused) => return refused.into_response(),
     };
-    let Some((id, text, token)) = request else {
+    let Some((id, text)) = request else {
         // A notification or a response: accepted.
         if link.events.send(Event::Client(line)).is_err() {
             return refuse(
@@ -463,16 +466,30 @@ async fn on_post(State(front): State<Arc<Front>>, headers: HeaderMap, body: Byte
     };
     let stateless = session.is_none() && headers.get("mcp-session-id").is_none();
     let (answers, stream) = unbounded_channel();
+    let token = jsonrpc::at(&text, &["params", "_meta", "progressToken"]);
     let (id, line) = if stateless {
-        // Clients of the shared session may use the same ids: each gets one of the
-        // front's own, and its own back in the answer.
+        // Clients of the shared session may use the same ids and progress tokens: each
+        // request gets one of the front's own for both, and its client's back with what
+        // answers it. Where that cannot be done, the request does not go.
         let number = front.numbered.fetch_add(1, Ordering::Relaxed);
         let own = Id::front(&front.nonce, number);
-        let rewritten = with_id(text.as_bytes(), own.json());
+        let rewritten =
+            jsonrpc::replace_at(&text, &["id"], own.json()).and_then(|text| match token {
+                Some(_) => {
+                    jsonrpc::replace_at(&text, &["params", "_meta", "progressToken"], own.json())
+                }
+                None => Some(text),
+            });
+        let Some(rewritten) = rewritten else {
+            let message =
+                "the request could not be given an id of the front's own; it was not sent";
+            return refuse(StatusCode::BAD_REQUEST, INVALID_REQUEST, message).into_response();
+        };
+        let token = token.map(|given| (own.json(), Some(given)));
         lock(&link.routes).wait(own.clone(), answers, Some(id.json()), token);
-        (own, rewritten)
+        (own, rewritten.into_bytes())
     } else {
-        lock(&link.routes).wait(id.clone(), answers, None, token);
+        lock(&link.routes).wait(id.clone(), answers, None, token.map(|sent| (sent, None)));
         (id, line)
     };
     if link.events.send(Event::Client(line)).is_err() {

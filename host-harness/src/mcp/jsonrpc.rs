@@ -322,6 +322,19 @@ pub fn replace(whole: &str, part: &str, with: &str) -> String {
     out
 }
 
+/// The exact text of the value at `path` (a chain of keys) in the JSON object `text`, a
+/// slice of it; `None` when there is none, or when a key on the way repeats.
+pub fn at<'a>(text: &'a str, path: &[&str]) -> Option<&'a str> {
+    path.iter().try_fold(text, |value, key| {
+        Some(member(&unique(value).ok()?, key)?.get())
+    })
+}
+
+/// `text` with the value at `path` replaced by `with`; `None` when [`at`] finds none.
+pub fn replace_at(text: &str, path: &[&str], with: &str) -> Option<String> {
+    Some(replace(text, at(text, path)?, with))
+}
+
 /// A response with `result`.
 pub fn result(id: &Id, result: &str) -> String {
     format!(
