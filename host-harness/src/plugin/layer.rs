@@ -177,28 +177,27 @@ impl WasmLayer {
     /// a tool of the strip set. A call routed otherwise, or answered under another id, is
     /// refused and the instance dropped, as for a violation below.
     pub fn route(&mut self, call: ToolCall) -> Result<Result<ToolCall, ToolResult>, ProviderError> {
-        let given = wit::ToolCall::from(call);
-        let routed = self.call_reasons(|reasons, store| reasons.call_route(store, &given))?;
+        // One copy of the call, shared with the gate's check, as for a batch.
+        let given = Arc::new(vec![wit::ToolCall::from(call)]);
+        let routed = self.call_reasons(|reasons, store| reasons.call_route(store, &given[0]))?;
         let added = self.param().map(|param| Added {
             param,
             to: self.strip_set.clone(),
         });
+        let id = &given[0].id;
         let verdict = match &routed {
-            Ok(out) => {
-                Given::new(Arc::new(vec![given.clone()]), added).admit(std::slice::from_ref(out))
-            }
-            Err(answer) if answer.call_id != given.id => Err(format!(
-                "answered call `{}` under the id `{}`",
-                given.id, answer.call_id
+            Ok(out) => Given::new(given.clone(), added).admit(std::slice::from_ref(out)),
+            Err(answer) if answer.call_id != *id => Err(format!(
+                "answered call `{id}` under the id `{}`",
+                answer.call_id
             )),
             Err(_) => Ok(()),
         };
         if let Err(violation) = verdict {
             self.session = None;
-            return Err(ProviderError::Failed(format!(
-                "the plugin `{}` {violation}: the host refused that and does not use the \
-                 plugin's answer",
-                self.plugin.name
+            return Err(ProviderError::Failed(refused(
+                &self.plugin.name,
+                &violation,
             )));
         }
         Ok(routed.map(ToolCall::from).map_err(ToolResult::from))
@@ -285,10 +284,7 @@ impl WasmLayer {
             below.gate = Gate::Shut;
             let failure = match (below.violation.take(), answer) {
                 (None, Ok(answer)) => return Ok(answer),
-                (Some(violation), _) => format!(
-                    "the plugin `{name}` {violation}: the host refused that and does not use \
-                     the plugin's answer"
-                ),
+                (Some(violation), _) => refused(&name, &violation),
                 (None, Err(error)) => below.meter.describe(&name, &error),
             };
             // A trap poisons the store, and a plugin that stepped out of line is not
@@ -352,6 +348,14 @@ impl WasmLayer {
             reasons,
         })
     }
+}
+
+/// What a caller is told of a plugin that stepped out of line (R16).
+fn refused(plugin: &str, violation: &str) -> String {
+    format!(
+        "the plugin `{plugin}` {violation}: the host refused that and does not use the \
+         plugin's answer"
+    )
 }
 
 /// Starts the plugin's clock for a call that began at `began`. The deadline must be set

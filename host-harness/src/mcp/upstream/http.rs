@@ -171,13 +171,12 @@ impl Http {
         if self.outbox.take().is_none() {
             return;
         }
-        let session = self.link.lock().id.clone();
-        if let Some(id) = session {
-            let mut request = self.link.agent.delete(&self.link.remote.url);
-            for (name, value) in &self.link.remote.headers {
-                request = request.header(name, value);
-            }
-            let _ = request.header("Mcp-Session-Id", id).call();
+        let link = &self.link;
+        let session = link.lock();
+        if session.id.is_some() {
+            let request = link.carrying(link.agent.delete(&link.remote.url), &session, None);
+            drop(session);
+            let _ = request.call();
         }
     }
 
@@ -271,23 +270,36 @@ impl Link {
         }
     }
 
+    /// `request` with what every request to the server carries: the user's headers, the
+    /// legacy session's id, and the protocol version (`version`, a 2026-07-28 request's
+    /// own, or else the one `initialize` settled).
+    fn carrying<B>(
+        &self,
+        mut request: ureq::RequestBuilder<B>,
+        session: &Session,
+        version: Option<&String>,
+    ) -> ureq::RequestBuilder<B> {
+        for (name, value) in &self.remote.headers {
+            request = request.header(name, value);
+        }
+        if let Some(id) = &session.id {
+            request = request.header("Mcp-Session-Id", id);
+        }
+        if let Some(version) = version.or(session.version.as_ref()) {
+            request = request.header("MCP-Protocol-Version", version);
+        }
+        request
+    }
+
     /// A POST of `outline`'s message, with every header it is to carry.
     fn request(&self, outline: &Outline) -> ureq::RequestBuilder<ureq::typestate::WithBody> {
-        let mut request = self
+        let post = self
             .agent
             .post(&self.remote.url)
             .header("Content-Type", "application/json")
             .header("Accept", "application/json, text/event-stream");
-        for (name, value) in &self.remote.headers {
-            request = request.header(name, value);
-        }
         let session = self.lock();
-        if let Some(id) = &session.id {
-            request = request.header("Mcp-Session-Id", id);
-        }
-        if let Some(version) = outline.version.as_ref().or(session.version.as_ref()) {
-            request = request.header("MCP-Protocol-Version", version);
-        }
+        let mut request = self.carrying(post, &session, outline.version.as_ref());
         for (name, value) in outline.standard() {
             request = request.header(name, value);
         }
@@ -371,25 +383,17 @@ impl Link {
     /// Opens the GET stream, once, for what a legacy server sends on its own; a server
     /// that offers none answers 405, and then there is none.
     fn listen(&self) {
-        let mut request = self
-            .agent
-            .get(&self.remote.url)
-            .header("Accept", "text/event-stream");
-        {
+        let request = {
             let mut session = self.lock();
             if std::mem::replace(&mut session.listening, true) {
                 return;
             }
-            for (name, value) in &self.remote.headers {
-                request = request.header(name, value);
-            }
-            if let Some(id) = &session.id {
-                request = request.header("Mcp-Session-Id", id);
-            }
-            if let Some(version) = &session.version {
-                request = request.header("MCP-Protocol-Version", version);
-            }
-        }
+            let get = self
+                .agent
+                .get(&self.remote.url)
+                .header("Accept", "text/event-stream");
+            self.carrying(get, &session, None)
+        };
         let link = self.clone();
         std::thread::spawn(move || {
             let Ok(response) = request.call() else {
