@@ -2,6 +2,7 @@
 //! `reasons mcp` as a wrapped config would start it, and listed: a table of its tools,
 //! which gained the `reason` parameter, which were left alone and why, and any error.
 
+use crate::wrap::{self, Fate, Way};
 use anyhow::Context;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
@@ -20,102 +21,64 @@ struct Row {
     verdict: String,
 }
 
-/// The table for the config `file`, each server started through `reasons` (this binary).
+/// The table for the config `file`, each server started through `reasons` (this binary)
+/// exactly as `reasons wrap` would have the client start it: the config is wrapped in
+/// memory, and each server's command, arguments and environment read from that.
 pub fn run(file: &Path, reasons: &Path, param: &str) -> anyhow::Result<String> {
     let text =
         std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
-    let config: Value = serde_json::from_str(&text)
-        .with_context(|| format!("{} is not plain JSON", file.display()))?;
+    let wrapped = wrap::edit(&text, file, Way::Wrap, &reasons.display().to_string())?;
+    let config: Value = serde_json::from_str(&wrapped.text)?;
     let servers = config
         .get("mcpServers")
         .or_else(|| config.get("servers"))
         .and_then(Value::as_object)
-        .with_context(|| {
-            format!(
-                "{} has no `mcpServers` (or `servers`) object",
-                file.display()
-            )
-        })?;
+        .context("the wrapped config has its servers")?;
     let mut rows = Vec::new();
-    for (name, entry) in servers {
-        match command_for(entry, reasons) {
-            Err(why) => rows.push(Row {
-                server: name.clone(),
-                tool: "-".into(),
-                verdict: format!("not checked: {why}"),
-            }),
-            Ok((line, env)) => match listed(&line, &env) {
-                Ok(tools) if tools.is_empty() => rows.push(Row {
-                    server: name.clone(),
-                    tool: "-".into(),
-                    verdict: "lists no tools".into(),
-                }),
-                Ok(tools) => rows.extend(tools.iter().map(|tool| Row {
-                    server: name.clone(),
-                    tool: tool["name"].as_str().unwrap_or("(no name)").to_string(),
-                    verdict: verdict(tool, param),
-                })),
-                Err(error) => rows.push(Row {
-                    server: name.clone(),
-                    tool: "-".into(),
-                    verdict: format!("error: {error:#}"),
-                }),
-            },
+    for (name, fate) in wrapped.servers {
+        let row = |tool: &str, verdict: String| Row {
+            server: name.clone(),
+            tool: tool.to_string(),
+            verdict,
+        };
+        if let Fate::Skipped(why) = fate {
+            rows.push(row("-", format!("not checked: {why}")));
+            continue;
+        }
+        match listed(&servers[&name]) {
+            Ok(tools) if tools.is_empty() => rows.push(row("-", "lists no tools".into())),
+            Ok(tools) => rows.extend(tools.iter().map(|tool| {
+                row(
+                    tool["name"].as_str().unwrap_or("(no name)"),
+                    verdict(tool, param),
+                )
+            })),
+            Err(error) => rows.push(row("-", format!("error: {error:#}"))),
         }
     }
     Ok(table(&rows))
 }
 
-/// A command line and the environment it adds.
-type Launch = (Vec<String>, Vec<(String, String)>);
-
-/// The command line (and environment) that runs `entry` behind `reasons mcp`.
-fn command_for(entry: &Value, reasons: &Path) -> Result<Launch, String> {
+/// The tools the server `entry` (of a wrapped config) lists after the MCP handshake,
+/// within [`PATIENCE`].
+fn listed(entry: &Value) -> anyhow::Result<Vec<Value>> {
     let text = |value: &Value| value.as_str().map(str::to_string);
-    let mut env: Vec<(String, String)> = entry["env"]
-        .as_object()
-        .map(|env| {
-            env.iter()
-                .filter_map(|(k, v)| Some((k.clone(), text(v)?)))
-                .collect()
-        })
-        .unwrap_or_default();
+    let program = text(&entry["command"]).context("no command")?;
     let args: Vec<String> = entry["args"]
         .as_array()
-        .map(|args| args.iter().filter_map(text).collect())
-        .unwrap_or_default();
-    let reasons = reasons.display().to_string();
-    if let Some(command) = entry["command"].as_str() {
-        let wrapped = Path::new(command).file_name() == Some("reasons".as_ref())
-            && args.first().map(String::as_str) == Some("mcp");
-        let mut line = match wrapped {
-            true => vec![command.to_string()],
-            false => vec![reasons, "mcp".into(), "--".into(), command.to_string()],
-        };
-        line.extend(args);
-        return Ok((line, env));
-    }
-    let url = entry["url"].as_str().ok_or("no `command` and no `url`")?;
-    let mut line = vec![reasons, "mcp".into(), "--url".into(), url.to_string()];
-    if let Some(headers) = entry["headers"].as_object() {
-        for (at, (name, value)) in headers.iter().enumerate() {
-            let variable = format!("REASONS_HEADER_{at}");
-            line.extend(["--header-env".to_string(), format!("{name}={variable}")]);
-            env.push((
-                variable,
-                text(value).ok_or("a header's value is not a string")?,
-            ));
-        }
-    }
-    Ok((line, env))
-}
-
-/// The tools `line` lists after the MCP handshake, within [`PATIENCE`].
-fn listed(line: &[String], env: &[(String, String)]) -> anyhow::Result<Vec<Value>> {
-    let (program, args) = line.split_first().context("an empty command")?;
-    let mut child = Command::new(program)
-        .args(args)
-        .envs(env.iter().map(|(k, v)| (k, v)))
+        .into_iter()
+        .flatten()
+        .filter_map(text)
+        .collect();
+    let env: Vec<(String, String)> = entry["env"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter_map(|(name, value)| Some((name.clone(), text(value)?)))
+        .collect();
+    let mut child = Command::new(&program)
+        .args(&args)
+        .envs(env)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
