@@ -258,3 +258,25 @@ fn what_a_plugin_routes_is_held_to_the_same_rule() {
         .unwrap_err();
     assert!(refused.message().contains("call `c3`"), "{refused}");
 }
+
+#[test]
+fn a_catalogue_a_plugin_augments_short_is_refused_and_the_strip_set_stands() {
+    // R14 R16 for `augment`: the liar drops a tool named `vanish`; a catalogue that comes
+    // back shorter than it went in is refused, naming the plugin, and the strip set of
+    // the last good catalogue stands.
+    let ping = r#"{"name":"ping","inputSchema":{"type":"object"}}"#;
+    let vanish = r#"{"name":"vanish","inputSchema":{"type":"object"}}"#;
+    let mut layer = liar()
+        .with_limits(limits())
+        .layer(Box::new(Scripted::new(&[])));
+    assert_eq!(layer.augment(vec![ping.into()]).unwrap().len(), 1);
+    assert_eq!(layer.strip_set().names(), ["ping"]);
+    let refused = layer.augment(vec![ping.into(), vanish.into()]).unwrap_err();
+    assert!(
+        refused
+            .message()
+            .contains("the plugin `liar` augmented 2 declarations into 1"),
+        "{refused}"
+    );
+    assert_eq!(layer.strip_set().names(), ["ping"]);
+}
