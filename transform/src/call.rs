@@ -6,7 +6,6 @@ use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::vec::Vec;
 use memchr::memmem::Finder;
-use serde_json::value::RawValue;
 
 /// What a call's arguments hold of the parameter.
 #[derive(Debug, PartialEq, Eq)]
@@ -62,7 +61,7 @@ pub(crate) fn find(text: &str, name: &str, scan: &Scan) -> Param {
     match without(&object, name) {
         Some(without) => Param::Present {
             without,
-            is_null: reason.get() == "null",
+            is_null: reason == "null",
         },
         None => Param::Absent,
     }
@@ -72,7 +71,7 @@ pub(crate) fn find(text: &str, name: &str, scan: &Scan) -> Param {
 /// position with its last value, as JSON parsers read repeated keys. Escapes, a lone
 /// surrogate's among them, are kept (R10). `None` only for text that is not JSON.
 fn without(object: &Object<'_>, name: &str) -> Option<String> {
-    let mut kept: Vec<(&[u8], &RawValue)> = Vec::with_capacity(object.members.len());
+    let mut kept: Vec<(&[u8], &str)> = Vec::with_capacity(object.members.len());
     // Where each key was first kept. A short object (the usual) is searched in place; a
     // long one gets a map, so that a call with thousands of keys stays linear.
     let mut first_at: Option<BTreeMap<&[u8], usize>> =
@@ -83,7 +82,7 @@ fn without(object: &Object<'_>, name: &str) -> Option<String> {
         if key == name.as_bytes() {
             // Dropped, but still checked: invalid text is left alone whole.
             dropped.clear();
-            json::push_compact(&mut dropped, member.value.get())?;
+            json::push_compact(&mut dropped, member.value)?;
             continue;
         }
         let seen = match &first_at {
@@ -94,7 +93,7 @@ fn without(object: &Object<'_>, name: &str) -> Option<String> {
             Some(at) => {
                 let (_, old) = kept.get_mut(at)?;
                 dropped.clear();
-                json::push_compact(&mut dropped, old.get())?;
+                json::push_compact(&mut dropped, old)?;
                 *old = member.value;
             }
             None => {
@@ -116,18 +115,18 @@ fn without(object: &Object<'_>, name: &str) -> Option<String> {
         }
         json::push_key(&mut out, key);
         out.push(':');
-        if cfg!(feature = "mutant-drop-negative-zero") && value.get() == "-0" {
+        if cfg!(feature = "mutant-drop-negative-zero") && value == "-0" {
             out.push('0');
             continue;
         }
         if cfg!(feature = "mutant-strip-nested")
-            && let Some(nested) = Object::parse(value.get())
+            && let Some(nested) = Object::parse(value)
             && nested.has(name)
         {
             out.push_str(&without(&nested, name)?);
             continue;
         }
-        json::push_compact(&mut out, value.get())?;
+        json::push_compact(&mut out, value)?;
     }
     out.push('}');
     Some(out)

@@ -105,13 +105,9 @@ fn extend(declaration: &str, schema: &Extensible<'_>, strict: bool, options: &Op
         let mut name = String::new();
         json::push_string(&mut name, &options.name);
         match schema.required {
-            Some((list, count)) => edits.push(insert(
-                declaration,
-                list.get(),
-                count == 0,
-                name,
-                Position::Last,
-            )),
+            Some((list, count)) => {
+                edits.push(insert(declaration, list, count == 0, name, Position::Last))
+            }
             None => new_members.push(alloc::format!("\"required\":[{name}]")),
         }
     }

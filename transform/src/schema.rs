@@ -2,7 +2,6 @@
 //! owns the name (R5).
 
 use crate::json::{self, Object};
-use serde_json::value::RawValue;
 
 /// A schema the layer can extend.
 pub(crate) struct Extensible<'a> {
@@ -11,7 +10,7 @@ pub(crate) struct Extensible<'a> {
     /// Its `properties`, when present.
     pub properties: Option<Object<'a>>,
     /// Its `required` list's text and how many names it holds, when present.
-    pub required: Option<(&'a RawValue, usize)>,
+    pub required: Option<(&'a str, usize)>,
 }
 
 /// Why a schema is passed through.
@@ -77,14 +76,10 @@ fn branches_may_own(schema: &Object<'_>, name: &str) -> bool {
     BRANCHES
         .iter()
         .filter_map(|keyword| schema.get(keyword))
-        .any(
-            |branches| match serde_json::from_str::<alloc::vec::Vec<&RawValue>>(branches.get()) {
-                Err(_) => true,
-                Ok(branches) => branches
-                    .iter()
-                    .any(|branch| branch_may_own(branch.get(), name)),
-            },
-        )
+        .any(|branches| match json::elements(branches) {
+            None => true,
+            Some(branches) => branches.iter().any(|branch| branch_may_own(branch, name)),
+        })
 }
 
 fn branch_may_own(text: &str, name: &str) -> bool {

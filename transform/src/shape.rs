@@ -76,8 +76,8 @@ pub(crate) fn find<'a>(declaration: &Object<'a>) -> Option<Found<'a>> {
     let container = container.as_ref().unwrap_or(declaration);
     Some(Found {
         name: json::string(container.get("name")?)?,
-        schema: container.get(shape.schema)?.get(),
-        strict: shape.has_strict && container.get("strict").is_some_and(|v| v.get() == "true"),
+        schema: container.get(shape.schema)?,
+        strict: shape.has_strict && container.get("strict").is_some_and(|v| v == "true"),
     })
 }
 

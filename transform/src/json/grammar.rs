@@ -1,0 +1,316 @@
+//! RFC 8259's grammar, checked over a text without building anything: a [`Reader`]
+//! walks one value at a time and says where it ends, or `None` if the text breaks the
+//! grammar there.
+//!
+//! Nesting is tracked on the heap, not the stack, so a value nested as deep as the text
+//! allows is read like any other (a component's stack is small, and a trap would fail a
+//! call that servers' parsers read).
+
+use alloc::vec::Vec;
+
+/// A position in a JSON text.
+pub(crate) struct Reader<'a> {
+    text: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    pub fn new(text: &'a str) -> Reader<'a> {
+        Reader {
+            text: text.as_bytes(),
+            at: 0,
+        }
+    }
+
+    /// How far the reader has got, in bytes.
+    pub fn at(&self) -> usize {
+        self.at
+    }
+
+    /// Whether everything was read.
+    pub fn at_end(&self) -> bool {
+        self.at == self.text.len()
+    }
+
+    /// Steps over JSON's four whitespace characters (§2), and no others.
+    pub fn skip_whitespace(&mut self) {
+        while self.peek().is_some_and(is_whitespace) {
+            self.at += 1;
+        }
+    }
+
+    pub fn peek(&self) -> Option<u8> {
+        self.text.get(self.at).copied()
+    }
+
+    /// The next byte, consumed.
+    pub fn next(&mut self) -> Option<u8> {
+        let byte = self.peek()?;
+        self.at += 1;
+        Some(byte)
+    }
+
+    /// Consumes `byte` if it is next.
+    pub fn eat(&mut self, byte: u8) -> bool {
+        let next = self.peek() == Some(byte);
+        self.at += usize::from(next);
+        next
+    }
+
+    /// Reads one value (§3), from its first byte (not whitespace) to its last.
+    pub fn value(&mut self) -> Option<()> {
+        // The containers the value is inside, innermost last: `true` for an object.
+        let mut open: Vec<bool> = Vec::new();
+        loop {
+            // One value, or the opening of a container holding at least one.
+            match self.next()? {
+                b'"' => {
+                    self.string()?;
+                }
+                b'{' => {
+                    self.skip_whitespace();
+                    if !self.eat(b'}') {
+                        self.key()?;
+                        open.push(true);
+                        continue;
+                    }
+                }
+                b'[' => {
+                    self.skip_whitespace();
+                    if !self.eat(b']') {
+                        open.push(false);
+                        continue;
+                    }
+                }
+                b't' => self.rest_of(b"rue")?,
+                b'f' => self.rest_of(b"alse")?,
+                b'n' => self.rest_of(b"ull")?,
+                first => self.number(first)?,
+            }
+            // After a value: close what it ends, or step to the container's next one.
+            loop {
+                let Some(&in_object) = open.last() else {
+                    return Some(());
+                };
+                self.skip_whitespace();
+                match (self.next()?, in_object) {
+                    (b',', true) => {
+                        self.skip_whitespace();
+                        self.key()?;
+                        break;
+                    }
+                    (b',', false) => {
+                        self.skip_whitespace();
+                        break;
+                    }
+                    (b'}', true) | (b']', false) => {
+                        open.pop();
+                    }
+                    _ => return None,
+                }
+            }
+        }
+    }
+
+    /// Reads a member's key and its colon, up to the value's first byte.
+    fn key(&mut self) -> Option<()> {
+        if !self.eat(b'"') {
+            return None;
+        }
+        self.string()?;
+        self.colon()
+    }
+
+    /// Reads the colon after a key, and the whitespace around it.
+    pub fn colon(&mut self) -> Option<()> {
+        self.skip_whitespace();
+        if !self.eat(b':') {
+            return None;
+        }
+        self.skip_whitespace();
+        Some(())
+    }
+
+    /// Reads a string (§7) from after its opening quote to after its closing one;
+    /// whether it had escapes. Any `\u` escape is grammatical, a lone surrogate's too.
+    pub fn string(&mut self) -> Option<bool> {
+        let mut escaped = false;
+        loop {
+            self.skip_plain();
+            match self.next()? {
+                b'"' => return Some(escaped),
+                b'\\' => {
+                    escaped = true;
+                    match self.next()? {
+                        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {}
+                        b'u' => {
+                            for _ in 0..4 {
+                                self.next().filter(u8::is_ascii_hexdigit)?;
+                            }
+                        }
+                        _ => return None,
+                    }
+                }
+                // A control character, which must be escaped.
+                _ => return None,
+            }
+        }
+    }
+
+    /// Steps over characters that stand for themselves in a string: eight bytes at a
+    /// time while none of them is a quote, a backslash or a control character.
+    fn skip_plain(&mut self) {
+        while let Some(word) = self
+            .text
+            .get(self.at..self.at + 8)
+            .and_then(|chunk| <[u8; 8]>::try_from(chunk).ok())
+        {
+            if special(u64::from_le_bytes(word)) {
+                break;
+            }
+            self.at += 8;
+        }
+        while self.peek().is_some_and(|byte| !is_special(byte)) {
+            self.at += 1;
+        }
+    }
+
+    /// Reads the rest of a number (§6) whose first byte was `first`.
+    fn number(&mut self, first: u8) -> Option<()> {
+        let first = if first == b'-' { self.next()? } else { first };
+        match first {
+            // No leading zeros: a digit after this one ends the number, and the
+            // container then finds a digit where it wants a comma.
+            b'0' => {}
+            b'1'..=b'9' => self.digits(),
+            _ => return None,
+        }
+        if self.eat(b'.') {
+            self.some_digits()?;
+        }
+        if self.eat(b'e') || self.eat(b'E') {
+            if !self.eat(b'+') {
+                self.eat(b'-');
+            }
+            self.some_digits()?;
+        }
+        Some(())
+    }
+
+    fn digits(&mut self) {
+        while self.peek().is_some_and(|byte| byte.is_ascii_digit()) {
+            self.at += 1;
+        }
+    }
+
+    /// At least one digit.
+    fn some_digits(&mut self) -> Option<()> {
+        let start = self.at;
+        self.digits();
+        (self.at > start).then_some(())
+    }
+
+    /// The rest of `true`, `false` or `null`.
+    fn rest_of(&mut self, rest: &[u8]) -> Option<()> {
+        let end = self.at + rest.len();
+        (self.text.get(self.at..end)? == rest).then_some(())?;
+        self.at = end;
+        Some(())
+    }
+}
+
+/// JSON's whitespace.
+pub(crate) fn is_whitespace(byte: u8) -> bool {
+    matches!(byte, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+/// Whether a byte ends a run of plain string characters.
+fn is_special(byte: u8) -> bool {
+    byte < 0x20 || byte == b'"' || byte == b'\\'
+}
+
+/// Whether any of eight bytes [`is_special`] (the bit tricks of "Bit Twiddling Hacks":
+/// `x - 0x01…` borrows into a byte's high bit exactly when the byte was below 1).
+fn special(word: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let below = |x: u64, n: u64| x.wrapping_sub(ONES * n) & !x & HIGHS != 0;
+    below(word, 0x20) || below(word ^ (ONES * 0x22), 1) || below(word ^ (ONES * 0x5C), 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn value(text: &str) -> Option<usize> {
+        let mut reader = Reader::new(text);
+        reader.value().map(|()| reader.at())
+    }
+
+    #[test]
+    fn a_value_ends_where_its_grammar_does() {
+        for (text, end) in [
+            ("0", 1),
+            ("-0.5e+3,", 7),
+            ("1.10]", 4),
+            ("01", 1),
+            ("true ", 4),
+            (r#""a\"b" x"#, 6),
+            (r#"{"a" : [1, {"b":null}] } x"#, 24),
+            ("[[], {}]", 8),
+        ] {
+            assert_eq!(value(text), Some(end), "{text}");
+        }
+    }
+
+    #[test]
+    fn the_grammar_is_kept() {
+        for text in [
+            "",
+            "-",
+            "+1",
+            ".5",
+            "1.",
+            "1e",
+            "1e+",
+            "tru",
+            "nul",
+            "True",
+            "\"",
+            "\"\\x\"",
+            "\"\\u12g4\"",
+            "\"a\u{1}\"",
+            "[",
+            "[1,]",
+            "[,1]",
+            "{\"a\"}",
+            "{\"a\":1,}",
+            "{a:1}",
+            "{\"a\":1 \"b\":2}",
+            "[1 2]",
+            "{\"a\":1]",
+            "[1}",
+        ] {
+            assert_eq!(value(text), None, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn the_word_scan_stops_at_every_special_byte_in_every_position() {
+        for special in [b'"', b'\\', 0, 0x1F] {
+            for at in 0..16 {
+                let mut text = alloc::vec![b'a'; 16];
+                text[at] = special;
+                let mut reader = Reader { text: &text, at: 0 };
+                reader.skip_plain();
+                assert_eq!(reader.at(), at, "{special:#x} at {at}");
+            }
+        }
+        for plain in [0x20, 0x7F, 0x80, 0xFF, b'!', b'#', b'[', b']'] {
+            let text = [plain; 16];
+            let mut reader = Reader { text: &text, at: 0 };
+            reader.skip_plain();
+            assert_eq!(reader.at(), 16, "{plain:#x}");
+        }
+    }
+}

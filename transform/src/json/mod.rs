@@ -1,0 +1,225 @@
+//! Reading JSON text without re-spelling it.
+//!
+//! The layer edits declarations and arguments it does not own, so it never round-trips
+//! them through a value type: [`Object::parse`] checks the text against RFC 8259's
+//! grammar (`grammar.rs`) and hands back each member's value as a slice of the original
+//! text. Declarations are then edited by inserting text at offsets into those slices
+//! (everything else stays byte for byte), and arguments are re-assembled from the
+//! members' own text (every number keeps its digits).
+//!
+//! The reader is the crate's own, not serde_json's (which did this job before and is
+//! the oracle the tests hold this one to): any typed read through serde links its error
+//! reporting, and with it the formatting of floats the layer never reads, a fifth of the
+//! component's size. Checking the grammar and decoding a key is all the layer needs.
+
+mod compact;
+#[cfg(test)]
+mod differential;
+mod escapes;
+mod grammar;
+
+pub(crate) use compact::push_compact;
+pub(crate) use escapes::{push_key, push_string};
+
+use alloc::borrow::Cow;
+use alloc::string::String;
+use alloc::vec::Vec;
+use escapes::unescape;
+use grammar::Reader;
+
+/// One member of a JSON object, as it stands in the text.
+pub(crate) struct Member<'a> {
+    /// The key, unescaped: `"\u0072eason"` is `reason`. Borrowed from the text unless
+    /// it had escapes. It is WTF-8, not always UTF-8: RFC 8259 lets a key hold a lone
+    /// surrogate escape (`"\ud800"`), which servers' parsers read (R10).
+    pub key: Cow<'a, [u8]>,
+    /// The value's text, a slice of the object's text.
+    pub value: &'a str,
+}
+
+/// A JSON object in a text: its own slice and its members in order, repeats included.
+pub(crate) struct Object<'a> {
+    pub text: &'a str,
+    pub members: Vec<Member<'a>>,
+}
+
+impl<'a> Object<'a> {
+    /// Reads `text` as one JSON object; `None` if it is anything else or not JSON.
+    pub fn parse(text: &'a str) -> Option<Self> {
+        let mut reader = Reader::new(text);
+        reader.skip_whitespace();
+        let start = reader.at();
+        if !reader.eat(b'{') {
+            return None;
+        }
+        let mut members = Vec::new();
+        reader.skip_whitespace();
+        if !reader.eat(b'}') {
+            loop {
+                if !reader.eat(b'"') {
+                    return None;
+                }
+                let key_start = reader.at();
+                let escaped = reader.string()?;
+                // Between the quotes.
+                let key = text.as_bytes().get(key_start..reader.at() - 1)?;
+                let key = if escaped {
+                    Cow::Owned(unescape(key)?)
+                } else {
+                    Cow::Borrowed(key)
+                };
+                reader.colon()?;
+                let value_start = reader.at();
+                reader.value()?;
+                members.push(Member {
+                    key,
+                    value: text.get(value_start..reader.at())?,
+                });
+                reader.skip_whitespace();
+                match reader.next()? {
+                    b',' => reader.skip_whitespace(),
+                    b'}' => break,
+                    _ => return None,
+                }
+            }
+        }
+        let end = reader.at();
+        reader.skip_whitespace();
+        if !reader.at_end() {
+            return None;
+        }
+        Some(Object {
+            text: text.get(start..end)?,
+            members,
+        })
+    }
+
+    /// The value of `key` as JSON parsers read it: the last one when the key repeats.
+    pub fn get(&self, key: &str) -> Option<&'a str> {
+        self.members
+            .iter()
+            .rev()
+            .find(|member| *member.key == *key.as_bytes())
+            .map(|member| member.value)
+    }
+
+    /// Whether `key` is a member.
+    pub fn has(&self, key: &str) -> bool {
+        self.members
+            .iter()
+            .any(|member| *member.key == *key.as_bytes())
+    }
+
+    /// The member `key` read as an object; `None` when absent, `Some(None)` when not an object.
+    pub fn object(&self, key: &str) -> Option<Option<Object<'a>>> {
+        self.get(key).map(Object::parse)
+    }
+}
+
+/// The text of each element of a JSON list; `None` for any other value.
+pub(crate) fn elements(text: &str) -> Option<Vec<&str>> {
+    let mut reader = Reader::new(text);
+    reader.skip_whitespace();
+    if !reader.eat(b'[') {
+        return None;
+    }
+    let mut elements = Vec::new();
+    reader.skip_whitespace();
+    if !reader.eat(b']') {
+        loop {
+            let start = reader.at();
+            reader.value()?;
+            elements.push(text.get(start..reader.at())?);
+            reader.skip_whitespace();
+            match reader.next()? {
+                b',' => reader.skip_whitespace(),
+                b']' => break,
+                _ => return None,
+            }
+        }
+    }
+    reader.skip_whitespace();
+    reader.at_end().then_some(elements)
+}
+
+/// The value of a JSON string, given its text as a member or an element holds it;
+/// `None` for any other value, and for a string holding a lone surrogate, which no Rust
+/// string can.
+pub(crate) fn string(text: &str) -> Option<String> {
+    let body = text.strip_prefix('"')?;
+    let mut reader = Reader::new(body);
+    let escaped = reader.string()?;
+    if !reader.at_end() {
+        return None;
+    }
+    // Without the closing quote.
+    let body = body.as_bytes().get(..reader.at() - 1)?;
+    let bytes = if escaped {
+        unescape(body)?
+    } else {
+        body.into()
+    };
+    String::from_utf8(bytes).ok()
+}
+
+/// The values of a JSON list of strings; `None` for any other value.
+pub(crate) fn strings(text: &str) -> Option<Vec<String>> {
+    elements(text)?.into_iter().map(string).collect()
+}
+
+/// Where `part`, a slice of `whole`, starts in it.
+pub(crate) fn offset_in(whole: &str, part: &str) -> usize {
+    (part.as_ptr() as usize).wrapping_sub(whole.as_ptr() as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn members_keep_order_repeats_and_unescape_keys() {
+        let object = Object::parse(r#" {"b":1, "\u0072eason" : [1, 2], "b":2} "#).unwrap();
+        let keys: Vec<_> = object.members.iter().map(|m| &*m.key).collect();
+        assert_eq!(keys, [&b"b"[..], b"reason", b"b"]);
+        assert_eq!(object.get("b").unwrap(), "2");
+        assert_eq!(object.get("reason").unwrap(), "[1, 2]");
+        assert_eq!(object.text, r#"{"b":1, "\u0072eason" : [1, 2], "b":2}"#);
+    }
+
+    #[test]
+    fn only_objects_are_objects() {
+        for text in [
+            "",
+            " ",
+            "[]",
+            "1",
+            "\"x\"",
+            "null",
+            "{",
+            "{}x",
+            "{\"a\":}",
+            "\u{feff}{}",
+        ] {
+            assert!(Object::parse(text).is_none(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn lists_and_strings_are_read_whole() {
+        assert_eq!(elements(" [1, \"a\" ,{}] ").unwrap(), ["1", "\"a\"", "{}"]);
+        assert_eq!(elements("[]").unwrap(), Vec::<&str>::new());
+        assert_eq!(elements("[1] 2"), None);
+        assert_eq!(
+            string(r#""a\u00e9\ud83d\ude00\n""#).unwrap(),
+            "a\u{e9}\u{1f600}\n"
+        );
+        assert_eq!(string(r#""a" "#), None);
+        assert_eq!(
+            string(r#""\ud800""#),
+            None,
+            "a lone surrogate is no Rust string"
+        );
+        assert_eq!(strings(r#"["a","b"]"#).unwrap(), ["a", "b"]);
+        assert_eq!(strings(r#"["a",1]"#), None);
+    }
+}
