@@ -102,6 +102,11 @@ enum Command {
         /// port 0 picks one, named on stderr) instead of over stdio.
         #[arg(long, value_name = "ADDRESS:PORT")]
         listen: Option<String>,
+        /// With --listen: the most sessions open at once (each starts the server anew);
+        /// an `initialize` past it is refused until one ends.
+        #[arg(long, value_name = "N", default_value_t = 16, requires = "listen",
+              value_parser = clap::value_parser!(u16).range(1..))]
+        max_sessions: u16,
         /// The server's MCP endpoint, spoken to over Streamable HTTP, instead of a command.
         #[arg(long, value_name = "URL", conflicts_with = "command")]
         url: Option<String>,
@@ -353,6 +358,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             header,
             header_env,
             listen,
+            max_sessions,
         } => {
             let server = match url {
                 Some(url) => mcp::Server::Url(mcp::Remote::new(&url, &header, &header_env)?),
@@ -363,7 +369,10 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                 server,
                 audit,
                 stats,
-                listen,
+                listen: listen.map(|address| mcp::Listen {
+                    address,
+                    max_sessions: max_sessions.into(),
+                }),
             };
             Ok(mcp::run(&plugin, options.into(), settings)?.code())
         }

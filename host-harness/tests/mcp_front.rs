@@ -80,8 +80,33 @@ fn post(url: &str, headers: &[(&str, &str)], body: &str) -> (u16, Vec<Value>) {
     for (name, value) in headers {
         request = request.header(*name, *value);
     }
-    let mut answer = request.send(body).unwrap();
+    let (status, _, messages) = answered(request.send(body).unwrap());
+    (status, messages)
+}
+
+/// POSTs an `initialize` to `url`: the status, the session id the answer gives (empty
+/// if none) and its messages.
+fn initialize(url: &str) -> (u16, String, Vec<Value>) {
+    let agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .new_agent();
+    let request = agent
+        .post(url)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream");
+    answered(request.send(INITIALIZE).unwrap())
+}
+
+/// An answer's status, session id (empty if none) and messages (one JSON body, or the
+/// data of each SSE event).
+fn answered(mut answer: ureq::http::Response<ureq::Body>) -> (u16, String, Vec<Value>) {
     let status = answer.status().as_u16();
+    let session = answer
+        .headers()
+        .get("mcp-session-id")
+        .map(|value| value.to_str().unwrap().to_string())
+        .unwrap_or_default();
     let text = answer.body_mut().read_to_string().unwrap();
     let messages = if text.trim_start().starts_with('{') {
         vec![serde_json::from_str(&text).unwrap()]
@@ -91,7 +116,7 @@ fn post(url: &str, headers: &[(&str, &str)], body: &str) -> (u16, Vec<Value>) {
             .map(|data| serde_json::from_str(data).unwrap())
             .collect()
     };
-    (status, messages)
+    (status, session, messages)
 }
 
 /// A front in front of the tests' own stdio server, whose input is logged; the log's
@@ -368,5 +393,71 @@ fn clients_of_the_shared_session_that_pick_the_same_progress_token_keep_their_no
             assert_eq!(note["params"]["progressToken"], "p", "{steps}: {note}");
             assert_eq!(note["params"]["total"], steps, "{steps}: {note}");
         }
+    }
+}
+
+/// DELETEs the session `session` at `url`; the status.
+fn delete(url: &str, session: &str) -> u16 {
+    let agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .new_agent();
+    let answer = agent.delete(url).header("Mcp-Session-Id", session).call();
+    answer.unwrap().status().as_u16()
+}
+
+#[test]
+fn sessions_are_bounded_and_an_ended_one_gives_its_place_back() {
+    // R20 through the front: each legacy session starts a server of its own, so a client
+    // that initializes without end would start servers without end. Past the limit an
+    // `initialize` is refused, and nothing is started for it.
+    let front = Listening::front(&["--max-sessions", "2"], own_server());
+    let (status, first, _) = initialize(&front.url);
+    assert_eq!(status, 200);
+    let (status, second, _) = initialize(&front.url);
+    assert_eq!(status, 200);
+    assert!(!first.is_empty() && !second.is_empty() && first != second);
+    let (status, none, refused) = initialize(&front.url);
+    assert_eq!((status, none.as_str()), (503, ""), "{refused:?}");
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    let message = refused[0]["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("2 sessions") && message.contains("--max-sessions"),
+        "{message}"
+    );
+    // Both sessions still work.
+    for session in [&first, &second] {
+        let (status, answer) = post(
+            &front.url,
+            &[("Mcp-Session-Id", session)],
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+        );
+        assert_eq!(status, 200);
+        assert_eq!(answer.len(), 1, "{answer:?}");
+        assert!(answer[0]["result"]["tools"].is_array(), "{answer:?}");
+    }
+    assert_eq!(delete(&front.url, &first), 200);
+    let (status, third, _) = initialize(&front.url);
+    assert_eq!(status, 200);
+    assert!(third != first && third != second);
+    // A session whose server exits gives its place back too, once its loop has ended.
+    let (status, _) = post(
+        &front.url,
+        &[("Mcp-Session-Id", &second)],
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"die","arguments":{}}}"#,
+    );
+    assert_eq!(status, 200);
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let (status, _, answer) = initialize(&front.url);
+        if status == 200 {
+            break;
+        }
+        assert_eq!(status, 503, "{answer:?}");
+        assert!(
+            std::time::Instant::now() < until,
+            "the place never came back"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
     }
 }

@@ -4,14 +4,15 @@
 //! or connected to); 2026-07-28 requests, which carry their protocol version in `_meta`
 //! and belong to no session, share one, their ids made unique on the way in and given
 //! back on the way out. The HTTP side is axum on a small tokio runtime; each session
-//! runs the same loop as over stdio, on a thread of its own.
+//! runs the same loop as over stdio, on a thread of its own. At most `--max-sessions`
+//! legacy sessions are open at once, so that a client cannot start servers without end.
 //!
 //! Fails closed: only loopback is served, and a request whose `Host` or `Origin` is not
 //! loopback (a page that rebound its DNS name to 127.0.0.1) is refused with 403; a body
 //! that is not one JSON message is answered with an error, never relayed.
 
 use super::jsonrpc::{self, INVALID_REQUEST, Id, Line, Message, PARSE_ERROR};
-use super::{Client, Ended, Event, Session, Settings};
+use super::{Client, Ended, Event, Listen, Session, Settings};
 use crate::plugin::Plugin;
 use anyhow::{Context, bail};
 use axum::Router;
@@ -37,14 +38,17 @@ const PATH: &str = "/mcp";
 /// Serves clients at `address` until a signal ends the proxy; each session's server is
 /// ended with it.
 pub fn serve(
-    address: &str,
+    listen: &Listen,
     plugin: &Plugin,
     options: Options,
     settings: &Settings,
     signals: mpsc::Receiver<Event>,
 ) -> anyhow::Result<Ended> {
-    let address: SocketAddr = address.parse().with_context(|| {
-        format!("--listen {address:?} is not an address and port (127.0.0.1:8931)")
+    let address: SocketAddr = listen.address.parse().with_context(|| {
+        format!(
+            "--listen {:?} is not an address and port (127.0.0.1:8931)",
+            listen.address
+        )
     })?;
     if !address.ip().is_loopback() {
         bail!(
@@ -63,6 +67,7 @@ pub fn serve(
         port: bound.port(),
         nonce: super::unguessable(),
         numbered: AtomicU64::new(0),
+        max_sessions: listen.max_sessions,
         sessions: Mutex::default(),
         stateless: Mutex::default(),
     });
@@ -109,10 +114,21 @@ struct Front {
     port: u16,
     nonce: String,
     numbered: AtomicU64,
-    /// Legacy sessions, by their `Mcp-Session-Id`.
-    sessions: Mutex<HashMap<String, Arc<Link>>>,
+    /// The most legacy sessions open, or opening, at once.
+    max_sessions: usize,
+    sessions: Mutex<Sessions>,
     /// The session 2026-07-28 requests share, opened on the first.
     stateless: Mutex<Option<Arc<Link>>>,
+}
+
+/// The legacy sessions.
+#[derive(Default)]
+struct Sessions {
+    /// Each, by its `Mcp-Session-Id`.
+    open: HashMap<String, Arc<Link>>,
+    /// How many are being opened: each holds a place while its server starts, outside
+    /// the lock, so that requests to other sessions do not wait on it.
+    opening: usize,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -159,7 +175,7 @@ impl Front {
     ) -> Result<(Arc<Link>, Option<String>), Refused> {
         if let Some(session) = headers.get("mcp-session-id") {
             let session = session.to_str().unwrap_or_default();
-            return match lock(&self.sessions).get(session) {
+            return match lock(&self.sessions).open.get(session) {
                 Some(link) => Ok((link.clone(), None)),
                 None => Err(refuse(
                     StatusCode::NOT_FOUND,
@@ -169,10 +185,14 @@ impl Front {
             };
         }
         if message.get("method").and_then(Value::as_str) == Some("initialize") {
-            let link = self.open(false)?;
+            self.hold_a_place()?;
+            let opened = self.open(false);
+            let mut sessions = lock(&self.sessions);
+            sessions.opening -= 1;
+            let link = opened?;
             // Each session's id is drawn afresh: knowing one's own tells nothing of another's.
             let session = super::unguessable();
-            lock(&self.sessions).insert(session.clone(), link.clone());
+            sessions.open.insert(session.clone(), link.clone());
             return Ok((link, Some(session)));
         }
         let modern = message
@@ -195,6 +215,27 @@ impl Front {
         let link = self.open(true)?;
         *stateless = Some(link.clone());
         Ok((link, None))
+    }
+
+    /// Takes a place for a session about to open, or refuses it when every place is
+    /// taken. A session whose server has gone gives its place back here.
+    fn hold_a_place(&self) -> Result<(), Refused> {
+        let mut sessions = lock(&self.sessions);
+        sessions.open.retain(|_, link| !link.ended());
+        let taken = sessions.open.len() + sessions.opening;
+        if taken >= self.max_sessions {
+            let message = format!(
+                "{taken} sessions are open, as many as --max-sessions allows: end one \
+                 (DELETE with its Mcp-Session-Id) before starting another"
+            );
+            return Err(refuse(
+                StatusCode::SERVICE_UNAVAILABLE,
+                jsonrpc::INTERNAL_ERROR,
+                &message,
+            ));
+        }
+        sessions.opening += 1;
+        Ok(())
     }
 
     /// Whether a request comes from this machine, as its `Host` and `Origin` say.
@@ -222,8 +263,11 @@ impl Front {
     }
 
     fn end_all(&self, signal: i32) {
-        let mut links: Vec<Arc<Link>> =
-            lock(&self.sessions).drain().map(|(_, link)| link).collect();
+        let mut links: Vec<Arc<Link>> = lock(&self.sessions)
+            .open
+            .drain()
+            .map(|(_, link)| link)
+            .collect();
         links.extend(lock(&self.stateless).take());
         for link in &links {
             let _ = link.events.send(Event::Signal(signal));
@@ -511,6 +555,7 @@ async fn on_post(State(front): State<Arc<Front>>, headers: HeaderMap, body: Byte
 async fn on_get(State(front): State<Arc<Front>>, headers: HeaderMap) -> Response {
     let link = headers.get("mcp-session-id").and_then(|session| {
         lock(&front.sessions)
+            .open
             .get(session.to_str().unwrap_or_default())
             .cloned()
     });
@@ -528,7 +573,7 @@ async fn on_delete(State(front): State<Arc<Front>>, headers: HeaderMap) -> Respo
         .get("mcp-session-id")
         .and_then(|session| session.to_str().ok())
         .unwrap_or_default();
-    match lock(&front.sessions).remove(session) {
+    match lock(&front.sessions).open.remove(session) {
         Some(link) => {
             // As a stdio client closing its stdin: what waits is answered, then the
             // server is told the session is over.

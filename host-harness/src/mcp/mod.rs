@@ -57,8 +57,17 @@ pub struct Settings {
     pub audit: Option<PathBuf>,
     /// Whether to print calls per tool, and how many carried a reason, on exit.
     pub stats: bool,
-    /// Serve clients over Streamable HTTP at this loopback address instead of stdio.
-    pub listen: Option<String>,
+    /// Serve clients over Streamable HTTP instead of stdio.
+    pub listen: Option<Listen>,
+}
+
+/// Where and how the proxy serves clients over Streamable HTTP (`front.rs`).
+#[derive(Clone, Debug)]
+pub struct Listen {
+    /// A loopback address and port.
+    pub address: String,
+    /// The most legacy sessions open at once: each starts a server of its own.
+    pub max_sessions: usize,
 }
 
 /// How the session ended, which the proxy's exit status repeats.
@@ -163,8 +172,8 @@ pub fn run(plugin: &Plugin, options: Options, settings: Settings) -> anyhow::Res
     let (events, inbox) = mpsc::channel();
     // Registered before the server starts, so that no signal falls between.
     forward_signals(events.clone())?;
-    if let Some(address) = &settings.listen {
-        return front::serve(address, plugin, options, &settings, inbox);
+    if let Some(listen) = &settings.listen {
+        return front::serve(listen, plugin, options, &settings, inbox);
     }
     let session = Session::open(plugin, &options, &settings, events.clone())?;
     read_lines(std::io::stdin(), events, Event::Client, Event::ClientClosed);
