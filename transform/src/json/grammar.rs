@@ -10,16 +10,20 @@ use alloc::vec::Vec;
 
 /// A position in a JSON text.
 pub(crate) struct Reader<'a> {
-    text: &'a [u8],
+    text: &'a str,
     at: usize,
 }
 
 impl<'a> Reader<'a> {
     pub fn new(text: &'a str) -> Reader<'a> {
-        Reader {
-            text: text.as_bytes(),
-            at: 0,
-        }
+        Reader { text, at: 0 }
+    }
+
+    /// Reads one value, as [`Reader::value`] does; its text.
+    pub fn value_text(&mut self) -> Option<&'a str> {
+        let start = self.at;
+        self.value()?;
+        self.text.get(start..self.at)
     }
 
     /// How far the reader has got, in bytes.
@@ -40,7 +44,7 @@ impl<'a> Reader<'a> {
     }
 
     pub fn peek(&self) -> Option<u8> {
-        self.text.get(self.at).copied()
+        self.text.as_bytes().get(self.at).copied()
     }
 
     /// The next byte, consumed.
@@ -162,6 +166,7 @@ impl<'a> Reader<'a> {
     fn skip_plain(&mut self) {
         while let Some(word) = self
             .text
+            .as_bytes()
             .get(self.at..self.at + 8)
             .and_then(|chunk| <[u8; 8]>::try_from(chunk).ok())
         {
@@ -213,7 +218,7 @@ impl<'a> Reader<'a> {
     /// The rest of `true`, `false` or `null`.
     fn rest_of(&mut self, rest: &[u8]) -> Option<()> {
         let end = self.at + rest.len();
-        (self.text.get(self.at..end)? == rest).then_some(())?;
+        (self.text.as_bytes().get(self.at..end)? == rest).then_some(())?;
         self.at = end;
         Some(())
     }
@@ -297,20 +302,22 @@ mod tests {
 
     #[test]
     fn the_word_scan_stops_at_every_special_byte_in_every_position() {
-        for special in [b'"', b'\\', 0, 0x1F] {
+        for special in ['"', '\\', '\u{0}', '\u{1f}'] {
             for at in 0..16 {
-                let mut text = alloc::vec![b'a'; 16];
-                text[at] = special;
-                let mut reader = Reader { text: &text, at: 0 };
+                let text: String = (0..16)
+                    .map(|i| if i == at { special } else { 'a' })
+                    .collect();
+                let mut reader = Reader::new(&text);
                 reader.skip_plain();
-                assert_eq!(reader.at(), at, "{special:#x} at {at}");
+                assert_eq!(reader.at(), at, "{special:?} at {at}");
             }
         }
-        for plain in [0x20, 0x7F, 0x80, 0xFF, b'!', b'#', b'[', b']'] {
-            let text = [plain; 16];
-            let mut reader = Reader { text: &text, at: 0 };
+        // Bytes from 0x20 up, high ones among them, are plain.
+        for plain in [" ", "\u{7f}", "é", "€", "\u{10ffff}", "!", "#", "[", "]"] {
+            let text = plain.repeat(16);
+            let mut reader = Reader::new(&text);
             reader.skip_plain();
-            assert_eq!(reader.at(), 16, "{plain:#x}");
+            assert_eq!(reader.at(), text.len(), "{plain:?}");
         }
     }
 }

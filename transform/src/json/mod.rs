@@ -46,52 +46,26 @@ pub(crate) struct Object<'a> {
 impl<'a> Object<'a> {
     /// Reads `text` as one JSON object; `None` if it is anything else or not JSON.
     pub fn parse(text: &'a str) -> Option<Self> {
-        let mut reader = Reader::new(text);
-        reader.skip_whitespace();
-        let start = reader.at();
-        if !reader.eat(b'{') {
-            return None;
-        }
         let mut members = Vec::new();
-        reader.skip_whitespace();
-        if !reader.eat(b'}') {
-            loop {
-                if !reader.eat(b'"') {
-                    return None;
-                }
-                let key_start = reader.at();
-                let escaped = reader.string()?;
-                // Between the quotes.
-                let key = text.as_bytes().get(key_start..reader.at() - 1)?;
-                let key = if escaped {
-                    Cow::Owned(unescape(key)?)
-                } else {
-                    Cow::Borrowed(key)
-                };
-                reader.colon()?;
-                let value_start = reader.at();
-                reader.value()?;
-                members.push(Member {
-                    key,
-                    value: text.get(value_start..reader.at())?,
-                });
-                reader.skip_whitespace();
-                match reader.next()? {
-                    b',' => reader.skip_whitespace(),
-                    b'}' => break,
-                    _ => return None,
-                }
+        let text = whole(text, b'{', b'}', |reader| {
+            if !reader.eat(b'"') {
+                return None;
             }
-        }
-        let end = reader.at();
-        reader.skip_whitespace();
-        if !reader.at_end() {
-            return None;
-        }
-        Some(Object {
-            text: text.get(start..end)?,
-            members,
-        })
+            let key_start = reader.at();
+            let escaped = reader.string()?;
+            // Between the quotes.
+            let key = text.as_bytes().get(key_start..reader.at() - 1)?;
+            let key = if escaped {
+                Cow::Owned(unescape(key)?)
+            } else {
+                Cow::Borrowed(key)
+            };
+            reader.colon()?;
+            let value = reader.value_text()?;
+            members.push(Member { key, value });
+            Some(())
+        })?;
+        Some(Object { text, members })
     }
 
     /// The value of `key` as JSON parsers read it: the last one when the key repeats.
@@ -118,28 +92,47 @@ impl<'a> Object<'a> {
 
 /// The text of each element of a JSON list; `None` for any other value.
 pub(crate) fn elements(text: &str) -> Option<Vec<&str>> {
+    let mut elements = Vec::new();
+    whole(text, b'[', b']', |reader| {
+        elements.push(reader.value_text()?);
+        Some(())
+    })?;
+    Some(elements)
+}
+
+/// Reads `text` as one object or list (`open` and `close` say which), with nothing but
+/// whitespace around it, `item` reading each member or element from its first byte; the
+/// container's own slice.
+fn whole<'a>(
+    text: &'a str,
+    open: u8,
+    close: u8,
+    mut item: impl FnMut(&mut Reader<'a>) -> Option<()>,
+) -> Option<&'a str> {
     let mut reader = Reader::new(text);
     reader.skip_whitespace();
-    if !reader.eat(b'[') {
+    let start = reader.at();
+    if !reader.eat(open) {
         return None;
     }
-    let mut elements = Vec::new();
     reader.skip_whitespace();
-    if !reader.eat(b']') {
+    if !reader.eat(close) {
         loop {
-            let start = reader.at();
-            reader.value()?;
-            elements.push(text.get(start..reader.at())?);
+            item(&mut reader)?;
             reader.skip_whitespace();
             match reader.next()? {
                 b',' => reader.skip_whitespace(),
-                b']' => break,
+                byte if byte == close => break,
                 _ => return None,
             }
         }
     }
+    let end = reader.at();
     reader.skip_whitespace();
-    reader.at_end().then_some(elements)
+    if !reader.at_end() {
+        return None;
+    }
+    text.get(start..end)
 }
 
 /// The value of a JSON string, given its text as a member or an element holds it;
