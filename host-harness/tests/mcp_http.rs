@@ -62,9 +62,12 @@ fn a_legacy_session_carries_its_session_and_version_and_no_reason_arrives() {
     let mut session = Session::start(&proxied_url(&[], &server.url));
     session.ask(INITIALIZE);
     session.send(INITIALIZED);
-    // What the server sends on its own, on the GET stream, reaches the client.
+    // What the server sends on its own, on the GET stream, reaches the client; when the
+    // server hangs the stream up, the proxy comes back for the rest, from where it was.
     let pushed = session.next_line().unwrap();
     assert!(pushed.contains("from the GET stream"), "{pushed}");
+    let resumed = session.next_line().unwrap();
+    assert!(resumed.contains("resumed after event 1"), "{resumed}");
     let listed: Value = serde_json::from_str(&session.ask(&list(2, false))).unwrap();
     let tools = listed["result"]["tools"].as_array().unwrap();
     assert_eq!(tools.len(), 6);
@@ -84,6 +87,13 @@ fn a_legacy_session_carries_its_session_and_version_and_no_reason_arrives() {
     drop(session);
 
     let received = http_received(&log);
+    let gets: Vec<&Value> = received.iter().filter(|r| r["method"] == "GET").collect();
+    assert_eq!(gets.len(), 2, "{gets:#?}");
+    assert_eq!(gets[0]["headers"].get("last-event-id"), None);
+    assert_eq!(gets[1]["headers"]["last-event-id"], "1");
+    for get in &gets {
+        assert_eq!(get["headers"]["mcp-session-id"], "session-1f2e", "{get}");
+    }
     let posts: Vec<&Value> = received.iter().filter(|r| r["method"] == "POST").collect();
     assert!(posts.len() >= 6, "{received:#?}");
     for post in &posts[1..] {

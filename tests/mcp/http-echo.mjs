@@ -4,7 +4,8 @@
 // per HTTP request it gets ({method, headers, body}) to the file named by its argument.
 //
 // Both eras: a legacy session starts with `initialize` (answered with an Mcp-Session-Id,
-// which every later request must carry, and a GET stream that sends one log message);
+// which every later request must carry, and a GET stream that sends one log message and
+// hangs up, then resumes after it when asked with Last-Event-ID);
 // a 2026-07-28 request carries its version in `_meta`, which must match the
 // MCP-Protocol-Version header, as Mcp-Method and Mcp-Name must match the body.
 //
@@ -59,8 +60,16 @@ const server = createServer((req, res) => {
     appendFileSync(log, JSON.stringify({ method: req.method, headers: req.headers, body }) + "\n");
     if (req.method === "GET") {
       if (req.headers["mcp-session-id"] !== SESSION) return json(res, 405, {});
-      const send = sse(res);
-      send({ jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data: "from the GET stream" } });
+      const note = (data) => JSON.stringify({ jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data } });
+      res.writeHead(200, { "content-type": "text/event-stream", "x-accel-buffering": "no" });
+      if (req.headers["last-event-id"] === undefined) {
+        // The first stream sends one event and hangs up, as a server behind a proxy
+        // that cuts long requests does: the client is to come back for the rest.
+        return res.end(`retry: 100\nid: 1\nevent: message\ndata: ${note("from the GET stream")}\n\n`);
+      }
+      if (req.headers["last-event-id"] === "1") {
+        res.write(`id: 2\nevent: message\ndata: ${note("resumed after event 1")}\n\n`);
+      }
       return; // kept open, as a server's stream is
     }
     if (req.method === "DELETE") return json(res, 200, {});

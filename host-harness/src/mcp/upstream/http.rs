@@ -4,8 +4,9 @@
 //!
 //! - Legacy sessions (2024-11-05 to 2025-11-25): the `Mcp-Session-Id` the server gives
 //!   `initialize` and the protocol version it answers ride on every later request; the
-//!   GET stream, where the server offers one, carries what it sends on its own; the
-//!   session is ended with DELETE.
+//!   GET stream, where the server offers one, carries what it sends on its own, and is
+//!   resumed from its last event when it ends (`listen`); the session is ended with
+//!   DELETE.
 //! - 2026-07-28: each request carries its protocol version in `_meta`, mirrored into
 //!   `MCP-Protocol-Version`, with `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*` (see
 //!   `headers.rs`).
@@ -127,6 +128,8 @@ struct Session {
     version: Option<String>,
     /// Whether the GET stream was asked for.
     listening: bool,
+    /// Whether the session was ended: the GET stream is not asked for again.
+    closed: bool,
     params: ParamHeaders,
 }
 
@@ -172,7 +175,8 @@ impl Http {
             return;
         }
         let link = &self.link;
-        let session = link.lock();
+        let mut session = link.lock();
+        session.closed = true;
         if session.id.is_some() {
             let request = link.carrying(link.agent.delete(&link.remote.url), &session, None);
             drop(session);
@@ -381,42 +385,93 @@ impl Link {
     }
 
     /// Opens the GET stream, once, for what a legacy server sends on its own; a server
-    /// that offers none answers 405, and then there is none.
+    /// that offers none answers 405, and then there is none. A stream that ends or breaks
+    /// off is asked for again, after the wait the server asked for, with the id of the
+    /// last event it gave (`Last-Event-ID`), so that it can send what came between, until
+    /// the session ends or [`RECONNECTS`] tries in a row bring nothing.
     fn listen(&self) {
-        let request = {
-            let mut session = self.lock();
-            if std::mem::replace(&mut session.listening, true) {
-                return;
+        if std::mem::replace(&mut self.lock().listening, true) {
+            return;
+        }
+        let link = self.clone();
+        std::thread::spawn(move || {
+            let mut place = sse::Place::default();
+            let mut fruitless = 0;
+            while fruitless < RECONNECTS {
+                let mut delivered = false;
+                match link.stream(&mut place, &mut delivered) {
+                    Stream::Ended if delivered => fruitless = 0,
+                    Stream::Ended => fruitless += 1,
+                    Stream::Refused => return,
+                }
+                let wait = place.retry.unwrap_or(DEFAULT_RETRY);
+                std::thread::sleep(wait.clamp(MIN_RETRY, MAX_RETRY));
             }
-            let get = self
+        });
+    }
+
+    /// Reads the GET stream once, from `place`, until it ends.
+    fn stream(&self, place: &mut sse::Place, delivered: &mut bool) -> Stream {
+        let request = {
+            let session = self.lock();
+            if session.closed {
+                return Stream::Refused;
+            }
+            let mut get = self
                 .agent
                 .get(&self.remote.url)
                 .header("Accept", "text/event-stream");
+            if let Some(id) = &place.last_event_id {
+                get = get.header("Last-Event-ID", id);
+            }
             self.carrying(get, &session, None)
         };
-        let link = self.clone();
-        std::thread::spawn(move || {
-            let Ok(response) = request.call() else {
-                return;
-            };
-            let stream = text_header(&response, "content-type")
-                .is_some_and(|kind| kind.starts_with("text/event-stream"));
-            if !response.status().is_success() || !stream {
-                return;
-            }
-            let body = response
-                .into_body()
-                .into_with_config()
-                .limit(u64::MAX)
-                .reader();
-            let mut owed = Vec::new();
-            let outline = Outline::default();
-            let _ = sse::read(body, |data| {
-                link.deliver(data.into_bytes(), &mut owed, &outline, false)
-            });
+        let Ok(response) = request.call() else {
+            return Stream::Ended;
+        };
+        let status = response.status();
+        // No stream offered (405), or the session is gone (404): nothing to come back for.
+        if matches!(status.as_u16(), 404 | 405) {
+            return Stream::Refused;
+        }
+        let stream = text_header(&response, "content-type")
+            .is_some_and(|kind| kind.starts_with("text/event-stream"));
+        if !status.is_success() || !stream {
+            return Stream::Ended;
+        }
+        let body = response
+            .into_body()
+            .into_with_config()
+            .limit(u64::MAX)
+            .reader();
+        let mut owed = Vec::new();
+        let outline = Outline::default();
+        let _ = sse::read_from(body, place, |data| {
+            *delivered = true;
+            self.deliver(data.into_bytes(), &mut owed, &outline, false);
         });
+        Stream::Ended
     }
 }
+
+/// How a GET stream ended.
+enum Stream {
+    /// It ended, broke off, or could not be had this time: worth asking again.
+    Ended,
+    /// The server offers none, or the session is over.
+    Refused,
+}
+
+/// How many GET streams in a row may end without an event before the proxy stops asking.
+const RECONNECTS: u32 = 5;
+
+/// The wait before asking for the GET stream again, when the server named none.
+const DEFAULT_RETRY: Duration = Duration::from_secs(1);
+
+/// The least and the most the proxy waits before asking again, whatever the server asks:
+/// a `retry: 0` would have it ask without pause, a huge one never.
+const MIN_RETRY: Duration = Duration::from_millis(100);
+const MAX_RETRY: Duration = Duration::from_secs(60);
 
 fn text_header(response: &ureq::http::Response<ureq::Body>, name: &str) -> Option<String> {
     response
