@@ -178,6 +178,26 @@ mod tests {
     }
 
     #[test]
+    fn a_long_object_keeps_first_positions_and_last_values_too() {
+        // R10, past the 16 members a short object is searched in place for.
+        let mut text = String::from("{");
+        for at in 0..20 {
+            text.push_str(&alloc::format!(r#""k{at}":{at},"#));
+        }
+        text.push_str(r#""reason":"x","k5":"five","\u006b0":"zero","k19":[19],"reason":null}"#);
+        let mut expected = String::from(r#"{"k0":"zero","#);
+        for at in 1..19 {
+            if at == 5 {
+                expected.push_str(r#""k5":"five","#);
+            } else {
+                expected.push_str(&alloc::format!(r#""k{at}":{at},"#));
+            }
+        }
+        expected.push_str(r#""k19":[19]}"#);
+        assert_eq!(strip(&text).unwrap(), expected);
+    }
+
+    #[test]
     fn escaped_keys_are_the_key() {
         // R10
         assert_eq!(
