@@ -103,7 +103,7 @@ enum Command {
         #[arg(long, value_name = "ADDRESS:PORT")]
         listen: Option<String>,
         /// With --listen: the most sessions open at once (each starts the server anew);
-        /// an `initialize` past it is refused until one ends.
+        /// a new one past it ends the session used least recently.
         #[arg(long, value_name = "N", default_value_t = 16, requires = "listen",
               value_parser = clap::value_parser!(u16).range(1..))]
         max_sessions: u16,

@@ -407,57 +407,57 @@ fn delete(url: &str, session: &str) -> u16 {
 }
 
 #[test]
-fn sessions_are_bounded_and_an_ended_one_gives_its_place_back() {
-    // R20 through the front: each legacy session starts a server of its own, so a client
-    // that initializes without end would start servers without end. Past the limit an
-    // `initialize` is refused, and nothing is started for it.
+fn sessions_are_bounded_by_ending_the_one_used_least_recently() {
+    // R20 through the front: each legacy session starts a server of its own, so clients
+    // that initialize without end (and without DELETE, as the conformance suite does)
+    // would start servers without end. Past the limit a new session ends the one used
+    // least recently, after any whose server has exited; none is refused.
     let front = Listening::front(&["--max-sessions", "2"], own_server());
-    let (status, first, _) = initialize(&front.url);
-    assert_eq!(status, 200);
-    let (status, second, _) = initialize(&front.url);
-    assert_eq!(status, 200);
-    assert!(!first.is_empty() && !second.is_empty() && first != second);
-    let (status, none, refused) = initialize(&front.url);
-    assert_eq!((status, none.as_str()), (503, ""), "{refused:?}");
-    assert_eq!(refused.len(), 1, "{refused:?}");
-    let message = refused[0]["error"]["message"].as_str().unwrap();
-    assert!(
-        message.contains("2 sessions") && message.contains("--max-sessions"),
-        "{message}"
-    );
-    // Both sessions still work.
-    for session in [&first, &second] {
+    let open = || {
+        let (status, session, answer) = initialize(&front.url);
+        assert_eq!(status, 200, "{answer:?}");
+        assert!(!session.is_empty());
+        session
+    };
+    let list = |session: &str| {
         let (status, answer) = post(
             &front.url,
             &[("Mcp-Session-Id", session)],
             r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
         );
-        assert_eq!(status, 200);
-        assert_eq!(answer.len(), 1, "{answer:?}");
-        assert!(answer[0]["result"]["tools"].is_array(), "{answer:?}");
-    }
-    assert_eq!(delete(&front.url, &first), 200);
-    let (status, third, _) = initialize(&front.url);
-    assert_eq!(status, 200);
-    assert!(third != first && third != second);
-    // A session whose server exits gives its place back too, once its loop has ended.
+        if status == 200 {
+            assert_eq!(answer.len(), 1, "{answer:?}");
+            assert!(answer[0]["result"]["tools"].is_array(), "{answer:?}");
+        }
+        status
+    };
+    let first = open();
+    let second = open();
+    assert_eq!(list(&first), 200);
+    // `second` is now the least recently used: a third session ends it.
+    let third = open();
+    assert_eq!(list(&second), 404);
+    assert_eq!(list(&first), 200);
+    assert_eq!(list(&third), 200);
+    // A session whose server exits gives its place back first: `first`, used before
+    // `third`, survives a fourth session once `third`'s server is gone.
     let (status, _) = post(
         &front.url,
-        &[("Mcp-Session-Id", &second)],
+        &[("Mcp-Session-Id", &third)],
         r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"die","arguments":{}}}"#,
     );
     assert_eq!(status, 200);
     let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    loop {
-        let (status, _, answer) = initialize(&front.url);
-        if status == 200 {
-            break;
-        }
-        assert_eq!(status, 503, "{answer:?}");
-        assert!(
-            std::time::Instant::now() < until,
-            "the place never came back"
-        );
+    while list(&third) != 404 {
+        assert!(std::time::Instant::now() < until, "the session never ended");
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
+    let fourth = open();
+    assert_eq!(list(&first), 200);
+    assert_eq!(list(&fourth), 200);
+    // DELETE gives a place back too.
+    assert_eq!(delete(&front.url, &fourth), 200);
+    let fifth = open();
+    assert_eq!(list(&first), 200);
+    assert_eq!(list(&fifth), 200);
 }

@@ -5,7 +5,9 @@
 //! and belong to no session, share one, their ids made unique on the way in and given
 //! back on the way out. The HTTP side is axum on a small tokio runtime; each session
 //! runs the same loop as over stdio, on a thread of its own. At most `--max-sessions`
-//! legacy sessions are open at once, so that a client cannot start servers without end.
+//! legacy sessions are open at once, so that clients cannot start servers without end:
+//! a new one ends the one used least recently (clients that never DELETE, the MCP
+//! conformance suite among them, are served all the same).
 //!
 //! Fails closed: only loopback is served, and a request whose `Host` or `Origin` is not
 //! loopback (a page that rebound its DNS name to 127.0.0.1) is refused with 403; a body
@@ -124,11 +126,31 @@ struct Front {
 /// The legacy sessions.
 #[derive(Default)]
 struct Sessions {
-    /// Each, by its `Mcp-Session-Id`.
-    open: HashMap<String, Arc<Link>>,
+    /// Each, by its `Mcp-Session-Id`, with when it was last used.
+    open: HashMap<String, (Arc<Link>, u64)>,
     /// How many are being opened: each holds a place while its server starts, outside
     /// the lock, so that requests to other sessions do not wait on it.
     opening: usize,
+    /// The uses of sessions so far: the clock "last used" is read on. A count, not the
+    /// time: nothing a client or the machine's clock does can reorder it.
+    uses: u64,
+}
+
+impl Sessions {
+    /// The session `id`, marked as used now.
+    fn touch(&mut self, id: &str) -> Option<Arc<Link>> {
+        self.uses += 1;
+        let now = self.uses;
+        let (link, used) = self.open.get_mut(id)?;
+        *used = now;
+        Some(link.clone())
+    }
+
+    /// Adds a session, as used now.
+    fn add(&mut self, id: String, link: Arc<Link>) {
+        self.uses += 1;
+        self.open.insert(id, (link, self.uses));
+    }
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -175,8 +197,8 @@ impl Front {
     ) -> Result<(Arc<Link>, Option<String>), Refused> {
         if let Some(session) = headers.get("mcp-session-id") {
             let session = session.to_str().unwrap_or_default();
-            return match lock(&self.sessions).open.get(session) {
-                Some(link) => Ok((link.clone(), None)),
+            return match lock(&self.sessions).touch(session) {
+                Some(link) => Ok((link, None)),
                 None => Err(refuse(
                     StatusCode::NOT_FOUND,
                     INVALID_REQUEST,
@@ -185,14 +207,14 @@ impl Front {
             };
         }
         if message.get("method").and_then(Value::as_str) == Some("initialize") {
-            self.hold_a_place()?;
+            self.take_a_place()?;
             let opened = self.open(false);
             let mut sessions = lock(&self.sessions);
             sessions.opening -= 1;
             let link = opened?;
             // Each session's id is drawn afresh: knowing one's own tells nothing of another's.
             let session = super::unguessable();
-            sessions.open.insert(session.clone(), link.clone());
+            sessions.add(session.clone(), link.clone());
             return Ok((link, Some(session)));
         }
         let modern = message
@@ -217,22 +239,33 @@ impl Front {
         Ok((link, None))
     }
 
-    /// Takes a place for a session about to open, or refuses it when every place is
-    /// taken. A session whose server has gone gives its place back here.
-    fn hold_a_place(&self) -> Result<(), Refused> {
+    /// Takes a place for a session about to open. A session whose server has gone gives
+    /// its place back; when every place is still taken, the session used least recently
+    /// is ended to make room, as DELETE ends one, and its client's next request is
+    /// answered 404, which tells a client to initialize again (servers expire sessions
+    /// the same way). Refused only while every place is held by a session still starting.
+    fn take_a_place(&self) -> Result<(), Refused> {
         let mut sessions = lock(&self.sessions);
-        sessions.open.retain(|_, link| !link.ended());
-        let taken = sessions.open.len() + sessions.opening;
-        if taken >= self.max_sessions {
-            let message = format!(
-                "{taken} sessions are open, as many as --max-sessions allows: end one \
-                 (DELETE with its Mcp-Session-Id) before starting another"
-            );
-            return Err(refuse(
-                StatusCode::SERVICE_UNAVAILABLE,
-                jsonrpc::INTERNAL_ERROR,
-                &message,
-            ));
+        sessions.open.retain(|_, (link, _)| !link.ended());
+        if sessions.open.len() + sessions.opening >= self.max_sessions {
+            let least = sessions
+                .open
+                .iter()
+                .min_by_key(|(_, (_, used))| *used)
+                .map(|(id, _)| id.clone());
+            let Some((link, _)) = least.and_then(|id| sessions.open.remove(&id)) else {
+                let message = format!(
+                    "{} sessions are starting at once, as many as --max-sessions allows: \
+                     try again when one has started",
+                    sessions.opening
+                );
+                return Err(refuse(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    jsonrpc::INTERNAL_ERROR,
+                    &message,
+                ));
+            };
+            let _ = link.events.send(Event::ClientClosed);
         }
         sessions.opening += 1;
         Ok(())
@@ -266,7 +299,7 @@ impl Front {
         let mut links: Vec<Arc<Link>> = lock(&self.sessions)
             .open
             .drain()
-            .map(|(_, link)| link)
+            .map(|(_, (link, _))| link)
             .collect();
         links.extend(lock(&self.stateless).take());
         for link in &links {
@@ -553,12 +586,9 @@ async fn on_post(State(front): State<Arc<Front>>, headers: HeaderMap, body: Byte
 }
 
 async fn on_get(State(front): State<Arc<Front>>, headers: HeaderMap) -> Response {
-    let link = headers.get("mcp-session-id").and_then(|session| {
-        lock(&front.sessions)
-            .open
-            .get(session.to_str().unwrap_or_default())
-            .cloned()
-    });
+    let link = headers
+        .get("mcp-session-id")
+        .and_then(|session| lock(&front.sessions).touch(session.to_str().unwrap_or_default()));
     let Some(link) = link else {
         // 2026-07-28 has no GET stream; a legacy client asks with its session.
         return StatusCode::METHOD_NOT_ALLOWED.into_response();
@@ -574,7 +604,7 @@ async fn on_delete(State(front): State<Arc<Front>>, headers: HeaderMap) -> Respo
         .and_then(|session| session.to_str().ok())
         .unwrap_or_default();
     match lock(&front.sessions).open.remove(session) {
-        Some(link) => {
+        Some((link, _)) => {
             // As a stdio client closing its stdin: what waits is answered, then the
             // server is told the session is over.
             let _ = link.events.send(Event::ClientClosed);
