@@ -118,11 +118,20 @@ impl<'a> Reader<'a> {
 
     /// Reads a member's key and its colon, up to the value's first byte.
     fn key(&mut self) -> Option<()> {
+        self.string_contents()?;
+        self.colon()
+    }
+
+    /// Reads a string from its opening quote to after its closing one; its contents
+    /// (between the quotes, escapes as written) and whether it had escapes.
+    pub fn string_contents(&mut self) -> Option<(&'a [u8], bool)> {
         if !self.eat(b'"') {
             return None;
         }
-        self.string()?;
-        self.colon()
+        let start = self.at;
+        let escaped = self.string()?;
+        let contents = self.text.as_bytes().get(start..self.at - 1)?;
+        Some((contents, escaped))
     }
 
     /// Reads the colon after a key, and the whitespace around it.
@@ -137,7 +146,7 @@ impl<'a> Reader<'a> {
 
     /// Reads a string (§7) from after its opening quote to after its closing one;
     /// whether it had escapes. Any `\u` escape is grammatical, a lone surrogate's too.
-    pub fn string(&mut self) -> Option<bool> {
+    fn string(&mut self) -> Option<bool> {
         let mut escaped = false;
         loop {
             self.skip_plain();

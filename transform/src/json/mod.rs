@@ -48,18 +48,7 @@ impl<'a> Object<'a> {
     pub fn parse(text: &'a str) -> Option<Self> {
         let mut members = Vec::new();
         let text = whole(text, b'{', b'}', |reader| {
-            if !reader.eat(b'"') {
-                return None;
-            }
-            let key_start = reader.at();
-            let escaped = reader.string()?;
-            // Between the quotes.
-            let key = text.as_bytes().get(key_start..reader.at() - 1)?;
-            let key = if escaped {
-                Cow::Owned(unescape(key)?)
-            } else {
-                Cow::Borrowed(key)
-            };
+            let key = decoded(reader)?;
             reader.colon()?;
             let value = reader.value_text()?;
             members.push(Member { key, value });
@@ -139,20 +128,22 @@ fn whole<'a>(
 /// `None` for any other value, and for a string holding a lone surrogate, which no Rust
 /// string can.
 pub(crate) fn string(text: &str) -> Option<String> {
-    let body = text.strip_prefix('"')?;
-    let mut reader = Reader::new(body);
-    let escaped = reader.string()?;
+    let mut reader = Reader::new(text);
+    let contents = decoded(&mut reader)?;
     if !reader.at_end() {
         return None;
     }
-    // Without the closing quote.
-    let body = body.as_bytes().get(..reader.at() - 1)?;
-    let bytes = if escaped {
-        unescape(body)?
+    String::from_utf8(contents.into_owned()).ok()
+}
+
+/// Reads a string; its contents with their escapes decoded, borrowed when there were none.
+fn decoded<'a>(reader: &mut Reader<'a>) -> Option<Cow<'a, [u8]>> {
+    let (contents, escaped) = reader.string_contents()?;
+    Some(if escaped {
+        Cow::Owned(unescape(contents)?)
     } else {
-        body.into()
-    };
-    String::from_utf8(bytes).ok()
+        Cow::Borrowed(contents)
+    })
 }
 
 /// The values of a JSON list of strings; `None` for any other value.
