@@ -151,6 +151,16 @@ impl Sessions {
         self.uses += 1;
         self.open.insert(id, (link, self.uses));
     }
+
+    /// Ends the session `id`, as a stdio client closing its stdin does: what waits is
+    /// answered, then the server is told the session is over. Whether there was one.
+    fn end(&mut self, id: &str) -> bool {
+        let Some((link, _)) = self.open.remove(id) else {
+            return false;
+        };
+        let _ = link.events.send(Event::ClientClosed);
+        true
+    }
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -253,7 +263,7 @@ impl Front {
                 .iter()
                 .min_by_key(|(_, (_, used))| *used)
                 .map(|(id, _)| id.clone());
-            let Some((link, _)) = least.and_then(|id| sessions.open.remove(&id)) else {
+            if !least.is_some_and(|id| sessions.end(&id)) {
                 let message = format!(
                     "{} sessions are starting at once, as many as --max-sessions allows: \
                      try again when one has started",
@@ -264,8 +274,7 @@ impl Front {
                     jsonrpc::INTERNAL_ERROR,
                     &message,
                 ));
-            };
-            let _ = link.events.send(Event::ClientClosed);
+            }
         }
         sessions.opening += 1;
         Ok(())
@@ -603,14 +612,10 @@ async fn on_delete(State(front): State<Arc<Front>>, headers: HeaderMap) -> Respo
         .get("mcp-session-id")
         .and_then(|session| session.to_str().ok())
         .unwrap_or_default();
-    match lock(&front.sessions).open.remove(session) {
-        Some((link, _)) => {
-            // As a stdio client closing its stdin: what waits is answered, then the
-            // server is told the session is over.
-            let _ = link.events.send(Event::ClientClosed);
-            StatusCode::OK.into_response()
-        }
-        None => StatusCode::NOT_FOUND.into_response(),
+    if lock(&front.sessions).end(session) {
+        StatusCode::OK.into_response()
+    } else {
+        StatusCode::NOT_FOUND.into_response()
     }
 }
 

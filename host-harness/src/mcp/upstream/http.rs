@@ -398,10 +398,9 @@ impl Link {
             let mut place = sse::Place::default();
             let mut fruitless = 0;
             while fruitless < RECONNECTS {
-                let mut delivered = false;
-                match link.stream(&mut place, &mut delivered) {
-                    Stream::Ended if delivered => fruitless = 0,
-                    Stream::Ended => fruitless += 1,
+                match link.stream(&mut place) {
+                    Stream::Delivered => fruitless = 0,
+                    Stream::Fruitless => fruitless += 1,
                     Stream::Refused => return,
                 }
                 let wait = place.retry.unwrap_or(DEFAULT_RETRY);
@@ -411,7 +410,7 @@ impl Link {
     }
 
     /// Reads the GET stream once, from `place`, until it ends.
-    fn stream(&self, place: &mut sse::Place, delivered: &mut bool) -> Stream {
+    fn stream(&self, place: &mut sse::Place) -> Stream {
         let request = {
             let session = self.lock();
             if session.closed {
@@ -427,7 +426,7 @@ impl Link {
             self.carrying(get, &session, None)
         };
         let Ok(response) = request.call() else {
-            return Stream::Ended;
+            return Stream::Fruitless;
         };
         let status = response.status();
         // No stream offered (405), or the session is gone (404): nothing to come back for.
@@ -437,7 +436,7 @@ impl Link {
         let stream = text_header(&response, "content-type")
             .is_some_and(|kind| kind.starts_with("text/event-stream"));
         if !status.is_success() || !stream {
-            return Stream::Ended;
+            return Stream::Fruitless;
         }
         let body = response
             .into_body()
@@ -446,18 +445,21 @@ impl Link {
             .reader();
         let mut owed = Vec::new();
         let outline = Outline::default();
+        let mut delivered = Stream::Fruitless;
         let _ = sse::read_from(body, place, |data| {
-            *delivered = true;
+            delivered = Stream::Delivered;
             self.deliver(data.into_bytes(), &mut owed, &outline, false);
         });
-        Stream::Ended
+        delivered
     }
 }
 
-/// How a GET stream ended.
+/// How a GET stream ended; each but `Refused` is worth asking again for.
 enum Stream {
-    /// It ended, broke off, or could not be had this time: worth asking again.
-    Ended,
+    /// It ended or broke off after delivering at least one message.
+    Delivered,
+    /// It delivered nothing, or could not be had this time.
+    Fruitless,
     /// The server offers none, or the session is over.
     Refused,
 }
