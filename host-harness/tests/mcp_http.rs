@@ -331,3 +331,26 @@ fn a_line_break_in_an_answer_never_makes_a_second_message_for_the_client() {
     assert!(!seen.is_empty());
     assert!(seen.iter().all(|line| !line.contains('\r')), "{seen:#?}");
 }
+
+#[test]
+fn a_server_that_hangs_up_its_stream_each_time_is_asked_a_bounded_number_of_times() {
+    // R20: the GET stream is asked for again when it ends, but a server whose stream
+    // ends at once, every time, without an event, does not keep the proxy asking: five
+    // fruitless tries (a second apart, as no `retry` is named) and it stops.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("http.jsonl");
+    let server = http_echo_hanging_up(&log);
+    let mut session = Session::start(&proxied_url(&[], &server.url));
+    session.ask(INITIALIZE);
+    session.send(INITIALIZED);
+    // Far past the five tries' five seconds: a sixth would have come by now.
+    std::thread::sleep(std::time::Duration::from_secs(15));
+    let listed: Value = serde_json::from_str(&session.ask(&list(2, false))).unwrap();
+    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 6);
+    drop(session);
+    let gets = http_received(&log)
+        .into_iter()
+        .filter(|request| request["method"] == "GET")
+        .count();
+    assert_eq!(gets, 5);
+}

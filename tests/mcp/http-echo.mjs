@@ -22,6 +22,8 @@ import { createServer } from "node:http";
 import { appendFileSync } from "node:fs";
 
 const log = process.argv[2];
+// With --hang-up, every GET stream ends at once without an event.
+const hangUp = process.argv[3] === "--hang-up";
 const MODERN = "2026-07-28";
 const SESSION = "session-1f2e";
 const object = (properties) => ({ type: "object", properties });
@@ -62,6 +64,7 @@ const server = createServer((req, res) => {
       if (req.headers["mcp-session-id"] !== SESSION) return json(res, 405, {});
       const note = (data) => JSON.stringify({ jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data } });
       res.writeHead(200, { "content-type": "text/event-stream", "x-accel-buffering": "no" });
+      if (hangUp) return res.end();
       if (req.headers["last-event-id"] === undefined) {
         // The first stream sends one event and hangs up, as a server behind a proxy
         // that cuts long requests does: the client is to come back for the rest.

@@ -249,6 +249,15 @@ pub fn http_echo(log: &Path) -> Listening {
     Listening::start(&node("http-echo.mjs", &[log.to_str().unwrap()]), "/mcp")
 }
 
+/// [`http_echo`] whose GET stream ends at once, every time, without an event: a server
+/// that would have a client come back for ever.
+pub fn http_echo_hanging_up(log: &Path) -> Listening {
+    Listening::start(
+        &node("http-echo.mjs", &[log.to_str().unwrap(), "--hang-up"]),
+        "/mcp",
+    )
+}
+
 /// What `http-echo.mjs` logged: each HTTP request's method, headers and body.
 pub fn http_received(log: &Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(log)
