@@ -23,7 +23,14 @@ fn workspace() -> &'static Path {
 pub fn build_component(package: &str, artifact: &str) -> PathBuf {
     ensure_target();
     let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").unwrap());
-    let built = build_in(package, artifact, &out_dir.join("wasm-target"));
+    let target_dir = out_dir.join("wasm-target");
+    let mut build = Build::new(package, artifact, &target_dir);
+    if package == "reasons-guest"
+        && let Some(mutant) = mutant()
+    {
+        build.features.push(format!("reasons-transform/{mutant}"));
+    }
+    let built = build.run();
     let workspace = workspace();
     for watched in [
         "transform",
@@ -38,30 +45,79 @@ pub fn build_component(package: &str, artifact: &str) -> PathBuf {
     built
 }
 
+/// The deliberate bug of the transform's (a `mutant-*` feature) that `REASONS_MUTANT`
+/// names, for the mutation check (`.ci/mutants`), which builds the native transform with
+/// the same feature: the component then carries it too.
+fn mutant() -> Option<String> {
+    println!("cargo:rerun-if-env-changed=REASONS_MUTANT");
+    let mutant = std::env::var("REASONS_MUTANT").ok()?;
+    assert!(
+        mutant.starts_with("mutant-"),
+        "REASONS_MUTANT must name a mutant-* feature of the transform, not {mutant:?}"
+    );
+    Some(mutant)
+}
+
 /// Builds `package` for `wasm32-wasip2` in release, in `target_dir`, with the
 /// environment of no outer build; the path of its component, `artifact`.
 pub fn build_in(package: &str, artifact: &str, target_dir: &Path) -> PathBuf {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let registry = cargo_home().join("registry");
-    // Added to the workspace's own flags for the target (`--config` arrays append).
-    let remap = format!(
-        "target.{TARGET}.rustflags=[\"--remap-path-prefix={}=/cargo/registry\"]",
-        registry.display()
-    );
-    let status = Command::new(cargo)
-        .current_dir(workspace())
-        .args(["build", "--release", "--target", TARGET, "-p", package])
-        .args(["--config", &remap])
-        .arg("--target-dir")
-        .arg(target_dir)
-        .env_remove("CARGO_ENCODED_RUSTFLAGS")
-        .env_remove("RUSTFLAGS")
-        .env_remove("RUSTC_WORKSPACE_WRAPPER")
-        .env_remove("CARGO_TARGET_DIR")
-        .status()
-        .expect("cargo runs");
-    assert!(status.success(), "building `{package}` for {TARGET} failed");
-    target_dir.join(TARGET).join("release").join(artifact)
+    Build::new(package, artifact, target_dir).run()
+}
+
+/// One nested build of a component.
+struct Build<'a> {
+    package: &'a str,
+    artifact: &'a str,
+    target_dir: &'a Path,
+    /// `--features` to build it with.
+    features: Vec<String>,
+}
+
+impl<'a> Build<'a> {
+    fn new(package: &'a str, artifact: &'a str, target_dir: &'a Path) -> Build<'a> {
+        Build {
+            package,
+            artifact,
+            target_dir,
+            features: Vec::new(),
+        }
+    }
+
+    fn run(&self) -> PathBuf {
+        let Build {
+            package,
+            artifact,
+            target_dir,
+            ref features,
+        } = *self;
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let registry = cargo_home().join("registry");
+        // Added to the workspace's own flags for the target (`--config` arrays append).
+        let remap = format!(
+            "target.{TARGET}.rustflags=[\"--remap-path-prefix={}=/cargo/registry\"]",
+            registry.display()
+        );
+        let mut command = Command::new(cargo);
+        command
+            .current_dir(workspace())
+            .args(["build", "--release", "--target", TARGET, "-p", package])
+            .args(["--config", &remap])
+            .arg("--target-dir")
+            .arg(target_dir);
+        if !features.is_empty() {
+            command.args(["--features", &features.join(",")]);
+        }
+        let status = command
+            .env_remove("CARGO_ENCODED_RUSTFLAGS")
+            .env_remove("RUSTFLAGS")
+            .env_remove("RUSTC_WORKSPACE_WRAPPER")
+            .env_remove("CARGO_TARGET_DIR")
+            .env_remove("REASONS_MUTANT")
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "building `{package}` for {TARGET} failed");
+        target_dir.join(TARGET).join("release").join(artifact)
+    }
 }
 
 /// Cargo's home, where the registry's sources are unpacked.

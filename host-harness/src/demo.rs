@@ -50,7 +50,11 @@ pub struct ScriptedCall {
     /// The tool.
     pub tool: String,
     /// The arguments, sent as the JSON text a model's function call travels as.
-    pub arguments: Value,
+    #[serde(default)]
+    pub arguments: Option<Value>,
+    /// Or the text exactly as the model wrote it, for arguments that are not JSON.
+    #[serde(default)]
+    pub text: Option<String>,
     /// `true` if the scripted human approves when asked; declining is the default.
     #[serde(default)]
     pub approve: bool,
@@ -59,7 +63,19 @@ pub struct ScriptedCall {
 impl Script {
     /// Parses a script, naming what is wrong with it.
     pub fn parse(text: &str, origin: &str) -> anyhow::Result<Script> {
-        serde_json::from_str(text).with_context(|| format!("{origin} is not a valid demo script"))
+        let script: Script = serde_json::from_str(text)
+            .with_context(|| format!("{origin} is not a valid demo script"))?;
+        for (turn, number) in script.turns.iter().zip(1..) {
+            for call in &turn.calls {
+                anyhow::ensure!(
+                    call.arguments.is_some() != call.text.is_some(),
+                    "{origin}: turn {number}'s call to {:?} must give either `arguments` \
+                     or `text`, not both or neither",
+                    call.tool
+                );
+            }
+        }
+        Ok(script)
     }
 }
 
@@ -169,17 +185,20 @@ pub fn run(script: &Script, human: Human, out: &mut dyn Write) -> anyhow::Result
     )?;
     for message in &transcript {
         for call in message["tool_calls"].as_array().into_iter().flatten() {
-            let arguments: Value = call["function"]["arguments"]
+            let arguments: Option<Value> = call["function"]["arguments"]
                 .as_str()
-                .and_then(|text| serde_json::from_str(text).ok())
-                .unwrap_or_default();
+                .and_then(|text| serde_json::from_str(text).ok());
             let name = call["function"]["name"].as_str().unwrap_or("");
-            let reason = match arguments[&reason_param].as_str() {
+            let reason = match arguments
+                .as_ref()
+                .map(|arguments| arguments[&reason_param].as_str())
+            {
                 _ if !source.strip_set.contains(name) => {
                     "(not augmented: its `reason` is the tool's own)".to_string()
                 }
-                Some(reason) => crate::inert::inert(reason, 80),
-                None => "(none given)".to_string(),
+                None => "(in arguments that are not JSON, which were not forwarded)".to_string(),
+                Some(Some(reason)) => crate::inert::inert(reason, 80),
+                Some(None) => "(none given)".to_string(),
             };
             writeln!(
                 out,
@@ -203,10 +222,14 @@ fn numbered_calls(script: &Script) -> Vec<Vec<(ToolCall, bool)>> {
                 .iter()
                 .map(|call| {
                     number += 1;
+                    let text = match (&call.arguments, &call.text) {
+                        (Some(arguments), _) => arguments.to_string(),
+                        (None, text) => text.clone().unwrap_or_default(),
+                    };
                     let sent = ToolCall {
                         id: format!("call_{number}"),
                         name: call.tool.clone(),
-                        arguments: Arguments::Text(call.arguments.to_string()),
+                        arguments: Arguments::Text(text),
                     };
                     (sent, call.approve)
                 })

@@ -39,6 +39,21 @@ fn the_demo_shows_prompt_decision_and_what_the_tool_received() {
     ));
     // The escape sequences of a hostile reason are gone.
     assert!(!out.contains('\u{1b}'));
+    // R10: arguments with a raw line break, approved by the human, are refused by the
+    // layer and never reach the tool.
+    let refused = out.find("── call_6 ──").expect(&out);
+    let block = &out[refused
+        ..out[refused..]
+            .find("── call_7")
+            .map_or(out.len(), |end| refused + end)];
+    assert!(
+        block.contains("the tool received: nothing (the call was not forwarded)"),
+        "{block}"
+    );
+    assert!(
+        block.contains("not valid JSON (at byte 50, a raw control character (U+000A)"),
+        "{block}"
+    );
     // The transcript keeps the reasons.
     assert!(out.contains("call_4 fs_write: Add the \"ship the parser\" item you asked for."));
 }
@@ -88,7 +103,7 @@ fn transform_prints_the_catalogue_the_set_and_the_forwarded_calls() {
     .unwrap();
     std::fs::write(
         &calls,
-        r#"[{"id":"1","name":"a","arguments":"{\"x\":1e400,\"reason\":\"r\"}"},{"id":"2","name":"a","arguments":{"reason":"r","y":[1]}}]"#,
+        r#"[{"id":"1","name":"a","arguments":"{\"x\":1e400,\"reason\":\"r\"}"},{"id":"2","name":"a","arguments":{"reason":"r","y":[1]}},{"id":"3","name":"a","arguments":"{\"x\":NaN,\"reason\":\"r\"}"}]"#,
     )
     .unwrap();
     let out = stdout(&reasons(&[
@@ -106,6 +121,13 @@ fn transform_prints_the_catalogue_the_set_and_the_forwarded_calls() {
         report["calls"][1]["arguments"],
         serde_json::json!({"y": [1]})
     );
+    // R10: text a lenient reader would find the reason in is refused, not forwarded.
+    assert_eq!(report["calls"].as_array().unwrap().len(), 2, "{out}");
+    assert_eq!(report["results"].as_array().unwrap().len(), 3, "{out}");
+    assert_eq!(report["results"][2]["call_id"], "3");
+    assert_eq!(report["results"][2]["is_error"], true);
+    let said = report["results"][2]["content"].as_str().unwrap();
+    assert!(said.contains("not valid JSON (at byte 5, `NaN`"), "{said}");
     assert!(
         out.contains(r#""reason": {"#) || out.contains(r#""reason":{"#),
         "{out}"

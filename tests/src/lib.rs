@@ -11,6 +11,7 @@ use reasons_harness::transform::{self, Layer, Report};
 use reasons_transform::{Options, Position, ToolCall};
 use serde::Deserialize;
 use serde_json::value::RawValue;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The misbehaving middleware fixture (`tests/fixtures/unruly`).
@@ -60,6 +61,9 @@ pub struct Case {
     /// The ids of the calls answered by the layer itself with an error, not forwarded.
     #[serde(default)]
     pub refused: Vec<String>,
+    /// Words the answer to a refused call must hold, by the call's id.
+    #[serde(default)]
+    pub says: BTreeMap<String, String>,
 }
 
 /// The layer's options as a vector spells them; absent fields keep the defaults.
@@ -120,6 +124,23 @@ impl Case {
     /// The catalogue the model is expected to see.
     pub fn listed(&self) -> Vec<String> {
         texts(self.listed.as_ref().unwrap_or(&self.tools))
+    }
+
+    /// Checks that the answer to each call the case says something of holds its words;
+    /// `answers` are the refusals' ids and contents (JSON text, as a result carries it).
+    pub fn check_says<'a>(&self, answers: impl IntoIterator<Item = (&'a str, &'a str)>, at: &str) {
+        let answers: BTreeMap<&str, &str> = answers.into_iter().collect();
+        for (id, words) in &self.says {
+            let content = answers
+                .get(id.as_str())
+                .unwrap_or_else(|| panic!("{at}: call {id} was not refused"));
+            let text: String = serde_json::from_str(content)
+                .unwrap_or_else(|error| panic!("{at}: call {id}'s answer: {error}"));
+            assert!(
+                text.contains(words.as_str()),
+                "{at}: call {id} says {text:?}, not {words:?}"
+            );
+        }
     }
 
     /// Runs the case through `layer`.

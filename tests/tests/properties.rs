@@ -6,8 +6,10 @@
 
 use proptest::prelude::*;
 use reasons_harness::Plugin;
+use reasons_harness::Provider;
 use reasons_harness::transform::{self, Layer, Report};
 use reasons_test_support::model::{self, Called, Declared};
+use reasons_tests::providers::Scripted;
 use reasons_tests::received_calls;
 use reasons_transform::{Arguments, Options, Position, ToolCall};
 use std::collections::BTreeSet;
@@ -32,8 +34,36 @@ fn key() -> impl Strategy<Value = &'static str> {
         2 => Just(r#""a""#),
         1 => Just(r#""b c""#),
         1 => Just(r#""caf\u00e9""#),
+        1 => Just(r#""caf\u00E9""#),
         1 => Just(r#""\ud800""#),
+        // Keys that must be escaped when written back.
+        1 => Just(r#""q\"uote""#),
+        1 => Just(r#""back\\slash\/""#),
+        1 => Just(r#""tab\tcr\rbs\bff\fnl\n""#),
     ]
+}
+
+/// A JSON string as text, spelled with every escape JSON has, in both hex cases.
+fn escaped() -> impl Strategy<Value = String> {
+    let piece = prop::sample::select(vec![
+        "a",
+        " ",
+        "é",
+        "\u{1F600}",
+        r#"\""#,
+        r#"\\"#,
+        r#"\/"#,
+        r#"\b"#,
+        r#"\f"#,
+        r#"\n"#,
+        r#"\r"#,
+        r#"\t"#,
+        r#"\u00e9"#,
+        r#"\u00E9"#,
+        r#"\uD83D\uDE00"#,
+        r#"\u001F"#,
+    ]);
+    prop::collection::vec(piece, 0..6).prop_map(|pieces| format!("\"{}\"", pieces.concat()))
 }
 
 /// Numbers and strings that a careless re-serialiser would change.
@@ -55,14 +85,18 @@ fn scalar() -> impl Strategy<Value = String> {
         Just(r#""\ud83d\ude00 \n \" \\ \/""#.to_string()),
         Just(r#""\ud800""#.to_string()),
         Just(r#""reason""#.to_string()),
+        escaped(),
+        Just("6.02E+23".to_string()),
+        Just("-1e-7".to_string()),
     ]
 }
 
-/// A JSON value as text, objects' keys repeating and colliding often.
+/// A JSON value as text, objects' keys repeating and colliding often: up to six deep and
+/// eight wide.
 fn value() -> impl Strategy<Value = String> {
-    scalar().prop_recursive(3, 24, 4, |inner| {
+    scalar().prop_recursive(6, 64, 8, |inner| {
         prop_oneof![
-            prop::collection::vec((ws(), inner.clone()), 0..4).prop_map(|items| {
+            prop::collection::vec((ws(), inner.clone()), 0..8).prop_map(|items| {
                 let items: Vec<String> =
                     items.into_iter().map(|(w, v)| format!("{w}{v}")).collect();
                 format!("[{}]", items.join(","))
@@ -73,7 +107,7 @@ fn value() -> impl Strategy<Value = String> {
 }
 
 fn object(values: impl Strategy<Value = String>) -> impl Strategy<Value = String> {
-    prop::collection::vec((ws(), key(), ws(), values), 0..5).prop_map(|members| {
+    prop::collection::vec((ws(), key(), ws(), values), 0..9).prop_map(|members| {
         let members: Vec<String> = members
             .into_iter()
             .map(|(w, k, w2, v)| format!("{w}{k}{w2}:{w}{v}"))
@@ -82,12 +116,47 @@ fn object(values: impl Strategy<Value = String>) -> impl Strategy<Value = String
     })
 }
 
-/// A call's arguments: mostly objects, sometimes anything at all.
+/// What lenient readers accept and RFC 8259 does not, put into JSON text at `at` (a
+/// fraction of its length): a word of Python's `json`, a raw control character (in a
+/// string or not), a byte-order mark, a trailing comma, a single quote, a cut.
+fn unjson() -> impl Strategy<Value = (f64, &'static str)> {
+    let insert = prop_oneof![
+        Just("NaN"),
+        Just("-Infinity"),
+        Just("\n"),
+        Just("\t"),
+        Just("\u{1}"),
+        Just("\u{feff}"),
+        Just(","),
+        Just("'"),
+        Just("\\x"),
+        Just(""),
+    ];
+    (0.0..1.0f64, insert)
+}
+
+/// `text` broken: `insert` put in at a character boundary near `at` of its length, or,
+/// for the empty insert, the text cut there.
+fn broken(text: &str, at: f64, insert: &str) -> String {
+    let mut at = (text.len() as f64 * at) as usize;
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    match insert {
+        "" => text[..at].to_string(),
+        _ => format!("{}{insert}{}", &text[..at], &text[at..]),
+    }
+}
+
+/// A call's arguments: mostly objects, sometimes anything at all, sometimes text that is
+/// JSON only to a lenient reader.
 fn arguments() -> impl Strategy<Value = Arguments> {
     prop_oneof![
         6 => (ws(), object(value()), ws()).prop_map(|(a, o, b)| Arguments::Text(format!("{a}{o}{b}"))),
         2 => object(value()).prop_map(Arguments::Object),
         1 => value().prop_map(Arguments::Text),
+        2 => (object(value()), unjson())
+            .prop_map(|(o, (at, insert))| Arguments::Text(broken(&o, at, insert))),
         1 => prop_oneof![Just(""), Just("  "), Just("{\"reason\":"), Just("{\"reason\":1} x")]
             .prop_map(|t| Arguments::Text(t.to_string())),
     ]
@@ -186,21 +255,38 @@ fn declaration() -> impl Strategy<Value = String> {
     ]
 }
 
+/// Descriptions of the parameter: the contract's, and ones a careless writer of JSON
+/// would spell wrong.
+fn description() -> impl Strategy<Value = String> {
+    prop_oneof![
+        3 => Just(reasons_transform::DEFAULT_DESCRIPTION.to_string()),
+        1 => Just("Why: \"quoted\", a back\\slash, a tab\t and a line\nbreak.".to_string()),
+        1 => Just("Pourquoi cet appel ? \u{1F600} \u{7f}\u{1}".to_string()),
+        1 => "[a-zA-Z .,é]{1,40}",
+    ]
+}
+
 /// Options: the contract's, or any other valid ones.
 fn options() -> impl Strategy<Value = Options> {
     (
         prop::sample::select(vec!["reason", "why"]),
+        description(),
         any::<bool>(),
         prop_oneof![Just(Position::Last), Just(Position::First)],
         prop::sample::subsequence(NAMES.to_vec(), 0..2),
     )
-        .prop_map(|(name, required, position, leave_alone)| Options {
-            name: name.into(),
-            required,
-            position,
-            leave_alone: leave_alone.into_iter().map(str::to_string).collect(),
-            ..Options::default()
+        .prop_filter("a description is not blank", |(_, description, ..)| {
+            !description.trim().is_empty()
         })
+        .prop_map(
+            |(name, description, required, position, leave_alone)| Options {
+                name: name.into(),
+                description,
+                required,
+                position,
+                leave_alone: leave_alone.into_iter().map(str::to_string).collect(),
+            },
+        )
 }
 
 fn calls() -> impl Strategy<Value = Vec<ToolCall>> {
@@ -221,6 +307,36 @@ fn run(layer: Layer<'_>, options: &Options, tools: &[String], calls: &[ToolCall]
     transform::run(layer, options.clone(), tools.to_vec(), calls.to_vec()).unwrap()
 }
 
+/// What one listing and one batch through a layer gave, on both sides of it.
+struct Outcome {
+    /// The catalogue as the model sees it.
+    listed: Vec<String>,
+    strip_set: Vec<String>,
+    /// What the provider below received.
+    received: Vec<ToolCall>,
+    /// Each result's call and whether it is an error.
+    results: Vec<(String, bool)>,
+}
+
+impl From<&Report> for Outcome {
+    fn from(report: &Report) -> Outcome {
+        Outcome {
+            listed: report
+                .tools
+                .iter()
+                .map(|tool| tool.get().to_string())
+                .collect(),
+            strip_set: report.strip_set.clone(),
+            received: received_calls(report),
+            results: report
+                .results
+                .iter()
+                .map(|result| (result.call_id.clone(), result.is_error))
+                .collect(),
+        }
+    }
+}
+
 /// Checks a report against the model: every declaration, the strip set, every call.
 fn judge(
     options: &Options,
@@ -228,15 +344,24 @@ fn judge(
     calls: &[ToolCall],
     report: &Report,
 ) -> Result<(), TestCaseError> {
+    judge_outcome(options, tools, calls, &Outcome::from(report))
+}
+
+fn judge_outcome(
+    options: &Options,
+    tools: &[String],
+    calls: &[ToolCall],
+    report: &Outcome,
+) -> Result<(), TestCaseError> {
     let expected = model::list(options, tools);
     prop_assert_eq!(
-        report.tools.len(),
+        report.listed.len(),
         tools.len(),
         "one declaration out per declaration in"
     );
     prop_assert_eq!(expected.declarations.len(), tools.len());
-    for ((before, after), declared) in tools.iter().zip(&report.tools).zip(&expected.declarations) {
-        let after = after.get();
+    for ((before, after), declared) in tools.iter().zip(&report.listed).zip(&expected.declarations)
+    {
         match declared {
             Declared::Same => {
                 prop_assert_eq!(after, before, "R4 R5 R7: passed through byte for byte")
@@ -260,18 +385,22 @@ fn judge(
     let augmented: BTreeSet<String> = report.strip_set.iter().cloned().collect();
     prop_assert_eq!(&augmented, &expected.augmented, "R7 R8: the strip set");
 
-    let received = received_calls(report);
     prop_assert_eq!(
         report.results.len(),
         calls.len(),
         "R13: one result per call"
     );
-    let mut forwarded = received.iter();
-    for (call, result) in calls.iter().zip(&report.results) {
-        prop_assert_eq!(&result.call_id, &call.id);
+    let mut forwarded = report.received.iter();
+    for (call, (call_id, is_error)) in calls.iter().zip(&report.results) {
+        prop_assert_eq!(call_id, &call.id);
         let called = model::call(options, &expected, &call.name, call.arguments.text());
         if called == Called::Refused {
-            prop_assert!(result.is_error, "required mode refuses call {}", call.id);
+            prop_assert!(
+                *is_error,
+                "R6 R10: call {} is refused: {:?}",
+                call.id,
+                call.arguments
+            );
             continue;
         }
         let got = forwarded.next();
@@ -315,6 +444,75 @@ fn judge(
     Ok(())
 }
 
+/// A layer of either build over `below`, kept for a whole session.
+enum SessionLayer {
+    Native(reasons_harness::NativeReasons),
+    Component(reasons_harness::WasmLayer),
+}
+
+impl SessionLayer {
+    fn new(layer: Layer<'_>, options: &Options, below: &Scripted) -> SessionLayer {
+        let below = Box::new(below.clone());
+        match layer {
+            Layer::Native => SessionLayer::Native(
+                reasons_harness::NativeReasons::new(below, options.clone()).unwrap(),
+            ),
+            Layer::Component(plugin) => {
+                let mut layer = plugin.layer(below);
+                layer.configure(options.clone()).unwrap();
+                SessionLayer::Component(layer)
+            }
+        }
+    }
+
+    fn provider(&mut self) -> &mut dyn Provider {
+        match self {
+            SessionLayer::Native(layer) => layer,
+            SessionLayer::Component(layer) => layer,
+        }
+    }
+
+    fn strip_set(&self) -> Vec<String> {
+        match self {
+            SessionLayer::Native(layer) => layer.strip_set(),
+            SessionLayer::Component(layer) => layer.strip_set().names(),
+        }
+    }
+}
+
+/// Several listings, each followed by a batch, through one layer: each step judged
+/// against the model of that step's listing alone (R8: each listing replaces the set).
+fn session(
+    layer: Layer<'_>,
+    options: &Options,
+    steps: &[(Vec<String>, Vec<ToolCall>)],
+) -> Result<(), TestCaseError> {
+    let below = Scripted::new(&[]);
+    let mut layer = SessionLayer::new(layer, options, &below);
+    for (tools, calls) in steps {
+        let tools_ref: Vec<&str> = tools.iter().map(String::as_str).collect();
+        below.set_catalogue(&tools_ref);
+        let listed = layer.provider().tools_for_llm().unwrap();
+        let strip_set = layer.strip_set();
+        let results = layer.provider().execute_tool_calls(calls.clone()).unwrap();
+        let outcome = Outcome {
+            listed,
+            strip_set,
+            received: below.take_received(),
+            results: results
+                .into_iter()
+                .map(|result| (result.call_id, result.is_error))
+                .collect(),
+        };
+        judge_outcome(options, tools, calls, &outcome)?;
+    }
+    Ok(())
+}
+
+fn steps() -> impl Strategy<Value = Vec<(Vec<String>, Vec<ToolCall>)>> {
+    prop::collection::vec((prop::collection::vec(declaration(), 0..6), calls()), 1..4)
+}
+
 // 256 cases each by default; `PROPTEST_CASES` sets another number.
 proptest! {
     #[test]
@@ -325,13 +523,33 @@ proptest! {
     }
 
     #[test]
-    fn the_component_is_the_model_and_the_native_transform_byte_for_byte(options in options(), tools in prop::collection::vec(declaration(), 0..5), calls in calls()) {
-        // R1–R10, R13: the same code, two builds, one output; neither panics nor traps.
+    fn the_component_is_the_model(options in options(), tools in prop::collection::vec(declaration(), 0..5), calls in calls()) {
+        // R1–R10, R13, through the component; it neither panics nor traps.
         let plugin = Plugin::reasons().unwrap();
         let component = run(Layer::Component(&plugin), &options, &tools, &calls);
         judge(&options, &tools, &calls, &component)?;
+    }
+
+    #[test]
+    fn the_component_and_the_native_transform_agree_byte_for_byte(options in options(), tools in prop::collection::vec(declaration(), 0..5), calls in calls()) {
+        // The same code, two builds, one output.
+        let plugin = Plugin::reasons().unwrap();
+        let component = run(Layer::Component(&plugin), &options, &tools, &calls);
         let native = run(Layer::Native, &options, &tools, &calls);
         prop_assert_eq!(serde_json::to_string(&native).unwrap(), serde_json::to_string(&component).unwrap());
+    }
+
+    #[test]
+    fn each_listing_of_a_session_is_the_model(options in options(), steps in steps()) {
+        // R8: the strip set is the latest listing's, whatever came before.
+        session(Layer::Native, &options, &steps)?;
+    }
+
+    #[test]
+    fn each_listing_of_a_component_session_is_the_model(options in options(), steps in steps()) {
+        // R8 R15: one instance kept across listings knows only the latest.
+        let plugin = Plugin::reasons().unwrap();
+        session(Layer::Component(&plugin), &options, &steps)?;
     }
 
     #[test]

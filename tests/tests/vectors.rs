@@ -33,6 +33,11 @@ fn check(file: &str, case: &Case, report: &Report, build: &str) {
             result.call_id
         );
     }
+    let answers = report.results.iter().filter(|result| result.is_error);
+    case.check_says(
+        answers.map(|result| (result.call_id.as_str(), result.content.get())),
+        &at,
+    );
 }
 
 /// The case through the component's direct surface: the catalogue augmented, then each
@@ -50,11 +55,11 @@ fn check_direct(file: &str, case: &Case, plugin: &Plugin) {
         expected_strip_set,
         "{at}: the strip set"
     );
-    let (mut received, mut refused) = (Vec::new(), Vec::new());
+    let (mut received, mut answers) = (Vec::new(), Vec::new());
     for call in case.calls() {
         match layer.route(call).unwrap() {
             Ok(call) => received.push(call),
-            Err(answer) => refused.push(answer.call_id),
+            Err(answer) => answers.push(answer),
         }
     }
     assert_eq!(
@@ -62,7 +67,18 @@ fn check_direct(file: &str, case: &Case, plugin: &Plugin) {
         case.received(),
         "{at}: what the provider below would receive"
     );
-    assert_eq!(refused, case.refused, "{at}: the calls answered instead");
+    let refused: Vec<&String> = answers.iter().map(|answer| &answer.call_id).collect();
+    assert_eq!(
+        refused,
+        case.refused.iter().collect::<Vec<_>>(),
+        "{at}: the calls answered instead"
+    );
+    case.check_says(
+        answers
+            .iter()
+            .map(|answer| (answer.call_id.as_str(), answer.content.as_str())),
+        &at,
+    );
 }
 
 fn run_file(name: &str) {

@@ -39,7 +39,9 @@ pub(crate) fn augment(catalogue: Vec<String>, options: &Options) -> Listing {
     // for nothing the insertions do not do.)
     let mut doubtful = BTreeSet::new();
     for reading in &readings {
-        if let Reading::Untouched { names } = reading {
+        if let Reading::Untouched { names } = reading
+            && !cfg!(feature = "mutant-ignore-duplicates")
+        {
             doubtful.extend(names.iter().cloned());
         }
     }
@@ -87,7 +89,8 @@ fn read(declaration: &str, options: &Options) -> Reading {
 /// of the original stays where it was (R2).
 fn extend(declaration: &str, schema: &Extensible<'_>, strict: bool, options: &Options) -> String {
     // R6: strict mode spells "optional" as nullable; required mode wants a string.
-    let property = property(options, strict && !options.required);
+    let nullable = strict && !options.required && !cfg!(feature = "mutant-strict-not-nullable");
+    let property = property(options, nullable);
     let mut edits = Vec::with_capacity(2);
     let mut new_members = Vec::new();
     match &schema.properties {

@@ -57,9 +57,9 @@ const MAX_DESCRIPTION: usize = 1024;
 impl Options {
     /// Checks every option; the error names the first one that is wrong and why.
     pub fn validate(&self) -> Result<(), String> {
-        // The name is restricted to characters that only a `\u` escape can spell
+        // The name is restricted to characters that only an escape can spell
         // differently, which is what lets a call whose text has neither the name nor
-        // a `\u` skip parsing (R10).
+        // a backslash skip parsing (R10).
         let name_ok = (1..=MAX_NAME).contains(&self.name.len())
             && self
                 .name

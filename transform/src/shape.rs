@@ -66,7 +66,7 @@ pub(crate) struct Found<'a> {
 pub(crate) fn find<'a>(declaration: &Object<'a>) -> Option<Found<'a>> {
     let mut shapes = SHAPES.iter().filter(|shape| declaration.has(shape.key));
     let shape = shapes.next()?;
-    if shapes.next().is_some() {
+    if shapes.next().is_some() && !cfg!(feature = "mutant-ambiguous-shape") {
         return None;
     }
     let container = match shape.container {

@@ -1,6 +1,7 @@
 //! The transform's state and its two entry points, independent of how it is hosted.
 
 use crate::call::{self, Param, Scan};
+use crate::json::Fault;
 use crate::listing;
 use crate::options::Options;
 use crate::protocol::{self, ProviderError, ToolCall, ToolResult};
@@ -74,9 +75,10 @@ impl Transform {
         protocol::answer(calls.into_iter().map(|call| self.route(call)), below)
     }
 
-    /// One call as the provider below is to receive it (R9), or its refusal in
-    /// required mode: [`Transform::execute`]'s first half, for a host that must not hold
-    /// the layer while the provider below runs.
+    /// One call as the provider below is to receive it (R9), or its refusal: text that
+    /// could hold the parameter but is not JSON (R10), or a call without it in required
+    /// mode. [`Transform::execute`]'s first half, for a host that must not hold the layer
+    /// while the provider below runs.
     pub fn route(&self, call: ToolCall) -> Result<ToolCall, ToolResult> {
         if !self.strip_set.contains(&call.name) && !cfg!(feature = "mutant-strip-untracked") {
             return Ok(call);
@@ -88,9 +90,10 @@ impl Transform {
                     ..call
                 })
             }
+            Param::Unreadable(fault) => Err(ToolResult::error(&call.id, &unreadable(&fault))),
             // Absent, or null where it is required.
             _ if self.options.required => Err(ToolResult::error(&call.id, &self.missing())),
-            _ => Ok(call),
+            Param::Absent | Param::Present { .. } => Ok(call),
         }
     }
 
@@ -101,6 +104,15 @@ impl Transform {
             self.options.name, self.options.description
         )
     }
+}
+
+/// What a call refused for text that is not JSON tells the model (R10).
+fn unreadable(fault: &Fault) -> String {
+    format!(
+        "This call was not run: its arguments are not valid JSON (at byte {}, {}). \
+         Send the arguments again as one JSON object.",
+        fault.at, fault.what
+    )
 }
 
 #[cfg(test)]
@@ -187,6 +199,43 @@ mod tests {
             results[0].content
         );
         assert!(results[0].content.contains("Add it and call again"));
+    }
+
+    #[test]
+    fn text_that_could_hide_a_reason_is_answered_in_place_and_never_forwarded() {
+        // R10, R13: the refusal takes the call's place in the answers; the rest go on.
+        let mut layer = Transform::new();
+        layer.list(vec![T.into()]);
+        let call = |id: &str, text: &str| ToolCall {
+            id: id.into(),
+            name: "t".into(),
+            arguments: Arguments::Text(text.into()),
+        };
+        let calls = vec![
+            call("1", r#"{"a":1,"reason":"x"}"#),
+            call("2", "{\"reason\":\"two\nlines\"}"),
+            call("3", r#"{"a":NaN}"#),
+        ];
+        let mut below = Vec::new();
+        let results = layer.execute(calls, |calls| {
+            below = calls.iter().map(|call| call.id.clone()).collect();
+            Ok(calls
+                .iter()
+                .map(|call| ToolResult::ok(&call.id, "null"))
+                .collect())
+        });
+        assert_eq!(below, ["1", "3"]);
+        assert_eq!(results.len(), 3);
+        let ids: Vec<&str> = results
+            .iter()
+            .map(|result| result.call_id.as_str())
+            .collect();
+        assert_eq!(ids, ["1", "2", "3"]);
+        assert!(!results[0].is_error && results[1].is_error && !results[2].is_error);
+        let said = "This call was not run: its arguments are not valid JSON (at byte 14, a raw \
+                    control character (U+000A), which a JSON string holds only escaped). Send \
+                    the arguments again as one JSON object.";
+        assert_eq!(results[1].content, serde_json::to_string(said).unwrap());
     }
 
     #[test]

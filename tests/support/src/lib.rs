@@ -2,6 +2,7 @@
 //! so that the fuzz target can use it too: the contract's independent model (the
 //! oracle), the third-party peers the tests install, and an MCP session driver.
 
+pub mod fuzz;
 pub mod mcp;
 pub mod model;
 pub mod peers;

@@ -7,17 +7,66 @@
 //! serde_json), so key order and every number's digits are kept, and a repeated key keeps
 //! its first position and its last value, as R10 says parsers read it. serde_json refuses
 //! a lone surrogate escape, which is valid JSON (R10), so text is read through
-//! [`readable`], which turns every surrogate escape into another character's, the same
-//! way on both sides of any comparison.
+//! [`readable`], which turns each lone surrogate into a private character, the same way
+//! on both sides of any comparison.
 
 use reasons_transform::{Options, Position};
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeSet;
 
-/// `text` with every surrogate escape turned into a plain one, for serde_json to read.
+/// Where [`readable`] puts a lone surrogate: U+D800 + n becomes U+10F800 + n, a private
+/// character no test writes.
+const LONE: u32 = 0x10F800 - 0xD800;
+
+/// `text` with every lone surrogate escape (RFC 8259 allows one; serde_json refuses it)
+/// turned into the escaped pair of a private character (see [`LONE`]), for serde_json to
+/// read: a pair stays as it is, and text that was not JSON does not become JSON.
 pub fn readable(text: &str) -> String {
-    text.replace("\\ud", "\\u00").replace("\\uD", "\\u00")
+    let unit = |at: usize| {
+        let hex = text.get(at..at + 6)?.strip_prefix("\\u")?;
+        u32::from_str_radix(hex, 16)
+            .ok()
+            .filter(|_| hex.bytes().all(|b| b.is_ascii_hexdigit()))
+    };
+    let is_high = |unit: u32| (0xD800..0xDC00).contains(&unit);
+    let is_low = |unit: u32| (0xDC00..0xE000).contains(&unit);
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    while let Some(found) = text[at..].find('\\') {
+        let escape = at + found;
+        out.push_str(&text[at..escape]);
+        match unit(escape) {
+            Some(high) if is_high(high) && unit(escape + 6).is_some_and(is_low) => {
+                out.push_str(&text[escape..escape + 12]);
+                at = escape + 12;
+            }
+            Some(lone) if is_high(lone) || is_low(lone) => {
+                let private = lone + LONE - 0x10000;
+                let (high, low) = (0xD800 + (private >> 10), 0xDC00 + (private & 0x3FF));
+                out.push_str(&format!("\\u{high:04x}\\u{low:04x}"));
+                at = escape + 6;
+            }
+            // Any other escape, whole: a `\\` does not start the next one.
+            _ => {
+                let end = text[escape + 1..]
+                    .chars()
+                    .next()
+                    .map_or(escape + 1, |c| escape + 1 + c.len_utf8());
+                out.push_str(&text[escape..end]);
+                at = end;
+            }
+        }
+    }
+    out.push_str(&text[at..]);
+    out
+}
+
+/// Whether a string read through [`readable`] held a lone surrogate, which no tool name
+/// (a WIT `string`) can carry.
+pub fn held_lone_surrogate(text: &str) -> bool {
+    text.chars()
+        .any(|c| (0xD800 + LONE..=0xDFFF + LONE).contains(&u32::from(c)))
 }
 
 /// `text` read as JSON, if it is.
@@ -53,7 +102,8 @@ pub enum Called {
     Same,
     /// Forwarded as arguments reading as this value, with the parameter gone.
     Stripped(Value),
-    /// Refused in required mode: answered with an error, never forwarded.
+    /// Refused: answered with an error, never forwarded (required mode, R6; text that is
+    /// not JSON but could hold the parameter, R10).
     Refused,
 }
 
@@ -122,6 +172,10 @@ fn reading(options: &Options, text: &str) -> Reading {
     let Some(Value::String(name)) = container.get("name") else {
         return untouched();
     };
+    // R4: a name that holds a lone surrogate is no name a call can carry.
+    if held_lone_surrogate(name) {
+        return untouched();
+    }
     if options.leave_alone.contains(name) {
         return untouched();
     }
@@ -269,7 +323,14 @@ pub fn call(options: &Options, listing: &Listing, tool: &str, arguments: &str) -
         Some(Value::Object(mut members)) => members
             .shift_remove(&options.name)
             .map(|reason| (reason, members)),
-        _ => None,
+        // JSON that is not an object, and no arguments at all.
+        Some(_) => None,
+        None if arguments.trim_matches([' ', '\t', '\n', '\r']).is_empty() => None,
+        // R10: not JSON, and a lenient reader could find the parameter in it.
+        None if arguments.contains(options.name.as_str()) || arguments.contains('\\') => {
+            return Called::Refused;
+        }
+        None => None,
     };
     match reason {
         Some((reason, _)) if options.required && reason.is_null() => Called::Refused,
@@ -347,6 +408,35 @@ mod tests {
             call(&options, &listing, "a", r#"{"reason":1}"#),
             Called::Same
         );
+        // R10: not JSON, and holding the name or a backslash.
+        for text in [
+            "{\"reason\":NaN}",
+            "{\"a\":\"\\x\"}",
+            "\u{feff}{\"reason\":1}",
+        ] {
+            assert_eq!(
+                call(&options, &listing, "c", text),
+                Called::Refused,
+                "{text:?}"
+            );
+        }
+        for text in ["{\"a\":NaN}", "[\"reason\"]", " ", "\"\\u0072\""] {
+            assert_eq!(
+                call(&options, &listing, "c", text),
+                Called::Same,
+                "{text:?}"
+            );
+        }
+        assert_eq!(
+            readable(r#""\ud800\uDC0 \u0041 \\ud800 \ud83d\ude00 \udfff""#),
+            r#""\udbfe\udc00\uDC0 \u0041 \\ud800 \ud83d\ude00 \udbff\udfff""#
+        );
+        assert!(held_lone_surrogate(
+            read(r#""a\udc00""#).unwrap().as_str().unwrap()
+        ));
+        assert!(!held_lone_surrogate(
+            read(r#""\ud83d\ude00""#).unwrap().as_str().unwrap()
+        ));
         assert!(has_insignificant_whitespace(r#"{"a": 1}"#));
         assert!(!has_insignificant_whitespace(r#"{"a":" 1"}"#));
         assert_eq!(

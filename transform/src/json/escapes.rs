@@ -108,6 +108,12 @@ pub(crate) fn push_string(out: &mut String, text: &str) {
 /// surrogate goes back as the `\uxxxx` escape it was read from.
 pub(crate) fn push_key(out: &mut String, key: &[u8]) {
     if let Ok(key) = core::str::from_utf8(key) {
+        if cfg!(feature = "mutant-raw-key") {
+            out.push('"');
+            out.push_str(key);
+            out.push('"');
+            return;
+        }
         return push_string(out, key);
     }
     out.push('"');

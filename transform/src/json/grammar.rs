@@ -2,6 +2,10 @@
 //! walks one value at a time and says where it ends, or `None` if the text breaks the
 //! grammar there.
 //!
+//! Every byte is looked at before it is consumed, so when a read fails, [`Reader::at`]
+//! is the offset of the byte that broke the grammar (or the text's length, when it
+//! ended early): the position a refusal names (R10).
+//!
 //! Nesting is tracked on the heap, not the stack, so a value nested as deep as the text
 //! allows is read like any other (a component's stack is small, and a trap would fail a
 //! call that servers' parsers read).
@@ -47,13 +51,6 @@ impl<'a> Reader<'a> {
         self.text.as_bytes().get(self.at).copied()
     }
 
-    /// The next byte, consumed.
-    pub fn next(&mut self) -> Option<u8> {
-        let byte = self.peek()?;
-        self.at += 1;
-        Some(byte)
-    }
-
     /// Consumes `byte` if it is next.
     pub fn eat(&mut self, byte: u8) -> bool {
         let next = self.peek() == Some(byte);
@@ -67,11 +64,13 @@ impl<'a> Reader<'a> {
         let mut open: Vec<bool> = Vec::new();
         loop {
             // One value, or the opening of a container holding at least one.
-            match self.next()? {
+            match self.peek()? {
                 b'"' => {
+                    self.at += 1;
                     self.string()?;
                 }
                 b'{' => {
+                    self.at += 1;
                     self.skip_whitespace();
                     if !self.eat(b'}') {
                         self.key()?;
@@ -80,16 +79,17 @@ impl<'a> Reader<'a> {
                     }
                 }
                 b'[' => {
+                    self.at += 1;
                     self.skip_whitespace();
                     if !self.eat(b']') {
                         open.push(false);
                         continue;
                     }
                 }
-                b't' => self.rest_of(b"rue")?,
-                b'f' => self.rest_of(b"alse")?,
-                b'n' => self.rest_of(b"ull")?,
-                first => self.number(first)?,
+                b't' => self.literal(b"true")?,
+                b'f' => self.literal(b"false")?,
+                b'n' => self.literal(b"null")?,
+                _ => self.number()?,
             }
             // After a value: close what it ends, or step to the container's next one.
             loop {
@@ -97,17 +97,20 @@ impl<'a> Reader<'a> {
                     return Some(());
                 };
                 self.skip_whitespace();
-                match (self.next()?, in_object) {
+                match (self.peek()?, in_object) {
                     (b',', true) => {
+                        self.at += 1;
                         self.skip_whitespace();
                         self.key()?;
                         break;
                     }
                     (b',', false) => {
+                        self.at += 1;
                         self.skip_whitespace();
                         break;
                     }
                     (b'}', true) | (b']', false) => {
+                        self.at += 1;
                         open.pop();
                     }
                     _ => return None,
@@ -130,7 +133,7 @@ impl<'a> Reader<'a> {
         }
         let start = self.at;
         let escaped = self.string()?;
-        let contents = self.text.as_bytes().get(start..self.at - 1)?;
+        let contents = self.text.as_bytes().get(start..self.at.checked_sub(1)?)?;
         Some((contents, escaped))
     }
 
@@ -150,17 +153,23 @@ impl<'a> Reader<'a> {
         let mut escaped = false;
         loop {
             self.skip_plain();
-            match self.next()? {
-                b'"' => return Some(escaped),
+            match self.peek()? {
+                b'"' => {
+                    self.at += 1;
+                    return Some(escaped);
+                }
                 b'\\' => {
                     escaped = true;
-                    match self.next()? {
-                        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {}
+                    self.at += 1;
+                    match self.peek()? {
                         b'u' => {
+                            self.at += 1;
                             for _ in 0..4 {
-                                self.next().filter(u8::is_ascii_hexdigit)?;
+                                self.peek().filter(is_hex)?;
+                                self.at += 1;
                             }
                         }
+                        byte if is_short_escape(byte) => self.at += 1,
                         _ => return None,
                     }
                 }
@@ -189,20 +198,20 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// Reads the rest of a number (§6) whose first byte was `first`.
-    fn number(&mut self, first: u8) -> Option<()> {
-        let first = if first == b'-' { self.next()? } else { first };
-        match first {
+    /// Reads a number (§6) from its first byte.
+    fn number(&mut self) -> Option<()> {
+        self.eat(b'-');
+        match self.peek()? {
             // No leading zeros: a digit after this one ends the number, and the
             // container then finds a digit where it wants a comma.
-            b'0' => {}
+            b'0' => self.at += 1,
             b'1'..=b'9' => self.digits(),
             _ => return None,
         }
         if self.eat(b'.') {
             self.some_digits()?;
         }
-        if self.eat(b'e') || self.eat(b'E') {
+        if !cfg!(feature = "mutant-number-no-exponent") && (self.eat(b'e') || self.eat(b'E')) {
             if !self.eat(b'+') {
                 self.eat(b'-');
             }
@@ -224,11 +233,13 @@ impl<'a> Reader<'a> {
         (self.at > start).then_some(())
     }
 
-    /// The rest of `true`, `false` or `null`.
-    fn rest_of(&mut self, rest: &[u8]) -> Option<()> {
-        let end = self.at + rest.len();
-        (self.text.as_bytes().get(self.at..end)? == rest).then_some(())?;
-        self.at = end;
+    /// `true`, `false` or `null`, from its first byte; a misspelling fails at the
+    /// first byte that differs.
+    fn literal(&mut self, word: &[u8]) -> Option<()> {
+        for &expected in word {
+            self.peek().filter(|&byte| byte == expected)?;
+            self.at += 1;
+        }
         Some(())
     }
 }
@@ -236,6 +247,27 @@ impl<'a> Reader<'a> {
 /// JSON's whitespace.
 pub(crate) fn is_whitespace(byte: u8) -> bool {
     matches!(byte, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+/// Whether a backslash and `byte` are one of the escapes of one character (§7).
+fn is_short_escape(byte: u8) -> bool {
+    // Each mutant (`.ci/mutants`) forgets one escape.
+    match byte {
+        b'"' | b'\\' | b'n' => true,
+        b't' => !cfg!(feature = "mutant-escape-tab"),
+        b'r' => !cfg!(feature = "mutant-escape-cr"),
+        b'b' => !cfg!(feature = "mutant-escape-backspace"),
+        b'f' => !cfg!(feature = "mutant-escape-formfeed"),
+        b'/' => !cfg!(feature = "mutant-escape-solidus"),
+        _ => false,
+    }
+}
+
+/// A hex digit of a `\u` escape, in either case.
+fn is_hex(byte: &u8) -> bool {
+    byte.is_ascii_digit()
+        || (b'a'..=b'f').contains(byte)
+        || (b'A'..=b'F').contains(byte) && !cfg!(feature = "mutant-escape-upper-hex")
 }
 
 /// Whether a byte ends a run of plain string characters.

@@ -16,10 +16,12 @@ mod compact;
 #[cfg(test)]
 mod differential;
 mod escapes;
+mod fault;
 mod grammar;
 
 pub(crate) use compact::push_compact;
 pub(crate) use escapes::{push_key, push_string};
+pub(crate) use fault::Fault;
 
 use alloc::borrow::Cow;
 use alloc::string::String;
@@ -46,6 +48,11 @@ pub(crate) struct Object<'a> {
 impl<'a> Object<'a> {
     /// Reads `text` as one JSON object; `None` if it is anything else or not JSON.
     pub fn parse(text: &'a str) -> Option<Self> {
+        Self::read(text).ok()
+    }
+
+    /// Reads `text` as one JSON object, or says at which byte it stops being one.
+    pub fn read(text: &'a str) -> Result<Self, usize> {
         let mut members = Vec::new();
         let text = whole(text, b'{', b'}', |reader| {
             let key = decoded(reader)?;
@@ -54,7 +61,7 @@ impl<'a> Object<'a> {
             members.push(Member { key, value });
             Some(())
         })?;
-        Some(Object { text, members })
+        Ok(Object { text, members })
     }
 
     /// The value of `key` as JSON parsers read it: the last one when the key repeats.
@@ -85,43 +92,60 @@ pub(crate) fn elements(text: &str) -> Option<Vec<&str>> {
     whole(text, b'[', b']', |reader| {
         elements.push(reader.value_text()?);
         Some(())
-    })?;
+    })
+    .ok()?;
     Some(elements)
+}
+
+/// Whether `text` is one JSON value of any kind, with nothing but whitespace around it.
+pub(crate) fn is_value(text: &str) -> bool {
+    let mut reader = Reader::new(text);
+    reader.skip_whitespace();
+    reader.value().is_some() && {
+        reader.skip_whitespace();
+        reader.at_end()
+    }
 }
 
 /// Reads `text` as one object or list (`open` and `close` say which), with nothing but
 /// whitespace around it, `item` reading each member or element from its first byte; the
-/// container's own slice.
+/// container's own slice, or the offset of the byte where the text leaves the grammar.
 fn whole<'a>(
     text: &'a str,
     open: u8,
     close: u8,
     mut item: impl FnMut(&mut Reader<'a>) -> Option<()>,
-) -> Option<&'a str> {
+) -> Result<&'a str, usize> {
     let mut reader = Reader::new(text);
     reader.skip_whitespace();
     let start = reader.at();
     if !reader.eat(open) {
-        return None;
+        return Err(reader.at());
     }
     reader.skip_whitespace();
     if !reader.eat(close) {
         loop {
-            item(&mut reader)?;
+            item(&mut reader).ok_or(reader.at())?;
             reader.skip_whitespace();
-            match reader.next()? {
-                b',' => reader.skip_whitespace(),
-                byte if byte == close => break,
-                _ => return None,
+            match reader.peek() {
+                Some(b',') => {
+                    reader.eat(b',');
+                    reader.skip_whitespace();
+                }
+                Some(byte) if byte == close => {
+                    reader.eat(close);
+                    break;
+                }
+                _ => return Err(reader.at()),
             }
         }
     }
     let end = reader.at();
     reader.skip_whitespace();
     if !reader.at_end() {
-        return None;
+        return Err(reader.at());
     }
-    text.get(start..end)
+    text.get(start..end).ok_or(end)
 }
 
 /// The value of a JSON string, given its text as a member or an element holds it;
