@@ -43,7 +43,7 @@
 extern crate alloc;
 
 mod call;
-mod json;
+pub mod json;
 mod listing;
 mod options;
 mod protocol;

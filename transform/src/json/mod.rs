@@ -1,4 +1,4 @@
-//! Reading JSON text without re-spelling it.
+//! Reading JSON text without re-spelling it: the workspace's one reader of JSON objects.
 //!
 //! The layer edits declarations and arguments it does not own, so it never round-trips
 //! them through a value type: [`Object::parse`] checks the text against RFC 8259's
@@ -30,7 +30,8 @@ use escapes::unescape;
 use grammar::Reader;
 
 /// One member of a JSON object, as it stands in the text.
-pub(crate) struct Member<'a> {
+#[derive(Debug)]
+pub struct Member<'a> {
     /// The key, unescaped: `"\u0072eason"` is `reason`. Borrowed from the text unless
     /// it had escapes. It is WTF-8, not always UTF-8: RFC 8259 lets a key hold a lone
     /// surrogate escape (`"\ud800"`), which servers' parsers read (R10).
@@ -40,8 +41,22 @@ pub(crate) struct Member<'a> {
 }
 
 /// A JSON object in a text: its own slice and its members in order, repeats included.
-pub(crate) struct Object<'a> {
+///
+/// ```
+/// use reasons_transform::json::Object;
+///
+/// let object = Object::parse(r#" {"a": [1, 2.50], "\u0072eason": "x", "a": -0} "#).unwrap();
+/// assert_eq!(object.members.len(), 3);
+/// assert_eq!(&*object.members[1].key, b"reason");
+/// assert_eq!(object.get("a"), Some("-0")); // the last of a repeated key, as parsers read it
+/// assert_eq!(object.members[0].value, "[1, 2.50]"); // every value as its text
+/// assert_eq!(Object::read(r#"{"a":NaN}"#).err(), Some(5)); // where it stops being JSON
+/// ```
+#[derive(Debug)]
+pub struct Object<'a> {
+    /// The object's own text, without the whitespace around it.
     pub text: &'a str,
+    /// Its members in order, a repeated key each time it appears.
     pub members: Vec<Member<'a>>,
 }
 
@@ -98,7 +113,7 @@ pub(crate) fn elements(text: &str) -> Option<Vec<&str>> {
 }
 
 /// Whether `text` is one JSON value of any kind, with nothing but whitespace around it.
-pub(crate) fn is_value(text: &str) -> bool {
+pub fn is_value(text: &str) -> bool {
     let mut reader = Reader::new(text);
     reader.skip_whitespace();
     reader.value().is_some() && {

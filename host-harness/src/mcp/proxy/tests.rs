@@ -360,8 +360,12 @@ fn what_the_proxy_cannot_read_is_answered_never_relayed() {
         (params(r#"{"name":"plain","arguments":"{\"reason\":\"SECRET\"}"}"#).into(), json!(5), INVALID_PARAMS),
         (invalid_utf8(), json!(null), jsonrpc::PARSE_ERROR),
         (br#"{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"cursor":"a","cursor":"b"}}"#.to_vec(), json!(7), INVALID_PARAMS),
+        // A raw control character in a key, which RFC 8259 refuses: not JSON, whichever
+        // object holds it (tests/json_readers.rs found the object reader taking one).
+        (params("{\"name\":\"plain\",\"arguments\":{\"k\u{1}\":1,\"reason\":\"SECRET\"}}").into(), json!(null), jsonrpc::PARSE_ERROR),
+        ("{\"jsonrpc\":\"2.0\",\"id\":5,\"k\u{1f}\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"plain\",\"arguments\":{\"reason\":\"SECRET\"}}}".into(), json!(null), jsonrpc::PARSE_ERROR),
     ];
-    assert_eq!(cases.len(), 10);
+    assert_eq!(cases.len(), 12);
     for (line, id, code) in cases {
         let shown = String::from_utf8_lossy(&line).to_string();
         let sent = wire(proxy.client_sent(line));
