@@ -1,9 +1,11 @@
-//! The proxy against a simulated server, under random client lines, random timing and a
-//! server that misbehaves at random: whatever either side sends and in whatever order
-//! the two sides' lines arrive, the
-//! server never receives a top-level `reason` for a tool whose schema does not declare
-//! one (R18), and every client request gets exactly one response (R19). The oracle reads
-//! what the server received with serde_json alone, as a server would.
+//! The proxy against a simulated server, under random options, random client lines,
+//! random timing and a server that misbehaves at random: whatever either side sends and in
+//! whatever order the two sides' lines arrive, the server never receives a top-level
+//! `reason` for a tool whose schema does not declare one (R18), and every client request
+//! gets exactly one response and the client none it did not ask for (R19). Nor does the
+//! proxy get safe by refusing: every call that may go reaches the server exactly once, as
+//! the client sent it less the reason, and a tool's own `reason` arrives (R5, R9). The
+//! oracle reads what the server received with serde_json alone, as a server would.
 
 use super::*;
 use crate::plugin::Plugin;
@@ -169,7 +171,17 @@ struct Client {
     next_id: u64,
     /// Each request's id, as a value.
     asked: Vec<Value>,
+    /// Each call it sent: its tag (the start of its `text`), tool, reason and arguments.
+    calls: Vec<SentCall>,
+    /// Every response it got.
     answers: Vec<Value>,
+}
+
+struct SentCall {
+    tag: String,
+    tool: &'static str,
+    reason: u8,
+    arguments: String,
 }
 
 impl Client {
@@ -208,11 +220,14 @@ impl Client {
                 surrogate,
                 escaped_method,
             } => {
+                // A tag of its own, so that what the server ran can be told apart.
+                let tag = format!("c{};", self.next_id);
                 let text = if *surrogate {
-                    r#""cut \ud83d""#
+                    format!(r#""{tag} cut \ud83d""#)
                 } else {
-                    r#""a""#
+                    format!(r#""{tag}""#)
                 };
+                let variant = *reason;
                 let reason = match reason {
                     0 => String::new(),
                     1 => r#","reason":"SECRET""#.into(),
@@ -225,9 +240,16 @@ impl Client {
                 } else {
                     "tools/call"
                 };
+                let arguments = format!(r#"{{"text":{text}{reason}}}"#);
+                self.calls.push(SentCall {
+                    tag,
+                    tool,
+                    reason: variant,
+                    arguments: arguments.clone(),
+                });
                 request(
                     method,
-                    &format!(r#"{{"name":"{tool}","arguments":{{"text":{text}{reason}}}}}"#),
+                    &format!(r#"{{"name":"{tool}","arguments":{arguments}}}"#),
                 )
             }
             Sent::Initialized => unreachable!("answered above"),
@@ -238,11 +260,19 @@ impl Client {
         let text = String::from_utf8(line.to_vec())
             .unwrap()
             .replace("\\ud", "\\u00");
-        match serde_json::from_str(&text).expect("the proxy answers JSON") {
-            Value::Array(answers) => self.answers.extend(answers),
-            answer => self.answers.push(answer),
-        }
+        let messages = match serde_json::from_str(&text).expect("the proxy answers JSON") {
+            Value::Array(messages) => messages,
+            message => vec![message],
+        };
+        // The server's own requests and notifications, relayed, are not answers.
+        let answers = messages.into_iter().filter(|m| m.get("method").is_none());
+        self.answers.extend(answers);
     }
+}
+
+/// Lenient text of the tests' own, read as the simulated server reads it.
+fn lenient(text: &str) -> Value {
+    serde_json::from_str(&text.replace("\\ud", "\\u00")).unwrap()
 }
 
 fn garbage(kind: u8) -> Vec<u8> {
@@ -255,9 +285,11 @@ fn garbage(kind: u8) -> Vec<u8> {
     }
 }
 
-/// Plays `steps`, then lets both sides run dry and the server go; the oracle's checks.
-fn play(steps: &[Step]) {
-    let layer = ProxyLayer::new(&Plugin::reasons().unwrap(), Options::default()).unwrap();
+/// Plays `steps` under `options`, then lets both sides run dry and the server go; the
+/// oracle's checks.
+fn play(options: Options, steps: &[Step]) {
+    let required = options.required;
+    let layer = ProxyLayer::new(&Plugin::reasons().unwrap(), options).unwrap();
     let mut proxy = Proxy::new(layer, Audit::new(None, false).unwrap());
     let (mut server, mut client) = (Server::default(), Client::default());
     let deliver = |out: Vec<Out>, server: &mut Server, client: &mut Client| {
@@ -269,6 +301,7 @@ fn play(steps: &[Step]) {
         }
     };
     let mut gone = false;
+    let mut sent_garbage = Vec::new();
     for step in steps {
         let out = match step {
             Step::Client(_) | Step::Garbage(_) if gone => continue,
@@ -280,7 +313,10 @@ fn play(steps: &[Step]) {
                 };
                 proxy.client_sent(line.into_bytes())
             }
-            Step::Garbage(kind) => proxy.client_sent(garbage(*kind)),
+            Step::Garbage(kind) => {
+                sent_garbage.push(*kind);
+                proxy.client_sent(garbage(*kind))
+            }
             Step::ServerReads(count) => {
                 (0..*count).for_each(|_| server.read());
                 Vec::new()
@@ -339,6 +375,96 @@ fn play(steps: &[Step]) {
             .count();
         assert_eq!(answers, 1, "R19: request {id} got {answers} answers");
     }
+    // No answer the client did not ask for: each is to one of its requests, or to a line
+    // it sent that could not be read (null: the id could not be either).
+    let garbage_ids: Vec<Value> = sent_garbage
+        .iter()
+        .filter_map(|kind| match kind {
+            2 => Some(json!(98)),
+            3 => None,
+            _ => Some(json!(99)),
+        })
+        .collect();
+    for answer in &client.answers {
+        let id = &answer["id"];
+        let asked = client
+            .asked
+            .iter()
+            .chain(&garbage_ids)
+            .any(|asked| same_id(id, asked));
+        assert!(
+            asked || (id.is_null() && !sent_garbage.is_empty()),
+            "R19: an answer nobody asked for: {answer}"
+        );
+    }
+    // Liveness: every call to a tool the server always has reaches it exactly once (but
+    // one that required mode refuses: no reason, or a null one as the last spelling),
+    // as it was sent less a reason the layer added; a tool's own arrives as sent.
+    for call in &client.calls {
+        let ran: Vec<&String> = server
+            .ran
+            .iter()
+            .filter(|(tool, arguments)| {
+                tool == call.tool
+                    && lenient(arguments)["text"]
+                        .as_str()
+                        .is_some_and(|text| text.starts_with(&call.tag))
+            })
+            .map(|(_, arguments)| arguments)
+            .collect();
+        let refused = required && call.tool == "plain" && matches!(call.reason, 0 | 3);
+        let may_go = matches!(call.tool, "plain" | "own") && !refused;
+        if refused {
+            assert!(
+                ran.is_empty(),
+                "required mode: {} ran without a reason",
+                call.tag
+            );
+            continue;
+        }
+        if !may_go {
+            // A tool that comes and goes, or one the server never had: once at most.
+            assert!(ran.len() <= 1, "{} ran {} times", call.tag, ran.len());
+            continue;
+        }
+        assert_eq!(
+            ran.len(),
+            1,
+            "{} ({}) reached the server {} times",
+            call.tag,
+            call.tool,
+            ran.len()
+        );
+        let mut expected = lenient(&call.arguments);
+        if call.tool == "plain" {
+            expected.as_object_mut().unwrap().shift_remove("reason");
+        }
+        assert_eq!(
+            lenient(ran[0]),
+            expected,
+            "R5 R9: {} as the server read it",
+            call.tag
+        );
+    }
+}
+
+/// The layer's options: required mode or not, the property first or last, another
+/// description.
+fn options() -> impl Strategy<Value = Options> {
+    (any::<bool>(), any::<bool>(), any::<bool>()).prop_map(|(required, first, described)| Options {
+        required,
+        position: if first {
+            reasons_transform::Position::First
+        } else {
+            reasons_transform::Position::Last
+        },
+        description: if described {
+            "Why, in \"one\" line.".into()
+        } else {
+            reasons_transform::DEFAULT_DESCRIPTION.into()
+        },
+        ..Options::default()
+    })
 }
 
 /// Whether two ids are one value (`1` and `1.0` are).
@@ -352,9 +478,10 @@ fn same_id(a: &Value, b: &Value) -> bool {
 // 256 cases by default; `PROPTEST_CASES` sets another number.
 proptest! {
     #[test]
-    fn no_reason_reaches_a_server_and_every_request_is_answered_once(
+    fn no_reason_reaches_a_server_every_request_is_answered_once_and_every_call_goes(
+        options in options(),
         steps in prop::collection::vec(step(), 1..40)
     ) {
-        play(&steps);
+        play(options, &steps);
     }
 }
