@@ -89,8 +89,11 @@ fn a_signal_reaches_the_server_and_the_call_in_flight_is_answered_and_audited() 
     session.ask(INITIALIZE);
     session.send(INITIALIZED);
     eventually("the server wrote its pid", || life(&file).0 > 0);
-    session.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{"reason":"to wait"}}}"#);
-    std::thread::sleep(Duration::from_millis(100));
+    // A tool that never answers, signalled once the server has the call: the call is
+    // in flight whatever the machine's speed.
+    session.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"hang","arguments":{"reason":"to wait"}}}"#);
+    let called = dir.path().join("life.hang");
+    eventually("the server has the call", || called.exists());
     // SAFETY: a signal to the child this test started.
     unsafe { libc::kill(session.pid() as libc::pid_t, libc::SIGTERM) };
     let answer: Value = serde_json::from_str(&session.next_line().expect("an answer")).unwrap();

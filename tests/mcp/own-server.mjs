@@ -2,6 +2,7 @@
 //   note    owns a `reason` parameter, which must reach it untouched (R5)
 //   record  answers with the arguments it received, as JSON text
 //   slow    answers after 300 ms
+//   hang    never answers (with REASONS_TEST_LIFE=FILE, it writes FILE.hang when called)
 //   die     exits without answering
 // With REASONS_TEST_LIFE=FILE it writes its pid to FILE when it starts and appends each
 // signal it gets, so a test can tell whether it was signalled and whether it is gone; it
@@ -19,6 +20,7 @@ const tools = [
   { name: "note", description: "Notes why.", inputSchema: object({ reason: { type: "string" } }) },
   { name: "record", description: "Says what it got.", inputSchema: object({ text: { type: "string" } }) },
   { name: "slow", description: "Takes its time.", inputSchema: object({}) },
+  { name: "hang", description: "Never answers.", inputSchema: object({}) },
   { name: "die", description: "Exits.", inputSchema: object({}) },
 ];
 
@@ -34,6 +36,9 @@ server.setRequestHandler(CallToolRequestSchema, async (request) => {
     case "slow":
       await new Promise((resolve) => setTimeout(resolve, 300));
       return text("slow done");
+    case "hang":
+      if (process.env.REASONS_TEST_LIFE) writeFileSync(`${process.env.REASONS_TEST_LIFE}.hang`, "");
+      return new Promise(() => {});
     case "die":
       process.exit(3);
     default:
