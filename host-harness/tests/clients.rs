@@ -300,7 +300,7 @@ fn the_doctor_lists_each_server_s_tools_and_what_became_of_them() {
         &["doctor", "--config", file.to_str().unwrap()],
     ));
     let rows: Vec<&str> = table.lines().collect();
-    assert_eq!(rows.len(), 1 + 4 + 2, "{table}");
+    assert_eq!(rows.len(), 1 + 5 + 2, "{table}");
     let row = |server: &str, tool: &str| {
         rows.iter()
             .find(|row| row.split_whitespace().take(2).eq([server, tool]))
@@ -308,7 +308,7 @@ fn the_doctor_lists_each_server_s_tools_and_what_became_of_them() {
             .to_string()
     };
     assert!(row("own", "note").contains("left alone: its schema has a `reason` of its own"));
-    for tool in ["record", "slow", "die"] {
+    for tool in ["record", "slow", "hang", "die"] {
         assert!(row("own", tool).contains("`reason` added"), "{tool}");
     }
     assert!(

@@ -39,7 +39,7 @@ fn sdk_clients_over_http_are_served_and_no_reason_reaches_the_server() {
             vec!["--url".into(), front.url.clone()],
         );
         let tools = session["tools"].as_array().unwrap();
-        assert_eq!(tools.len(), 4, "{client}: {session}");
+        assert_eq!(tools.len(), 5, "{client}: {session}");
         let record = tools.iter().find(|tool| tool["name"] == "record").unwrap();
         assert!(
             record["inputSchema"]["properties"]["reason"].is_object(),
@@ -140,7 +140,7 @@ fn stateless_2026_requests_keep_their_own_ids_and_lose_the_reason() {
     assert_eq!(status, 200);
     assert_eq!(listed.len(), 1, "{listed:?}");
     assert_eq!(listed[0]["id"], 1);
-    assert_eq!(listed[0]["result"]["tools"].as_array().unwrap().len(), 4);
+    assert_eq!(listed[0]["result"]["tools"].as_array().unwrap().len(), 5);
     for (id, text_sent) in [("1", "first"), ("\"one\"", "second")] {
         let call = format!(
             r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"record","arguments":{{"text":"{text_sent}","reason":"to test"}},{META}}}}}"#

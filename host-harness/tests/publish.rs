@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// `wkg`, pinned, installed into the workspace's `target/tools` on first use (`.ci/run`
+/// `wkg`, pinned, installed into the workspace's `target/tools` on first use (`./test`
 /// installs it there before the tests).
 fn wkg() -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/tools");
@@ -62,7 +62,7 @@ impl Registry {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .expect("docker-registry runs (Debian's package; `.ci/run` installs it)");
+            .expect("docker-registry runs (Debian's package; `./test` installs it)");
         let until = Instant::now() + Duration::from_secs(30);
         while std::net::TcpStream::connect(&address).is_err() {
             assert!(Instant::now() < until, "no registry on {address}");
