@@ -73,45 +73,50 @@ fn tree() -> impl Strategy<Value = Tree> {
 /// Prints `tree` as JSON, each choice of spelling (whitespace, how each character of a
 /// string is written) drawn from `rng`.
 fn print(tree: &Tree, rng: &mut fastrand::Rng, out: &mut String) {
-    let ws = |rng: &mut fastrand::Rng, out: &mut String| {
-        for _ in 0..rng.usize(..3).saturating_sub(1) {
-            out.push([' ', '\t', '\n', '\r'][rng.usize(..4)]);
-        }
-    };
     match tree {
         Tree::Null => out.push_str("null"),
         Tree::Bool(value) => out.push_str(if *value { "true" } else { "false" }),
         Tree::Number(text) => out.push_str(text),
         Tree::String(chars) => string(chars, rng, out),
-        Tree::Array(items) => {
-            out.push('[');
-            for (at, item) in items.iter().enumerate() {
-                if at > 0 {
-                    out.push(',');
-                }
-                ws(rng, out);
-                print(item, rng, out);
-                ws(rng, out);
-            }
-            out.push(']');
-        }
+        Tree::Array(items) => container(('[', ']'), items, rng, out, print),
         Tree::Object(members) => {
-            out.push('{');
-            for (at, (key, value)) in members.iter().enumerate() {
-                if at > 0 {
-                    out.push(',');
-                }
-                ws(rng, out);
+            container(('{', '}'), members, rng, out, |(key, value), rng, out| {
                 string(key, rng, out);
                 ws(rng, out);
                 out.push(':');
                 ws(rng, out);
                 print(value, rng, out);
-                ws(rng, out);
-            }
-            out.push('}');
+            })
         }
     }
+}
+
+/// Up to two of JSON's whitespace characters, drawn from `rng`.
+fn ws(rng: &mut fastrand::Rng, out: &mut String) {
+    for _ in 0..rng.usize(..3).saturating_sub(1) {
+        out.push([' ', '\t', '\n', '\r'][rng.usize(..4)]);
+    }
+}
+
+/// `items` between the brackets, comma-separated, each printed by `item` with whitespace
+/// drawn around it.
+fn container<T>(
+    (open, close): (char, char),
+    items: &[T],
+    rng: &mut fastrand::Rng,
+    out: &mut String,
+    mut item: impl FnMut(&T, &mut fastrand::Rng, &mut String),
+) {
+    out.push(open);
+    for (at, each) in items.iter().enumerate() {
+        if at > 0 {
+            out.push(',');
+        }
+        ws(rng, out);
+        item(each, rng, out);
+        ws(rng, out);
+    }
+    out.push(close);
 }
 
 /// A string, each character as itself where JSON allows, as its short escape, or as
