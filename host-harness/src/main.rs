@@ -107,6 +107,10 @@ enum Command {
         #[arg(long, value_name = "N", default_value_t = 16, requires = "listen",
               value_parser = clap::value_parser!(u16).range(1..))]
         max_sessions: u16,
+        /// With --listen: a web page's origin (http://localhost:5173) that may call the
+        /// proxy besides the listener's own; its CORS preflights are answered. Repeatable.
+        #[arg(long, value_name = "ORIGIN", requires = "listen")]
+        allow_origin: Vec<String>,
         /// The server's MCP endpoint, spoken to over Streamable HTTP, instead of a command.
         #[arg(long, value_name = "URL", conflicts_with = "command")]
         url: Option<String>,
@@ -359,6 +363,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             header_env,
             listen,
             max_sessions,
+            allow_origin,
         } => {
             let server = match url {
                 Some(url) => mcp::Server::Url(mcp::Remote::new(&url, &header, &header_env)?),
@@ -372,6 +377,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                 listen: listen.map(|address| mcp::Listen {
                     address,
                     max_sessions: max_sessions.into(),
+                    allow_origins: allow_origin,
                 }),
             };
             Ok(mcp::run(&plugin, options.into(), settings)?.code())

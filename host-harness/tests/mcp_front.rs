@@ -215,10 +215,220 @@ fn what_a_hostile_page_or_a_broken_client_sends_is_refused() {
                 .contains("reasons mcp")
         );
     }
-    // An allowed Origin is served.
+    // A page of another loopback port is no more this listener than evil.example is.
     let (status, _) = post(&front.url, &[("Origin", "http://localhost:3000")], &call);
+    assert_eq!(status, 403);
+    // The listener's own origin is served.
+    let own = format!("http://127.0.0.1:{port}");
+    let (status, _) = post(&front.url, &[("Origin", own.as_str())], &call);
     assert_eq!(status, 200);
     assert_eq!(arguments_received(&log), [json!({"text": "x"})]);
+}
+
+/// The listener's port in `url`.
+fn port_of(url: &str) -> u16 {
+    url.rsplit_once(':')
+        .unwrap()
+        .1
+        .split('/')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// Sends `method` to the front at `url` with exactly `headers` (and `Host`,
+/// `Content-Length`), as a browser writes a request; the status and the answer's headers
+/// and body.
+fn raw(url: &str, method: &str, headers: &[(&str, &str)], body: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let port = port_of(url);
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let mut request = format!("{method} /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n");
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str(&format!(
+        "Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    ));
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let status = answer
+        .split(' ')
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or(0);
+    (status, answer)
+}
+
+#[test]
+fn a_page_of_another_origin_runs_no_tool_as_a_browser_sends_it() {
+    // Only what a client means to send runs: a no-cors fetch and an HTML form (no CORS
+    // preflight for either) from another port of this machine, sent with a browser's
+    // exact headers, reach no session; nor does a request that is not JSON or does not
+    // accept a client's answers. The oracle is the server's own log.
+    let (_dir, log, front) = front_logging();
+    let call = |text: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"record","arguments":{{"text":"{text}"}},{META}}}}}"#
+        )
+    };
+    let page = "http://localhost:5173";
+    let fetch = [
+        ("Accept", "*/*"),
+        ("Accept-Language", "en-US,en;q=0.9"),
+        ("Content-Type", "text/plain;charset=UTF-8"),
+        ("Origin", page),
+        ("Referer", "http://localhost:5173/"),
+        ("Sec-Fetch-Dest", "empty"),
+        ("Sec-Fetch-Mode", "no-cors"),
+        ("Sec-Fetch-Site", "same-site"),
+        (
+            "User-Agent",
+            "Mozilla/5.0 (X11; Linux x86_64) Chrome/156.0.0.0 Safari/537.36",
+        ),
+    ];
+    let form = [
+        (
+            "Accept",
+            "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
+        ),
+        ("Cache-Control", "max-age=0"),
+        ("Content-Type", "text/plain"),
+        ("Origin", page),
+        ("Sec-Fetch-Dest", "document"),
+        ("Sec-Fetch-Mode", "navigate"),
+        ("Sec-Fetch-Site", "same-site"),
+        ("Sec-Fetch-User", "?1"),
+        ("Upgrade-Insecure-Requests", "1"),
+    ];
+    let urlencoded = [
+        ("Content-Type", "application/x-www-form-urlencoded"),
+        ("Origin", "http://127.0.0.1:8080"),
+    ];
+    for (headers, text, status) in [
+        (&fetch[..], "no-cors fetch", 403),
+        (&form[..], "form post", 403),
+        (&urlencoded[..], "urlencoded form", 403),
+        (
+            &[
+                ("Content-Type", "text/plain"),
+                ("Accept", "application/json, text/event-stream"),
+            ][..],
+            "not JSON",
+            415,
+        ),
+        (
+            &[
+                ("Content-Type", "application/json"),
+                ("Accept", "application/json"),
+            ][..],
+            "no event stream",
+            406,
+        ),
+        (
+            &[("Content-Type", "application/json")][..],
+            "no accept",
+            406,
+        ),
+    ] {
+        let (got, answer) = raw(&front.url, "POST", headers, &call(text));
+        assert_eq!(got, status, "{text}: {answer}");
+        assert!(answer.contains("reasons mcp: "), "{text}: {answer}");
+    }
+    // A preflight from a page that may not call is refused, and names no origin back.
+    let (status, answer) = raw(
+        &front.url,
+        "OPTIONS",
+        &[("Origin", page), ("Access-Control-Request-Method", "POST")],
+        "",
+    );
+    assert_eq!(status, 403, "{answer}");
+    assert!(
+        !answer
+            .to_ascii_lowercase()
+            .contains("access-control-allow-origin"),
+        "{answer}"
+    );
+    // No session started its server, or none ran a tool.
+    assert!(
+        !log.exists() || arguments_received(&log).is_empty(),
+        "a tool ran"
+    );
+    // What a native client sends is served.
+    let native = [
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+    ];
+    let (status, answer) = raw(&front.url, "POST", &native, &call("native"));
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(arguments_received(&log), [json!({"text": "native"})]);
+}
+
+#[test]
+fn a_page_named_with_allow_origin_is_served_and_only_it_is_answered_cors() {
+    // --allow-origin: that page's preflight is answered for it alone, and its requests
+    // run; another page's are refused as before.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("server.log");
+    let front = Listening::front(
+        &["--allow-origin", "http://localhost:5173"],
+        teed(&log, own_server()),
+    );
+    let preflight = |origin: &str| {
+        raw(
+            &front.url,
+            "OPTIONS",
+            &[
+                ("Origin", origin),
+                ("Access-Control-Request-Method", "POST"),
+                (
+                    "Access-Control-Request-Headers",
+                    "content-type,mcp-protocol-version",
+                ),
+            ],
+            "",
+        )
+    };
+    let (status, answer) = preflight("http://localhost:5173");
+    assert_eq!(status, 204, "{answer}");
+    let lower = answer.to_ascii_lowercase();
+    assert!(
+        lower.contains("access-control-allow-origin: http://localhost:5173\r\n"),
+        "{answer}"
+    );
+    assert!(
+        lower.contains("access-control-allow-headers: content-type"),
+        "{answer}"
+    );
+    let (status, answer) = preflight("http://localhost:5174");
+    assert_eq!(status, 403, "{answer}");
+    assert!(
+        !answer
+            .to_ascii_lowercase()
+            .contains("access-control-allow-origin"),
+        "{answer}"
+    );
+
+    let call = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"record","arguments":{{"text":"page","reason":"why"}},{META}}}}}"#
+    );
+    let sent = [
+        ("Origin", "http://localhost:5173"),
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+    ];
+    let (status, answer) = raw(&front.url, "POST", &sent, &call);
+    assert_eq!(status, 200, "{answer}");
+    assert!(
+        answer
+            .to_ascii_lowercase()
+            .contains("access-control-allow-origin: http://localhost:5173"),
+        "{answer}"
+    );
+    assert_eq!(arguments_received(&log), [json!({"text": "page"})]);
 }
 
 #[test]

@@ -9,13 +9,19 @@
 //! a new one ends the one used least recently (clients that never DELETE, the MCP
 //! conformance suite among them, are served all the same).
 //!
-//! Fails closed: only loopback is served, and a request whose `Host` or `Origin` is not
-//! loopback (a page that rebound its DNS name to 127.0.0.1) is refused with 403; a body
-//! that is not one JSON message is answered with an error, never relayed.
+//! Fails closed: only loopback is served, and a request whose `Host` is not this listener
+//! (a page that rebound its DNS name to 127.0.0.1) is refused with 403, as is a page's
+//! whose `Origin` is neither this listener's nor one `--allow-origin` names; a POST that
+//! does not say it is JSON, or does not accept the answers a client must, is refused
+//! (`admission.rs`); a body that is not one JSON message is answered with an error,
+//! never relayed.
+
+mod admission;
 
 use super::jsonrpc::{self, INVALID_REQUEST, Id, Line, Message, PARSE_ERROR};
 use super::{Client, Ended, Event, Listen, Session, Settings};
 use crate::plugin::Plugin;
+use admission::{AllowedOrigins, Caller};
 use anyhow::{Context, bail};
 use axum::Router;
 use axum::body::Bytes;
@@ -58,6 +64,7 @@ pub fn serve(
              whoever reaches it runs the server's tools"
         );
     }
+    let allowed_origins = AllowedOrigins::new(&listen.allow_origins).map_err(anyhow::Error::msg)?;
     let listener = std::net::TcpListener::bind(address)
         .with_context(|| format!("cannot listen on {address}"))?;
     listener.set_nonblocking(true)?;
@@ -67,6 +74,7 @@ pub fn serve(
         options,
         settings: settings.clone(),
         port: bound.port(),
+        allowed_origins,
         nonce: super::unguessable(),
         numbered: AtomicU64::new(0),
         max_sessions: listen.max_sessions,
@@ -85,12 +93,16 @@ pub fn serve(
         )
         .layer(axum::middleware::from_fn_with_state(
             front.clone(),
-            local_only,
+            admitted,
         ))
         .with_state(front.clone());
     let listener = {
         let _entered = runtime.enter();
-        tokio::net::TcpListener::from_std(listener)?
+        // Without TCP_NODELAY, Nagle's algorithm holds an answer's last small write back
+        // until the client's delayed ACK: tens of milliseconds a call for some clients.
+        axum::serve::ListenerExt::tap_io(tokio::net::TcpListener::from_std(listener)?, |tcp| {
+            let _ = tcp.set_nodelay(true);
+        })
     };
     runtime.spawn(async move { axum::serve(listener, app).await });
     eprintln!("reasons: serving MCP at http://{bound}{PATH}");
@@ -114,6 +126,8 @@ struct Front {
     options: Options,
     settings: Settings,
     port: u16,
+    /// The pages' origins that may call besides this listener's own.
+    allowed_origins: AllowedOrigins,
     nonce: String,
     numbered: AtomicU64,
     /// The most legacy sessions open, or opening, at once.
@@ -280,28 +294,16 @@ impl Front {
         Ok(())
     }
 
-    /// Whether a request comes from this machine, as its `Host` and `Origin` say.
-    fn local(&self, headers: &HeaderMap) -> bool {
+    /// The request's `Host`, when it names this listener (a loopback name and its port).
+    fn host<'h>(&self, headers: &'h HeaderMap) -> Option<&'h str> {
         let loopback = |host: &str| matches!(host, "127.0.0.1" | "localhost" | "[::1]");
-        let host_ok = headers
+        headers
             .get(header::HOST)
             .and_then(|host| host.to_str().ok())
-            .and_then(|host| host.rsplit_once(':'))
-            .is_some_and(|(host, port)| loopback(host) && port == self.port.to_string());
-        let origin_ok = match headers.get(header::ORIGIN) {
-            None => true,
-            Some(origin) => origin
-                .to_str()
-                .ok()
-                .and_then(|origin| {
-                    origin
-                        .strip_prefix("http://")
-                        .or_else(|| origin.strip_prefix("https://"))
-                })
-                .map(|rest| rest.rsplit_once(':').map_or(rest, |(host, _port)| host))
-                .is_some_and(loopback),
-        };
-        host_ok && origin_ok
+            .filter(|host| {
+                host.rsplit_once(':')
+                    .is_some_and(|(host, port)| loopback(host) && port == self.port.to_string())
+            })
     }
 
     fn end_all(&self, signal: i32) {
@@ -487,20 +489,53 @@ impl IntoResponse for Refused {
     }
 }
 
-/// Refuses, before any handler, a request whose `Host` or `Origin` is not this machine.
-async fn local_only(
+/// Refuses, before any handler, a request whose `Host` is not this listener or whose
+/// `Origin` is a page's that may not call; answers an allowed page's CORS preflight; and
+/// lets an allowed page read the answers to its requests.
+async fn admitted(
     State(front): State<Arc<Front>>,
     request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Response {
-    if !front.local(request.headers()) {
-        let message = "only this machine is served (Host and Origin must be loopback)";
+    let Some(host) = front.host(request.headers()) else {
+        let message = "only this listener is served (Host must be its loopback address and port)";
         return refuse(StatusCode::FORBIDDEN, INVALID_REQUEST, message).into_response();
+    };
+    let caller = match admission::caller(request.headers(), host, &front.allowed_origins) {
+        Ok(caller) => caller,
+        Err(origin) => {
+            let message = format!(
+                "a page at {origin:?} may not use this proxy (name it with --allow-origin to let it)"
+            );
+            return refuse(StatusCode::FORBIDDEN, INVALID_REQUEST, &message).into_response();
+        }
+    };
+    if request.method() == axum::http::Method::OPTIONS {
+        return match &caller {
+            Caller::Allowed(origin) => {
+                let mut response = StatusCode::NO_CONTENT.into_response();
+                response
+                    .headers_mut()
+                    .extend(admission::preflight_headers(origin));
+                response
+            }
+            // A same-origin page and a native client never preflight.
+            _ => StatusCode::METHOD_NOT_ALLOWED.into_response(),
+        };
     }
-    next.run(request).await
+    let mut response = next.run(request).await;
+    if let Caller::Allowed(origin) = &caller {
+        response
+            .headers_mut()
+            .extend(admission::cors_headers(origin));
+    }
+    response
 }
 
 async fn on_post(State(front): State<Arc<Front>>, headers: HeaderMap, body: Bytes) -> Response {
+    if let Some((status, why)) = admission::refused_post(&headers) {
+        return refuse(status, INVALID_REQUEST, &why).into_response();
+    }
     // What is not JSON is answered here; a line break in what is becomes a space where
     // the session writes it on (`one_line`).
     let message: Value = match serde_json::from_slice(&body) {

@@ -68,6 +68,8 @@ pub struct Listen {
     pub address: String,
     /// The most legacy sessions open at once: each starts a server of its own.
     pub max_sessions: usize,
+    /// The origins of the pages that may call it besides its own (`--allow-origin`).
+    pub allow_origins: Vec<String>,
 }
 
 /// How the session ended, which the proxy's exit status repeats.

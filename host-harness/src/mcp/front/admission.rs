@@ -1,0 +1,250 @@
+//! Which requests the front takes at all, before any session sees them: only what a
+//! client means to send runs.
+//!
+//! A web page can send a POST that needs no CORS preflight (a no-cors `fetch`, a plain
+//! HTML form) with `Content-Type: text/plain` or `application/x-www-form-urlencoded`, and
+//! a form's `text/plain` body can be made to read as JSON. So a POST must say it is JSON
+//! (`Content-Type: application/json`, which a page can only send after a preflight) and
+//! accept what the specification says a client accepts (`application/json` and
+//! `text/event-stream`); and a request that carries a browser's `Origin` is taken only
+//! from this listener's own origin or one named with `--allow-origin`, which alone are
+//! answered CORS preflights. Native clients send no `Origin` and go on as before.
+
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+
+/// The origins `--allow-origin` names, each as a browser spells it (`http://localhost:5173`).
+#[derive(Clone, Debug, Default)]
+pub struct AllowedOrigins(Vec<String>);
+
+impl AllowedOrigins {
+    /// Reads each `--allow-origin`, or names the one that is no origin.
+    pub fn new(origins: &[String]) -> Result<AllowedOrigins, String> {
+        origins
+            .iter()
+            .map(|origin| {
+                let lower = origin.to_ascii_lowercase();
+                let host = lower
+                    .strip_prefix("http://")
+                    .or_else(|| lower.strip_prefix("https://"))
+                    .filter(|host| !host.is_empty() && !host.contains(['/', '?', '#', '@', ' ']));
+                match host {
+                    Some(_) => Ok(lower),
+                    None => Err(format!(
+                        "--allow-origin {origin:?} is not an origin: a scheme and a host, with a \
+                         port when it is not the scheme's own (http://localhost:5173)"
+                    )),
+                }
+            })
+            .collect::<Result<_, _>>()
+            .map(AllowedOrigins)
+    }
+
+    fn contains(&self, origin: &str) -> bool {
+        self.0.iter().any(|allowed| allowed == origin)
+    }
+}
+
+/// Where a request comes from, as its `Origin` says.
+#[derive(Debug, PartialEq)]
+pub enum Caller {
+    /// No `Origin`: a native client.
+    Native,
+    /// A page of this listener's own origin.
+    SameOrigin,
+    /// A page of an origin `--allow-origin` names, which the answer must name back.
+    Allowed(String),
+}
+
+/// The caller of a request already known to be for this listener (`host`, its `Host`);
+/// `Err` names a page's origin that may not call.
+pub fn caller(headers: &HeaderMap, host: &str, allowed: &AllowedOrigins) -> Result<Caller, String> {
+    let Some(origin) = headers.get(header::ORIGIN) else {
+        return Ok(Caller::Native);
+    };
+    let origin = String::from_utf8_lossy(origin.as_bytes()).to_ascii_lowercase();
+    if origin == format!("http://{}", host.to_ascii_lowercase()) {
+        Ok(Caller::SameOrigin)
+    } else if allowed.contains(&origin) {
+        Ok(Caller::Allowed(origin))
+    } else {
+        Err(origin)
+    }
+}
+
+/// Why a POST is not taken, as a status and words; `None` when it is.
+pub fn refused_post(headers: &HeaderMap) -> Option<(StatusCode, String)> {
+    let content_type = joined(headers, header::CONTENT_TYPE);
+    let is_json = content_type
+        .parse::<mime::Mime>()
+        .is_ok_and(|kind| kind.essence_str() == "application/json");
+    if !is_json {
+        return Some((
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            format!(
+                "a POST's body is one JSON message: its Content-Type must be application/json, not {content_type:?}"
+            ),
+        ));
+    }
+    let accept = joined(headers, header::ACCEPT);
+    if !(accepts(&accept, "application", "json") && accepts(&accept, "text", "event-stream")) {
+        return Some((
+            StatusCode::NOT_ACCEPTABLE,
+            format!(
+                "a POST is answered as application/json or text/event-stream: its Accept must admit both, not {accept:?}"
+            ),
+        ));
+    }
+    None
+}
+
+/// Every value of the header `name`, as one list.
+fn joined(headers: &HeaderMap, name: header::HeaderName) -> String {
+    let values: Vec<String> = headers
+        .get_all(name)
+        .iter()
+        .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned())
+        .collect();
+    values.join(", ")
+}
+
+/// Whether the `Accept` list admits `kind/subtype`: a range that matches it (`*/*`,
+/// `kind/*` or itself) with a quality above zero.
+fn accepts(accept: &str, kind: &str, subtype: &str) -> bool {
+    accept
+        .split(',')
+        .filter_map(|range| range.trim().parse::<mime::Mime>().ok())
+        .filter(|range| {
+            range
+                .get_param("q")
+                .is_none_or(|q| q.as_str().parse::<f32>().is_ok_and(|q| q > 0.0))
+        })
+        .any(|range| {
+            let (t, s) = (range.type_().as_str(), range.subtype().as_str());
+            (t == "*" && s == "*") || (t == kind && (s == "*" || s == subtype))
+        })
+}
+
+/// The headers an answer to an allowed page's request carries, so that its script may
+/// read the answer and the session it opened.
+pub fn cors_headers(origin: &str) -> Vec<(header::HeaderName, HeaderValue)> {
+    let origin = HeaderValue::from_str(origin).unwrap_or(HeaderValue::from_static("null"));
+    vec![
+        (header::ACCESS_CONTROL_ALLOW_ORIGIN, origin),
+        (header::VARY, HeaderValue::from_static("Origin")),
+        (
+            header::ACCESS_CONTROL_EXPOSE_HEADERS,
+            HeaderValue::from_static("Mcp-Session-Id, Mcp-Protocol-Version"),
+        ),
+    ]
+}
+
+/// The answer to an allowed page's CORS preflight: what it may send.
+pub fn preflight_headers(origin: &str) -> Vec<(header::HeaderName, HeaderValue)> {
+    let mut headers = cors_headers(origin);
+    headers.extend([
+        (
+            header::ACCESS_CONTROL_ALLOW_METHODS,
+            HeaderValue::from_static("GET, POST, DELETE"),
+        ),
+        (
+            header::ACCESS_CONTROL_ALLOW_HEADERS,
+            HeaderValue::from_static(
+                "Content-Type, Accept, Authorization, Mcp-Session-Id, Mcp-Protocol-Version, \
+                 Last-Event-ID",
+            ),
+        ),
+        (
+            header::ACCESS_CONTROL_MAX_AGE,
+            HeaderValue::from_static("600"),
+        ),
+    ]);
+    headers
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.append(*name, HeaderValue::from_static(value));
+        }
+        map
+    }
+
+    #[test]
+    fn a_post_must_say_it_is_json_and_accept_both_answers() {
+        let json = ("content-type", "application/json");
+        let both = ("accept", "application/json, text/event-stream");
+        assert_eq!(refused_post(&headers(&[json, both])), None);
+        for fine in [
+            headers(&[("content-type", "Application/JSON; charset=utf-8"), both]),
+            headers(&[json, ("accept", "*/*")]),
+            headers(&[json, ("accept", "application/*;q=0.9, text/*")]),
+            headers(&[
+                json,
+                ("accept", "application/json"),
+                ("accept", "text/event-stream"),
+            ]),
+        ] {
+            assert_eq!(refused_post(&fine), None, "{fine:?}");
+        }
+        for (sent, status) in [
+            (
+                headers(&[("content-type", "text/plain;charset=UTF-8"), both]),
+                415,
+            ),
+            (
+                headers(&[("content-type", "application/x-www-form-urlencoded"), both]),
+                415,
+            ),
+            (
+                headers(&[("content-type", "multipart/form-data; boundary=x"), both]),
+                415,
+            ),
+            (headers(&[both]), 415),
+            (headers(&[json]), 406),
+            (headers(&[json, ("accept", "application/json")]), 406),
+            (
+                headers(&[json, ("accept", "text/html,application/xhtml+xml")]),
+                406,
+            ),
+            (
+                headers(&[json, ("accept", "application/json, text/event-stream;q=0")]),
+                406,
+            ),
+        ] {
+            let refused = refused_post(&sent).map(|(status, _)| status.as_u16());
+            assert_eq!(refused, Some(status), "{sent:?}");
+        }
+    }
+
+    #[test]
+    fn a_page_is_taken_only_from_its_own_origin_or_one_allowed() {
+        let allowed = AllowedOrigins::new(&["http://LOCALHOST:5173".into()]).unwrap();
+        let host = "127.0.0.1:8931";
+        let from = |origin: &'static str| caller(&headers(&[("origin", origin)]), host, &allowed);
+        assert_eq!(
+            caller(&HeaderMap::new(), host, &allowed),
+            Ok(Caller::Native)
+        );
+        assert_eq!(from("http://127.0.0.1:8931"), Ok(Caller::SameOrigin));
+        assert_eq!(
+            from("http://localhost:5173"),
+            Ok(Caller::Allowed("http://localhost:5173".into()))
+        );
+        for refused in [
+            "http://localhost:3000",
+            "http://127.0.0.1:5173",
+            "https://localhost:5173",
+            "null",
+            "http://evil.example",
+        ] {
+            assert!(from(refused).is_err(), "{refused}");
+        }
+        for bad in ["localhost:5173", "http://", "http://a/b", "ftp://x"] {
+            assert!(AllowedOrigins::new(&[bad.into()]).is_err(), "{bad}");
+        }
+    }
+}
