@@ -35,7 +35,6 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
@@ -75,8 +74,6 @@ pub fn serve(
         settings: settings.clone(),
         port: bound.port(),
         allowed_origins,
-        nonce: super::unguessable(),
-        numbered: AtomicU64::new(0),
         max_sessions: listen.max_sessions,
         sessions: Mutex::default(),
         stateless: Mutex::default(),
@@ -128,8 +125,6 @@ struct Front {
     port: u16,
     /// The pages' origins that may call besides this listener's own.
     allowed_origins: AllowedOrigins,
-    nonce: String,
-    numbered: AtomicU64,
     /// The most legacy sessions open, or opening, at once.
     max_sessions: usize,
     sessions: Mutex<Sessions>,
@@ -592,8 +587,7 @@ async fn on_post(State(front): State<Arc<Front>>, headers: HeaderMap, body: Byte
         // Clients of the shared session may use the same ids and progress tokens: each
         // request gets one of the front's own for both, and its client's back with what
         // answers it. Where that cannot be done, the request does not go.
-        let number = front.numbered.fetch_add(1, Ordering::Relaxed);
-        let own = Id::front(&front.nonce, number);
+        let own = Id::front();
         let rewritten =
             jsonrpc::replace_at(&text, &["id"], own.json()).and_then(|text| match token {
                 Some(_) => {

@@ -250,19 +250,21 @@ impl Id {
     }
 
     /// An id of the proxy's own: a string no client can guess, so no client's can equal it.
-    pub fn own(session: &str, number: u64) -> Id {
-        Id::minted("reasons-proxy", session, number)
+    pub fn own() -> Id {
+        Id::minted("reasons-proxy")
     }
 
     /// The id the HTTP front gives a request of its shared session, in place of its
     /// client's (which another client may also use): unguessable as the proxy's own are,
     /// and told apart from them.
-    pub fn front(session: &str, number: u64) -> Id {
-        Id::minted("reasons-front", session, number)
+    pub fn front() -> Id {
+        Id::minted("reasons-front")
     }
 
-    fn minted(kind: &str, session: &str, number: u64) -> Id {
-        let text = format!("\"{kind}/{session}/{number}\"");
+    /// A fresh id of `kind`, drawn for this request alone from the operating system's
+    /// random source: an id one has seen (a server may echo it) tells nothing of the next.
+    fn minted(kind: &str) -> Id {
+        let text = format!("\"{kind}/{}\"", super::unguessable());
         Id {
             value: Value::String(text.trim_matches('"').as_bytes().to_vec()),
             text,
@@ -437,6 +439,38 @@ impl<'a> Page<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_id_of_the_proxy_s_own_can_be_derived_from_another() {
+        // R19: a server that echoes ids shows a client some of the proxy's and the
+        // front's own; each is 128 bits of its own, so none tells anything of the next
+        // (a session's nonce and a counter did, as RandomState's keys counting up would).
+        let ids: Vec<String> = (0..64)
+            .flat_map(|_| [Id::own(), Id::front()])
+            .map(|id| id.json().trim_matches('"').to_string())
+            .collect();
+        assert_eq!(ids.len(), 128);
+        let bits: Vec<u128> = ids
+            .iter()
+            .map(|id| {
+                let (kind, hex) = id.split_once('/').unwrap();
+                assert!(matches!(kind, "reasons-proxy" | "reasons-front"), "{id}");
+                assert_eq!(hex.len(), 32, "{id}");
+                u128::from_str_radix(hex, 16).unwrap()
+            })
+            .collect();
+        for (at, a) in bits.iter().enumerate() {
+            for b in &bits[at + 1..] {
+                // Independent draws differ in about 64 bits; fewer than 24 would take
+                // odds past 1 in 10^10.
+                let differing = (a ^ b).count_ones();
+                assert!(
+                    differing >= 24,
+                    "{a:032x} and {b:032x} differ in {differing} bits"
+                );
+            }
+        }
+    }
 
     fn id(text: &str) -> Id {
         Id::read(serde_json::from_str(text).unwrap()).unwrap()

@@ -294,17 +294,16 @@ impl Session {
     }
 }
 
-/// 128 bits no client can know, from the operating system's randomness (as std's hash
-/// keys are), as hex: the part of the proxy's own ids that differs in every session, and
-/// the HTTP front's session ids. It cannot fail, so there is no weaker fallback.
+/// 128 bits no client can know, read from the operating system's random source for each
+/// use, as hex: each id of the proxy's own, each of the HTTP front's, each session id.
+/// None can be derived from another (std's `RandomState`, used before, draws its keys
+/// once per thread and counts up from them).
 fn unguessable() -> String {
-    use std::hash::{BuildHasher, Hasher};
-    let half = || {
-        std::collections::hash_map::RandomState::new()
-            .build_hasher()
-            .finish()
-    };
-    format!("{:016x}{:016x}", half(), half())
+    let mut bits = [0u8; 16];
+    // Without the operating system's random source no id can be unguessable, and the
+    // proxy cannot keep its promises: nothing goes on.
+    getrandom::fill(&mut bits).expect("the operating system's random source cannot be read");
+    bits.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
 /// Passes each ending signal to the loop, as an event.

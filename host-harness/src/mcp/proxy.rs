@@ -111,9 +111,6 @@ pub struct Proxy {
     held: VecDeque<Held>,
     pages: VecDeque<Held>,
     handshake: Handshake,
-    /// This session's part of the proxy's own ids, and their count.
-    session: String,
-    own_ids: u64,
     /// Own ids given up on, whose late answers are dropped.
     abandoned: HashSet<Id>,
     batches: HashMap<u64, Batch>,
@@ -141,8 +138,6 @@ impl Proxy {
             held: VecDeque::new(),
             pages: VecDeque::new(),
             handshake: Handshake::None,
-            session: super::unguessable(),
-            own_ids: 0,
             abandoned: HashSet::new(),
             batches: HashMap::new(),
             batch_ids: 0,

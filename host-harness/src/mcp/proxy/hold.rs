@@ -271,8 +271,7 @@ impl Proxy {
     /// Sends a `tools/list` request of the proxy's own (for the page after `cursor`, if
     /// given); its id.
     fn ask_for_tools(&mut self, cursor: Option<&RawValue>, out: &mut Vec<Out>) -> Id {
-        self.own_ids += 1;
-        let id = Id::own(&self.session, self.own_ids);
+        let id = Id::own();
         let mut params = Vec::new();
         if let Some(cursor) = cursor {
             params.push(format!(r#""cursor":{}"#, cursor.get()));
