@@ -107,6 +107,11 @@ enum Command {
         #[arg(long, value_name = "N", default_value_t = 16, requires = "listen",
               value_parser = clap::value_parser!(u16).range(1..))]
         max_sessions: u16,
+        /// The most MiB one message may have, from the client or the server, on every
+        /// transport: a longer one ends its stream, what waits answered with why.
+        #[arg(long, value_name = "MIB", default_value_t = mcp::DEFAULT_MAX_MESSAGE_MIB,
+              value_parser = clap::value_parser!(u16).range(1..))]
+        max_message_mib: u16,
         /// With --listen: a web page's origin (http://localhost:5173) that may call the
         /// proxy besides the listener's own; its CORS preflights are answered. Repeatable.
         #[arg(long, value_name = "ORIGIN", requires = "listen")]
@@ -364,6 +369,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             listen,
             max_sessions,
             allow_origin,
+            max_message_mib,
         } => {
             let server = match url {
                 Some(url) => mcp::Server::Url(mcp::Remote::new(&url, &header, &header_env)?),
@@ -379,6 +385,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                     max_sessions: max_sessions.into(),
                     allow_origins: allow_origin,
                 }),
+                max_message: usize::from(max_message_mib) << 20,
             };
             Ok(mcp::run(&plugin, options.into(), settings)?.code())
         }

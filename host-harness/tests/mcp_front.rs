@@ -666,3 +666,46 @@ fn sessions_are_bounded_by_ending_the_one_used_least_recently() {
     assert_eq!(list(&first), 200);
     assert_eq!(list(&fifth), 200);
 }
+
+#[test]
+fn the_front_refuses_nothing_stdio_relays() {
+    // R20: a body over axum's default 2 MiB, a lone surrogate escape and nesting 200
+    // deep are read as a server reads them (the proxy's strict reader, not a value type)
+    // and reach the server; past the one cap (--max-message-mib) a body is refused with
+    // a JSON-RPC error that names it.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("server.log");
+    let front = Listening::front(&["--max-message-mib", "8"], teed(&log, own_server()));
+    let call = |id: u32, text: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"record","arguments":{{"text":"{text}","reason":"why"}},{META}}}}}"#
+        )
+    };
+    let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+    let nested = call(2, "nested").replace(
+        r#""reason":"why""#,
+        &format!(r#""deep":{deep},"reason":"why""#),
+    );
+    for (body, mark) in [
+        (call(1, &format!("big{}", "a".repeat(3 << 20))), "big"),
+        (call(3, r"cut \ud83d"), r"cut \ud83d"),
+        (nested, "nested"),
+    ] {
+        let (status, answer) = post(&front.url, &[], &body);
+        assert_eq!(status, 200, "{mark}: {answer:?}");
+        assert!(answer[0]["result"].is_object(), "{mark}: {answer:?}");
+    }
+    let received = received(&log);
+    for mark in ["\"big", r"cut \ud83d", "\"nested"] {
+        let calls: Vec<&String> = received.iter().filter(|line| line.contains(mark)).collect();
+        assert_eq!(calls.len(), 1, "{mark} reached the server once");
+        assert!(
+            !calls[0].contains("\"reason\""),
+            "{mark}: no reason reached the server"
+        );
+    }
+    let (status, answer) = post(&front.url, &[], &call(4, &"a".repeat(9 << 20)));
+    assert_eq!(status, 413, "{answer:?}");
+    let message = answer[0]["error"]["message"].as_str().unwrap();
+    assert!(message.contains("over the 8 MiB cap"), "{message}");
+}

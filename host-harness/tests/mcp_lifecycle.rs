@@ -208,3 +208,99 @@ fn a_line_break_in_a_message_never_makes_a_second_message_for_the_server() {
         );
     }
 }
+
+/// Runs `line` with `input` on its stdin to its end; each message it wrote on stdout,
+/// and its peak resident memory in KiB, as the kernel counted it for this child alone.
+#[expect(
+    clippy::zombie_processes,
+    reason = "reaped by wait4, which alone gives the child's own peak memory"
+)]
+fn run_measured(line: &[String], input: &[u8]) -> (Vec<Value>, i64) {
+    use std::io::{Read, Write};
+    let mut child = Command::new(&line[0])
+        .args(&line[1..])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    // Written from a thread of its own: the proxy may stop reading before the end.
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let mut out = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: a zeroed rusage is valid, and the pid is this test's own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let waited = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
+    assert_eq!(waited, child.id() as libc::pid_t);
+    let _ = writer.join();
+    let messages = out
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    (messages, usage.ru_maxrss)
+}
+
+#[test]
+fn a_server_that_writes_without_end_is_cut_off_at_the_cap_and_what_waits_is_answered() {
+    // R20: one line of 200 MB and no line break. With a 1 MiB cap the proxy never holds
+    // more than the cap of it: its peak memory stays far below what it was sent, the
+    // request waiting is answered with why, and the server is ended.
+    let server: Vec<String> = [
+        "sh",
+        "-c",
+        "read -r line; head -c 200000000 /dev/zero; exec sleep 60",
+    ]
+    .map(String::from)
+    .to_vec();
+    let line = proxied(&["--max-message-mib", "1"], server);
+    let (answers, peak_kib) = run_measured(&line, format!("{INITIALIZE}\n").as_bytes());
+    assert_eq!(answers.len(), 1, "{answers:?}");
+    assert_eq!(answers[0]["id"], 1);
+    let message = answers[0]["error"]["message"].as_str().unwrap();
+    assert!(message.contains("over the 1 MiB cap"), "{message}");
+    assert!(
+        peak_kib < 100 << 10,
+        "the proxy peaked at {peak_kib} KiB for a 200 MB line"
+    );
+}
+
+#[test]
+fn a_client_line_past_the_cap_ends_its_stream_with_an_error() {
+    // R20: the same cap for what the client sends; nothing of it reaches the server.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("server.log");
+    let line = proxied(&["--max-message-mib", "1"], teed(&log, own_server()));
+    let call = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"record","arguments":{{"text":"{}"}}}}}}"#,
+        "a".repeat(2 << 20)
+    );
+    let (answers, _) = run_measured(&line, format!("{INITIALIZE}\n{call}\n").as_bytes());
+    assert_eq!(answers.len(), 2, "{answers:?}");
+    assert!(
+        answers
+            .iter()
+            .any(|answer| answer["id"] == 1 && answer["result"].is_object()),
+        "{answers:?}"
+    );
+    let refusal = answers
+        .iter()
+        .find(|answer| answer["id"].is_null())
+        .expect("an error under no id");
+    let message = refusal["error"]["message"].as_str().unwrap();
+    assert!(message.contains("over the 1 MiB cap"), "{message}");
+    let received = received(&log);
+    assert!(
+        received.iter().all(|line| !line.contains("aaaa")),
+        "the long line reached the server"
+    );
+}

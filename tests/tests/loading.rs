@@ -163,6 +163,7 @@ fn the_mcp_proxy_refuses_a_plugin_without_the_reasons_surface() {
         audit: None,
         stats: false,
         listen: None,
+        max_message: usize::from(reasons_harness::mcp::DEFAULT_MAX_MESSAGE_MIB) << 20,
     };
     let error = reasons_harness::mcp::run(
         &reasons_tests::unruly(),

@@ -18,7 +18,7 @@
 
 mod admission;
 
-use super::jsonrpc::{self, INVALID_REQUEST, Id, Line, Message, PARSE_ERROR};
+use super::jsonrpc::{self, INVALID_REQUEST, Id, Line, Message};
 use super::{Client, Ended, Event, Listen, Session, Settings};
 use crate::plugin::Plugin;
 use admission::{AllowedOrigins, Caller};
@@ -92,6 +92,9 @@ pub fn serve(
             front.clone(),
             admitted,
         ))
+        // The one cap on a message, every transport's (`--max-message-mib`), in place of
+        // axum's own 2 MiB: the front refuses nothing stdio would relay.
+        .layer(axum::extract::DefaultBodyLimit::max(settings.max_message))
         .with_state(front.clone());
     let listener = {
         let _entered = runtime.enter();
@@ -208,11 +211,13 @@ impl Front {
         }))
     }
 
-    /// The link a request goes to, or the response that refuses it.
+    /// The link a message goes to, or the response that refuses it: its method, if it
+    /// has one, and whether it carries a 2026-07-28 protocol version say where.
     fn link_for(
         &self,
         headers: &HeaderMap,
-        message: &Value,
+        method: Option<&str>,
+        modern: bool,
     ) -> Result<(Arc<Link>, Option<String>), Refused> {
         if let Some(session) = headers.get("mcp-session-id") {
             let session = session.to_str().unwrap_or_default();
@@ -225,7 +230,7 @@ impl Front {
                 )),
             };
         }
-        if message.get("method").and_then(Value::as_str) == Some("initialize") {
+        if method == Some("initialize") {
             self.take_a_place()?;
             let opened = self.open(false);
             let mut sessions = lock(&self.sessions);
@@ -236,11 +241,6 @@ impl Front {
             sessions.add(session.clone(), link.clone());
             return Ok((link, Some(session)));
         }
-        let modern = message
-            .get("params")
-            .and_then(|params| params.get("_meta"))
-            .and_then(|meta| meta.get("io.modelcontextprotocol/protocolVersion"))
-            .is_some();
         if !modern {
             return Err(refuse(
                 StatusCode::BAD_REQUEST,
@@ -411,10 +411,13 @@ fn progress_of(text: &str) -> Option<String> {
     token(jsonrpc::at(text, &["params", "progressToken"])?)
 }
 
-/// The answer to a message the proxy's strict reading refuses.
+/// The answer to a message the proxy's strict reading refuses, under its id when it
+/// could be read.
 fn refused_by_reading(refusal: &jsonrpc::Refusal) -> Response {
     let headers = [(header::CONTENT_TYPE, "application/json")];
-    (StatusCode::BAD_REQUEST, headers, refusal.answer()).into_response()
+    let message = format!("reasons mcp: {}", refusal.message);
+    let body = jsonrpc::error(refusal.id.as_ref(), refusal.code, &message);
+    (StatusCode::BAD_REQUEST, headers, body).into_response()
 }
 
 /// The session's client, as its loop writes to it.
@@ -527,44 +530,66 @@ async fn admitted(
     response
 }
 
-async fn on_post(State(front): State<Arc<Front>>, headers: HeaderMap, body: Bytes) -> Response {
+async fn on_post(
+    State(front): State<Arc<Front>>,
+    headers: HeaderMap,
+    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
+) -> Response {
     if let Some((status, why)) = admission::refused_post(&headers) {
         return refuse(status, INVALID_REQUEST, &why).into_response();
     }
-    // What is not JSON is answered here; a line break in what is becomes a space where
-    // the session writes it on (`one_line`).
-    let message: Value = match serde_json::from_slice(&body) {
-        Ok(message) => message,
-        Err(error) => {
-            return refuse(
-                StatusCode::BAD_REQUEST,
-                PARSE_ERROR,
-                &format!("the body is not JSON: {error}"),
-            )
-            .into_response();
+    let body = match body {
+        Ok(body) => body,
+        Err(rejection) => {
+            let why = match rejection.status() {
+                StatusCode::PAYLOAD_TOO_LARGE => super::over_cap(front.settings.max_message),
+                _ => format!("the body could not be read: {rejection}"),
+            };
+            return refuse(rejection.status(), INVALID_REQUEST, &why).into_response();
         }
     };
-    if message.is_array() {
-        return refuse(
-            StatusCode::BAD_REQUEST,
-            INVALID_REQUEST,
-            "a batch is not served over HTTP: send each message in a POST of its own",
-        )
-        .into_response();
-    }
+    // The message is read once, by the proxy's strict reader, as over stdio: what it
+    // refuses (not JSON, a repeated key, an id that is no id, a byte-order mark) is
+    // answered here and never reaches a session, shared or not; what it takes (a lone
+    // surrogate, nesting of any depth) goes on as a server would take it. A line break
+    // in it becomes a space where the session writes it on (`one_line`).
     let line = body.to_vec();
-    // What the proxy's strict reading refuses (a repeated key, an id that is no id, a
-    // byte-order mark) is answered here, and never reaches a session, shared or not.
-    let request = match jsonrpc::read_line(&line) {
-        Ok(Line::One(read)) => match read.message {
-            Ok(Message::Request { id, .. }) => Some((id, read.text.to_string())),
-            Ok(_) => None,
-            Err(refusal) => return refused_by_reading(&refusal),
-        },
-        Ok(Line::Batch(_)) => None,
+    let read = match jsonrpc::read_line(&line) {
+        Ok(Line::One(read)) => read,
+        Ok(Line::Batch(_)) => {
+            let message = "a batch is not served over HTTP: send each message in a POST of its own";
+            return refuse(StatusCode::BAD_REQUEST, INVALID_REQUEST, message).into_response();
+        }
         Err(refusal) => return refused_by_reading(&refusal),
     };
-    let (link, session) = match front.link_for(&headers, &message) {
+    let (method, request) = match &read.message {
+        Ok(Message::Request { id, method, .. }) => (
+            Some(method.as_str()),
+            Some((id.clone(), read.text.to_string())),
+        ),
+        Ok(Message::Notification { method }) => (Some(method.as_str()), None),
+        Ok(Message::Response { .. }) => (None, None),
+        Err(refusal) => return refused_by_reading(refusal),
+    };
+    // Where the message goes is read from its params, which must then read one way
+    // only: a key they repeat (parsers disagree on which counts) is refused here, under
+    // the request's id, as the session would refuse it.
+    let params = jsonrpc::at(read.text, &["params"]);
+    if let Some(Err(why)) = params
+        .filter(|params| crate::json::members(params).is_some())
+        .map(jsonrpc::unique)
+    {
+        let id = request.as_ref().map(|(id, _)| id.clone());
+        let refusal =
+            jsonrpc::Refusal::new(id, jsonrpc::INVALID_PARAMS, format!("the params {why}"));
+        return refused_by_reading(&refusal);
+    }
+    let modern = jsonrpc::at(
+        read.text,
+        &["params", "_meta", "io.modelcontextprotocol/protocolVersion"],
+    )
+    .is_some();
+    let (link, session) = match front.link_for(&headers, method, modern) {
         Ok(found) => found,
         Err(refused) => return refused.into_response(),
     };

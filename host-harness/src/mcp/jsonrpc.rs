@@ -57,7 +57,8 @@ pub struct Refusal {
 }
 
 impl Refusal {
-    fn new(id: Option<Id>, code: i64, message: impl Into<String>) -> Refusal {
+    /// A refusal with the JSON-RPC error `code` and why, under `id` when it is known.
+    pub fn new(id: Option<Id>, code: i64, message: impl Into<String>) -> Refusal {
         Refusal {
             id,
             code,

@@ -59,6 +59,22 @@ pub struct Settings {
     pub stats: bool,
     /// Serve clients over Streamable HTTP instead of stdio.
     pub listen: Option<Listen>,
+    /// The most bytes one message may have, from the client or the server, on every
+    /// transport (`--max-message-mib`): what bounds the proxy's memory against a peer
+    /// that writes without end.
+    pub max_message: usize,
+}
+
+/// The default of `--max-message-mib`: far above any real message (a 70 MiB call is
+/// relayed), far below what would exhaust a machine.
+pub const DEFAULT_MAX_MESSAGE_MIB: u16 = 256;
+
+/// Why a message past the cap was not taken.
+fn over_cap(max_message: usize) -> String {
+    format!(
+        "a message is over the {} MiB cap on one message (--max-message-mib); its stream was ended",
+        max_message >> 20
+    )
 }
 
 /// Where and how the proxy serves clients over Streamable HTTP (`front.rs`).
@@ -163,8 +179,12 @@ enum Ending {
 enum Event {
     Client(Vec<u8>),
     ClientClosed,
+    /// The client sent a line past the cap: its stream was ended there.
+    ClientOverCap,
     Server(Vec<u8>),
     ServerClosed,
+    /// The server sent a line past the cap: its stream was ended there.
+    ServerOverCap,
     Signal(i32),
 }
 
@@ -178,7 +198,17 @@ pub fn run(plugin: &Plugin, options: Options, settings: Settings) -> anyhow::Res
         return front::serve(listen, plugin, options, &settings, inbox);
     }
     let session = Session::open(plugin, &options, &settings, events.clone())?;
-    read_lines(std::io::stdin(), events, Event::Client, Event::ClientClosed);
+    let ends = Ends {
+        over_cap: Event::ClientOverCap,
+        closed: Event::ClientClosed,
+    };
+    read_lines(
+        std::io::stdin(),
+        settings.max_message,
+        events,
+        Event::Client,
+        ends,
+    );
     let ended = session.serve(&inbox, &mut Stdout(std::io::stdout().lock()));
     Ok(ended)
 }
@@ -187,6 +217,7 @@ pub fn run(plugin: &Plugin, options: Options, settings: Settings) -> anyhow::Res
 struct Session {
     proxy: Proxy,
     server: Upstream,
+    max_message: usize,
 }
 
 /// Where the lines for the client go.
@@ -221,11 +252,16 @@ impl Session {
                     .split_first()
                     .context("no server command: `reasons mcp -- <server command...>`")?;
                 let mut process = Process::start(program, arguments)?;
+                let ends = Ends {
+                    over_cap: Event::ServerOverCap,
+                    closed: Event::ServerClosed,
+                };
                 read_lines(
                     process.stdout()?,
+                    settings.max_message,
                     events,
                     Event::Server,
-                    Event::ServerClosed,
+                    ends,
                 );
                 Upstream::Process(process)
             }
@@ -234,6 +270,7 @@ impl Session {
         Ok(Session {
             proxy: Proxy::new(layer, audit),
             server,
+            max_message: settings.max_message,
         })
     }
 
@@ -243,6 +280,7 @@ impl Session {
         let Session {
             mut proxy,
             mut server,
+            max_message,
         } = self;
         let mut client_closed = false;
         // When the server was told the session is over: it has a grace period to exit.
@@ -263,7 +301,21 @@ impl Session {
                     client_closed = true;
                     proxy.client_gone()
                 }
+                Ok(Event::ClientOverCap) => {
+                    // Said under no id: which request it was could not be read.
+                    let why = format!("reasons mcp: {}", over_cap(max_message));
+                    client.write(jsonrpc::error(None, jsonrpc::INVALID_REQUEST, &why).as_bytes());
+                    client_closed = true;
+                    proxy.client_gone()
+                }
                 Ok(Event::ServerClosed) => break server.end(Ending::Closed),
+                Ok(Event::ServerOverCap) => {
+                    // What waits is answered with why, and the server is ended at once:
+                    // its stream can no longer be read.
+                    let out = proxy.server_gone(&format!("it sent {}", over_cap(max_message)));
+                    write_all(&out, &mut server, client);
+                    break server.end(Ending::Overdue);
+                }
                 Ok(Event::Signal(signal)) => break server.end(Ending::Signal(signal)),
                 Err(RecvTimeoutError::Timeout) => proxy.tick(),
                 Err(RecvTimeoutError::Disconnected) => break server.end(Ending::Closed),
@@ -365,29 +417,42 @@ fn write_line(to: &mut impl Write, bytes: &[u8]) -> std::io::Result<()> {
     to.flush()
 }
 
-/// Sends each line of `from`, without its `\n`, as `line(...)`, then `closed`.
+/// How a stream of lines ends: past the cap, or closed.
+struct Ends {
+    over_cap: Event,
+    closed: Event,
+}
+
+/// Sends each line of `from`, without its `\n`, as `line(...)`, then how the stream
+/// ended. A line longer than `cap` is never held whole: reading stops past the cap, and
+/// the stream ends there.
 fn read_lines(
     from: impl Read + Send + 'static,
+    cap: usize,
     to: mpsc::Sender<Event>,
     line: fn(Vec<u8>) -> Event,
-    closed: Event,
+    ends: Ends,
 ) {
     std::thread::spawn(move || {
         let mut from = BufReader::new(from);
-        loop {
+        // At most the cap and its line break.
+        let limit = u64::try_from(cap).unwrap_or(u64::MAX).saturating_add(1);
+        let ended = loop {
             let mut buffer = Vec::new();
-            match from.read_until(b'\n', &mut buffer) {
-                Ok(0) | Err(_) => break,
+            match (&mut from).take(limit).read_until(b'\n', &mut buffer) {
+                Ok(0) | Err(_) => break ends.closed,
                 Ok(_) => {
                     if buffer.last() == Some(&b'\n') {
                         buffer.pop();
+                    } else if buffer.len() > cap {
+                        break ends.over_cap;
                     }
                     if to.send(line(buffer)).is_err() {
                         return;
                     }
                 }
             }
-        }
-        let _ = to.send(closed);
+        };
+        let _ = to.send(ended);
     });
 }
