@@ -265,7 +265,9 @@ impl Session {
                 );
                 Upstream::Process(process)
             }
-            Server::Url(remote) => Upstream::Http(Http::connect(remote.clone(), events)?),
+            Server::Url(remote) => {
+                Upstream::Http(Http::connect(remote.clone(), events, settings.max_message)?)
+            }
         };
         Ok(Session {
             proxy: Proxy::new(layer, audit),

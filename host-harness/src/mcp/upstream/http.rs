@@ -117,6 +117,9 @@ struct Link {
     agent: ureq::Agent,
     session: Arc<Mutex<Session>>,
     events: Sender<Event>,
+    /// The cap on one message the server sends, a JSON body or an SSE event
+    /// (`--max-message-mib`).
+    max_message: usize,
 }
 
 /// What the server told the proxy that later requests carry.
@@ -135,8 +138,12 @@ struct Session {
 
 impl Http {
     /// Starts the thread that sends what the proxy says to `remote`; what comes back goes
-    /// to `events`.
-    pub fn connect(remote: Remote, events: Sender<Event>) -> anyhow::Result<Http> {
+    /// to `events`, each message at most `max_message` bytes.
+    pub fn connect(
+        remote: Remote,
+        events: Sender<Event>,
+        max_message: usize,
+    ) -> anyhow::Result<Http> {
         let agent = ureq::Agent::config_builder()
             // Error statuses are answers to read, not failures to give up on.
             .http_status_as_error(false)
@@ -151,6 +158,7 @@ impl Http {
             agent,
             session: Arc::default(),
             events,
+            max_message,
         };
         let (outbox, messages) = mpsc::channel();
         let worker = link.clone();
@@ -249,14 +257,15 @@ impl Link {
         }
         let why = if stream {
             let read = body.into_with_config().limit(u64::MAX).reader();
-            match sse::read(read, |data| {
+            match sse::read(read, self.max_message, |data| {
                 self.deliver(data.into_bytes(), &mut owed, outline, false)
             }) {
                 Ok(()) => "its event stream ended first".to_string(),
                 Err(error) => format!("its event stream broke off: {error}"),
             }
         } else {
-            match body.into_with_config().limit(u64::MAX).read_to_vec() {
+            let cap = u64::try_from(self.max_message).unwrap_or(u64::MAX);
+            match body.into_with_config().limit(cap).read_to_vec() {
                 Ok(text) if text.is_empty() => format!("it answered HTTP {status} with nothing"),
                 Ok(text) => {
                     self.deliver(text, &mut owed, outline, false);
@@ -446,7 +455,7 @@ impl Link {
         let mut owed = Vec::new();
         let outline = Outline::default();
         let mut delivered = Stream::Fruitless;
-        let _ = sse::read_from(body, place, |data| {
+        let _ = sse::read_from(body, place, self.max_message, |data| {
             delivered = Stream::Delivered;
             self.deliver(data.into_bytes(), &mut owed, &outline, false);
         });

@@ -15,22 +15,32 @@ pub struct Place {
 
 /// Reads `body` until it ends, handing each event's data to `message`. An error names
 /// what broke the stream off (the connection, or text that is not UTF-8).
-pub fn read(body: impl Read, message: impl FnMut(String)) -> Result<(), String> {
-    read_from(body, &mut Place::default(), message)
+pub fn read(body: impl Read, cap: usize, message: impl FnMut(String)) -> Result<(), String> {
+    read_from(body, &mut Place::default(), cap, message)
 }
 
-/// [`read`], keeping `place` up to date as events come.
+/// [`read`], keeping `place` up to date as events come. The stream breaks off when more
+/// than `cap` bytes come with no event ending among them: the parser would hold them all.
 pub fn read_from(
     mut body: impl Read,
     place: &mut Place,
+    cap: usize,
     mut message: impl FnMut(String),
 ) -> Result<(), String> {
+    // Bytes read since the last event came out of the parser.
+    let unended = std::cell::Cell::new(0usize);
+    let counted = &unended;
     let chunks = std::iter::from_fn(move || {
         let mut chunk = vec![0; 16 * 1024];
         match body.read(&mut chunk) {
             Ok(0) => None,
             Ok(read) => {
                 chunk.truncate(read);
+                counted.set(counted.get() + read);
+                if counted.get() > cap.saturating_add(chunk.len()) {
+                    let over = format!("an event over the {} MiB cap on one message", cap >> 20);
+                    return Some(Err(std::io::Error::other(over)));
+                }
                 Some(Ok(chunk))
             }
             Err(error) => Some(Err(error)),
@@ -39,6 +49,7 @@ pub fn read_from(
     let events = futures_util::stream::iter(chunks).eventsource();
     for event in futures_executor::block_on_stream(events) {
         let event = event.map_err(|error| error.to_string())?;
+        unended.set(0);
         // Each event carries the last id the stream gave (an empty one clears it).
         place.last_event_id = Some(event.id).filter(|id| !id.is_empty());
         // Only a retry given with an event's data counts: eventsource-stream drops an
@@ -61,7 +72,7 @@ mod tests {
 
     fn messages(body: &[u8]) -> (Vec<String>, Result<(), String>) {
         let mut got = Vec::new();
-        let end = read(body, |message| got.push(message));
+        let end = read(body, 1 << 20, |message| got.push(message));
         (got, end)
     }
 
@@ -78,7 +89,7 @@ mod tests {
     fn the_place_to_resume_from_is_kept() {
         let mut place = Place::default();
         let body: &[u8] = b"retry: 250\nid: 7\ndata: {}\n\ndata: {}\n\n: no id\n\n";
-        assert_eq!(read_from(body, &mut place, |_| {}), Ok(()));
+        assert_eq!(read_from(body, &mut place, 1 << 20, |_| {}), Ok(()));
         assert_eq!(
             place,
             Place {
@@ -86,6 +97,19 @@ mod tests {
                 retry: Some(Duration::from_millis(250)),
             }
         );
+    }
+
+    #[test]
+    fn an_event_that_never_ends_breaks_the_stream_off_past_the_cap() {
+        // R20: events up to the cap come through; one that goes on past it is never
+        // held whole.
+        let small = format!("data: {}\n\n", "a".repeat(900 << 10));
+        let endless = format!("data: {}", "b".repeat(3 << 20));
+        let body = format!("{small}{small}{endless}");
+        let (got, end) = messages(body.as_bytes());
+        assert_eq!(got.len(), 2);
+        let why = end.unwrap_err();
+        assert!(why.contains("over the 1 MiB cap"), "{why}");
     }
 
     #[test]
