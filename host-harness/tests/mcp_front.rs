@@ -709,3 +709,46 @@ fn the_front_refuses_nothing_stdio_relays() {
     let message = answer[0]["error"]["message"].as_str().unwrap();
     assert!(message.contains("over the 8 MiB cap"), "{message}");
 }
+
+#[test]
+fn a_reused_pending_id_is_refused_under_that_id_and_never_replaces_the_first() {
+    // R19: a legacy client sends id 5 while its first id 5 still waits (a tool that
+    // never answers); the second is answered with an error under 5 and never sent on,
+    // so the first keeps its place for its answer.
+    let (_dir, log, front) = front_logging();
+    let (status, session, _) = initialize(&front.url);
+    assert_eq!(status, 200);
+    let with_session = [("Mcp-Session-Id", session.as_str())];
+    post(
+        &front.url,
+        &with_session,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    );
+    let hang =
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"hang","arguments":{}}}"#;
+    let (url, first_session) = (front.url.clone(), session.clone());
+    // Its POST waits for ever; the thread ends when the front does.
+    std::thread::spawn(move || post(&url, &[("Mcp-Session-Id", first_session.as_str())], hang));
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !received(&log).iter().any(|line| line.contains("\"hang\"")) {
+        assert!(
+            std::time::Instant::now() < until,
+            "the server never got the first call"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let again = r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"record","arguments":{"text":"second"}}}"#;
+    let (status, answer) = post(&front.url, &with_session, again);
+    assert_eq!(status, 400, "{answer:?}");
+    assert_eq!(answer.len(), 1, "{answer:?}");
+    assert_eq!(answer[0]["id"], 5);
+    let message = answer[0]["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("still waiting for its answer"),
+        "{message}"
+    );
+    assert!(
+        received(&log).iter().all(|line| !line.contains("second")),
+        "the second was sent on"
+    );
+}

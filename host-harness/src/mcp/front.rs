@@ -629,7 +629,18 @@ async fn on_post(
         lock(&link.routes).wait(own.clone(), answers, Some(id.json()), token);
         (own, rewritten.into_bytes())
     } else {
-        lock(&link.routes).wait(id.clone(), answers, None, token.map(|sent| (sent, None)));
+        let mut routes = lock(&link.routes);
+        if routes.waiting.contains_key(&id) {
+            // Its answer could go to only one of the two POSTs (R19): the one waiting
+            // keeps it, and this one is told why, under its id.
+            drop(routes);
+            let why = "a request with this id is still waiting for its answer in this session: \
+                       an id is the client's to use once until it is answered";
+            let refusal = jsonrpc::Refusal::new(Some(id), INVALID_REQUEST, why);
+            return refused_by_reading(&refusal);
+        }
+        routes.wait(id.clone(), answers, None, token.map(|sent| (sent, None)));
+        drop(routes);
         (id, line)
     };
     if link.events.send(Event::Client(line)).is_err() {
