@@ -241,20 +241,40 @@ fn port_of(url: &str) -> u16 {
 /// `Content-Length`), as a browser writes a request; the status and the answer's headers
 /// and body.
 fn raw(url: &str, method: &str, headers: &[(&str, &str)], body: &str) -> (u16, String) {
-    use std::io::{Read, Write};
-    let port = port_of(url);
-    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-    let mut request = format!("{method} /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n");
+    let mut request = format!("{method} /mcp HTTP/1.1\r\n");
     for (name, value) in headers {
         request.push_str(&format!("{name}: {value}\r\n"));
     }
-    request.push_str(&format!(
-        "Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    ));
-    stream.write_all(request.as_bytes()).unwrap();
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).unwrap();
+    raw_with(url, &request, body)
+}
+
+/// [`exchange`] with `body`'s `Content-Length` added to `head`.
+fn raw_with(url: &str, head: &str, body: &str) -> (u16, String) {
+    exchange(
+        url,
+        &format!("{head}Content-Length: {}\r\n", body.len()),
+        body,
+    )
+}
+
+/// Sends the request `head` (its first line and headers, without `Host`) and `body` to
+/// the front at `url` over a connection of its own, and reads until the front closes it
+/// (at most 20 s: a stream left open is read until then); the status and the answer.
+fn exchange(url: &str, head: &str, body: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let port = port_of(url);
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(20)))
+        .unwrap();
+    let (line, headers) = head.split_once("\r\n").unwrap();
+    let request =
+        format!("{line}\r\nHost: 127.0.0.1:{port}\r\n{headers}Connection: close\r\n\r\n{body}");
+    // The front may answer (and close) before a body it refuses is all sent.
+    let _ = stream.write_all(request.as_bytes());
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer);
+    let answer = String::from_utf8_lossy(&answer).into_owned();
     let status = answer
         .split(' ')
         .nth(1)
@@ -704,10 +724,31 @@ fn the_front_refuses_nothing_stdio_relays() {
             "{mark}: no reason reached the server"
         );
     }
-    let (status, answer) = post(&front.url, &[], &call(4, &"a".repeat(9 << 20)));
-    assert_eq!(status, 413, "{answer:?}");
-    let message = answer[0]["error"]["message"].as_str().unwrap();
-    assert!(message.contains("over the 8 MiB cap"), "{message}");
+    let (status, answer) = over_cap_post(&front.url, (8 << 20) + 1);
+    assert_eq!(status, 413, "{answer}");
+    assert!(answer.contains("over the 8 MiB cap"), "{answer}");
+}
+
+/// A POST of a body of `length` bytes; the status and answer. Past the cap by one byte, it
+/// is read whole before it is refused, so no unread byte can reset the connection before
+/// the answer is read.
+fn over_cap_post(url: &str, length: usize) -> (u16, String) {
+    let head = "POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\n\
+                Accept: application/json, text/event-stream\r\n";
+    raw_with(url, head, &"a".repeat(length))
+}
+
+/// A legacy session opened on `front`, its `initialized` sent; its id.
+fn legacy_session(front: &Listening) -> String {
+    let (status, session, _) = initialize(&front.url);
+    assert_eq!(status, 200);
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    post(
+        &front.url,
+        &[("Mcp-Session-Id", session.as_str())],
+        initialized,
+    );
+    session
 }
 
 #[test]
@@ -716,14 +757,8 @@ fn a_reused_pending_id_is_refused_under_that_id_and_never_replaces_the_first() {
     // never answers); the second is answered with an error under 5 and never sent on,
     // so the first keeps its place for its answer.
     let (_dir, log, front) = front_logging();
-    let (status, session, _) = initialize(&front.url);
-    assert_eq!(status, 200);
+    let session = legacy_session(&front);
     let with_session = [("Mcp-Session-Id", session.as_str())];
-    post(
-        &front.url,
-        &with_session,
-        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-    );
     let hang =
         r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"hang","arguments":{}}}"#;
     let (url, first_session) = (front.url.clone(), session.clone());
@@ -751,4 +786,41 @@ fn a_reused_pending_id_is_refused_under_that_id_and_never_replaces_the_first() {
         received(&log).iter().all(|line| !line.contains("second")),
         "the second was sent on"
     );
+}
+
+#[test]
+fn a_session_whose_server_is_gone_takes_no_request_and_opens_no_stream() {
+    // R19: the server exits (a tool that exits); the request it owed is answered, and
+    // after that a GET or a POST to the session is refused with 404 (initialize again),
+    // never a stream that cannot end.
+    let (_dir, _log, front) = front_logging();
+    let session = legacy_session(&front);
+    let with_session = [("Mcp-Session-Id", session.as_str())];
+    let die =
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"die","arguments":{}}}"#;
+    let (_, answer) = post(&front.url, &with_session, die);
+    assert_eq!(answer.len(), 1, "{answer:?}");
+    assert!(
+        answer[0]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("exited"),
+        "{answer:?}"
+    );
+    let get = |session: &str| {
+        let head = format!(
+            "GET /mcp HTTP/1.1\r\nAccept: text/event-stream\r\nMcp-Session-Id: {session}\r\n"
+        );
+        exchange(&front.url, &head, "").0
+    };
+    // The session's loop ends once its server has: until then a GET may still open.
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut status = get(&session);
+    while status != 404 && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        status = get(&session);
+    }
+    assert_eq!(status, 404, "a GET to the gone session");
+    let list = r#"{"jsonrpc":"2.0","id":4,"method":"tools/list"}"#;
+    assert_eq!(post(&front.url, &with_session, list).0, 404);
 }

@@ -199,10 +199,10 @@ impl Front {
         let mut client = Routed(routes.clone());
         let thread = std::thread::spawn(move || {
             session.serve(&inbox, &mut client);
-            // Whatever still waits gets its stream ended: the session is over.
-            let mut routes = lock(&client.0);
-            routes.waiting.clear();
-            routes.stream = None;
+            // The session is over: whatever still waits is answered with an error under
+            // its client's id (R19), and nothing new is taken, before the loop's inbox
+            // goes away.
+            lock(&client.0).end();
         });
         Ok(Arc::new(Link {
             events,
@@ -347,9 +347,28 @@ struct Routes {
     stream: Option<UnboundedSender<Vec<u8>>>,
     /// Whether clients that do not know each other share the session (2026-07-28).
     shared: bool,
+    /// Whether the session's loop has ended: no request is taken any more.
+    ended: bool,
 }
 
 impl Routes {
+    /// Ends the session's routes: each request still waiting is answered with an error
+    /// under the id its client gave, and the GET stream ends.
+    fn end(&mut self) {
+        self.ended = true;
+        self.stream = None;
+        self.progress.clear();
+        for (id, (stream, given)) in self.waiting.drain(..) {
+            let why = "reasons mcp: the session ended before the server answered this request";
+            let answer = jsonrpc::error(Some(&id), jsonrpc::INTERNAL_ERROR, why);
+            let answer = match given {
+                Some(given) => jsonrpc::replace_at(&answer, &["id"], &given).unwrap_or(answer),
+                None => answer,
+            };
+            let _ = stream.send(answer.into_bytes());
+        }
+    }
+
     /// Registers a request waiting for its answer on `stream`: `given` is the id its
     /// client gave it, when the front gave it another; `token` its progress token as the
     /// server will see it, and the one its client gave, when the front gave it another.
@@ -359,12 +378,16 @@ impl Routes {
         stream: UnboundedSender<Vec<u8>>,
         given: Option<&str>,
         token: Option<(&str, Option<&str>)>,
-    ) {
+    ) -> Result<(), Refused> {
+        if self.ended {
+            return Err(session_gone());
+        }
         if let Some(key) = token.and_then(|(sent, _)| self::token(sent)) {
             let given = token.and_then(|(_, given)| given).map(str::to_string);
             self.progress.insert(key, (id.clone(), given));
         }
         self.waiting.insert(id, (stream, given.map(str::to_string)));
+        Ok(())
     }
 
     /// Where a message the server sent of its own accord goes, as it is to go: a progress
@@ -596,12 +619,7 @@ async fn on_post(
     let Some((id, text)) = request else {
         // A notification or a response: accepted.
         if link.events.send(Event::Client(line)).is_err() {
-            return refuse(
-                StatusCode::NOT_FOUND,
-                INVALID_REQUEST,
-                "the session has ended",
-            )
-            .into_response();
+            return session_gone().into_response();
         }
         return StatusCode::ACCEPTED.into_response();
     };
@@ -626,7 +644,9 @@ async fn on_post(
             return refuse(StatusCode::BAD_REQUEST, INVALID_REQUEST, message).into_response();
         };
         let token = token.map(|given| (own.json(), Some(given)));
-        lock(&link.routes).wait(own.clone(), answers, Some(id.json()), token);
+        if let Err(gone) = lock(&link.routes).wait(own.clone(), answers, Some(id.json()), token) {
+            return gone.into_response();
+        }
         (own, rewritten.into_bytes())
     } else {
         let mut routes = lock(&link.routes);
@@ -639,18 +659,15 @@ async fn on_post(
             let refusal = jsonrpc::Refusal::new(Some(id), INVALID_REQUEST, why);
             return refused_by_reading(&refusal);
         }
-        routes.wait(id.clone(), answers, None, token.map(|sent| (sent, None)));
+        if let Err(gone) = routes.wait(id.clone(), answers, None, token.map(|sent| (sent, None))) {
+            return gone.into_response();
+        }
         drop(routes);
         (id, line)
     };
     if link.events.send(Event::Client(line)).is_err() {
         lock(&link.routes).waiting.shift_remove(&id);
-        return refuse(
-            StatusCode::NOT_FOUND,
-            INVALID_REQUEST,
-            "the session has ended",
-        )
-        .into_response();
+        return session_gone().into_response();
     }
     let mut response = sse(stream).into_response();
     if let Some(session) = session.and_then(|session| HeaderValue::from_str(&session).ok()) {
@@ -668,8 +685,23 @@ async fn on_get(State(front): State<Arc<Front>>, headers: HeaderMap) -> Response
         return StatusCode::METHOD_NOT_ALLOWED.into_response();
     };
     let (lines, stream) = unbounded_channel();
-    lock(&link.routes).stream = Some(lines);
+    let mut routes = lock(&link.routes);
+    if routes.ended {
+        // A stream opened on a session that is over would never end.
+        return session_gone().into_response();
+    }
+    routes.stream = Some(lines);
     sse(stream).into_response()
+}
+
+/// The answer to a request for a session whose loop has ended: 404, the specification's
+/// word to initialize again.
+fn session_gone() -> Refused {
+    refuse(
+        StatusCode::NOT_FOUND,
+        INVALID_REQUEST,
+        "the session has ended: initialize again",
+    )
 }
 
 async fn on_delete(State(front): State<Arc<Front>>, headers: HeaderMap) -> Response {
