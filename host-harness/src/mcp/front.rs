@@ -361,11 +361,7 @@ impl Routes {
         for (id, (stream, given)) in self.waiting.drain(..) {
             let why = "reasons mcp: the session ended before the server answered this request";
             let answer = jsonrpc::error(Some(&id), jsonrpc::INTERNAL_ERROR, why);
-            let answer = match given {
-                Some(given) => jsonrpc::replace_at(&answer, &["id"], &given).unwrap_or(answer),
-                None => answer,
-            };
-            let _ = stream.send(answer.into_bytes());
+            let _ = stream.send(under_clients_id(&answer, given.as_deref()));
         }
     }
 
@@ -443,6 +439,14 @@ fn refused_by_reading(refusal: &jsonrpc::Refusal) -> Response {
     (StatusCode::BAD_REQUEST, headers, body).into_response()
 }
 
+/// `answer` under the id its client gave, when the front gave the request another.
+fn under_clients_id(answer: &str, given: Option<&str>) -> Vec<u8> {
+    given
+        .and_then(|given| jsonrpc::replace_at(answer, &["id"], given))
+        .unwrap_or_else(|| answer.to_string())
+        .into_bytes()
+}
+
 /// The session's client, as its loop writes to it.
 struct Routed(Arc<Mutex<Routes>>);
 
@@ -467,11 +471,7 @@ impl Client for Routed {
             progress.retain(|_, (id, _)| waiting.contains_key(id));
             // The answer goes back under the id its client gave (it was read as an answer
             // with an id, so the id is there to replace).
-            let line = match given {
-                Some(given) => jsonrpc::replace_at(text, &["id"], &given)
-                    .map_or_else(|| line.to_vec(), String::into_bytes),
-                None => line.to_vec(),
-            };
+            let line = under_clients_id(text, given.as_deref());
             // Dropping the sender ends the POST's stream after its answer.
             let _ = stream.send(line);
             return true;
@@ -597,21 +597,18 @@ async fn on_post(
     // Where the message goes is read from its params, which must then read one way
     // only: a key they repeat (parsers disagree on which counts) is refused here, under
     // the request's id, as the session would refuse it.
-    let params = jsonrpc::at(read.text, &["params"]);
-    if let Some(Err(why)) = params
-        .filter(|params| crate::json::members(params).is_some())
-        .map(jsonrpc::unique)
-    {
+    let params = jsonrpc::at(read.text, &["params"]).and_then(crate::json::members);
+    if let Some(why) = params.as_deref().and_then(jsonrpc::repeated) {
         let id = request.as_ref().map(|(id, _)| id.clone());
         let refusal =
             jsonrpc::Refusal::new(id, jsonrpc::INVALID_PARAMS, format!("the params {why}"));
         return refused_by_reading(&refusal);
     }
-    let modern = jsonrpc::at(
-        read.text,
-        &["params", "_meta", "io.modelcontextprotocol/protocolVersion"],
-    )
-    .is_some();
+    let modern = params
+        .as_deref()
+        .and_then(|params| jsonrpc::member(params, "_meta"))
+        .and_then(|meta| jsonrpc::at(meta.get(), &["io.modelcontextprotocol/protocolVersion"]))
+        .is_some();
     let (link, session) = match front.link_for(&headers, method, modern) {
         Ok(found) => found,
         Err(refused) => return refused.into_response(),

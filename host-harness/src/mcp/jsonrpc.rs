@@ -180,16 +180,24 @@ fn envelope(text: &str) -> Result<Message<'_>, Refusal> {
 /// `text`'s members, when it is an object whose every key is given once.
 pub fn unique(text: &str) -> Result<Vec<json::Member<'_>>, String> {
     let members = json::members(text).ok_or("is not a JSON object")?;
+    match repeated(&members) {
+        Some(why) => Err(why),
+        None => Ok(members),
+    }
+}
+
+/// Why `members` cannot be read one way only: the first key they repeat.
+pub fn repeated(members: &[json::Member<'_>]) -> Option<String> {
     let mut seen = std::collections::HashSet::new();
-    for (key, _) in &members {
-        if !seen.insert(key.as_ref()) {
-            return Err(format!(
+    members
+        .iter()
+        .find(|(key, _)| !seen.insert(key.as_ref()))
+        .map(|(key, _)| {
+            format!(
                 "repeats the key {:?}, which parsers read differently",
                 String::from_utf8_lossy(key)
-            ));
-        }
-    }
-    Ok(members)
+            )
+        })
 }
 
 /// The member `key` of `members`.
