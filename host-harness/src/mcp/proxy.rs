@@ -14,7 +14,7 @@ use super::jsonrpc::{
 };
 use super::layer::{Forward, ProxyLayer};
 use crate::json;
-use hold::{Catalogue, HOLD_AT_MOST, Held, OwnListing, bypasses_hold};
+use hold::{Caller, Catalogue, HOLD_AT_MOST, Held, Listings, OwnListing, bypasses_hold};
 use serde_json::value::RawValue;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::{Duration, Instant};
@@ -48,8 +48,9 @@ enum Relay {
     Change(String),
     /// Not relayed: the proxy's own, or one it cannot read or match.
     Drop,
-    /// Held until the proxy's own listing (a page of declarations it has not listed).
-    Hold,
+    /// Held until the proxy's own listing (a page of declarations it has not listed),
+    /// made for the caller of the listing this page answers.
+    Hold(Caller),
 }
 
 /// What becomes of a held message when it leaves the hold.
@@ -69,9 +70,10 @@ struct Pending {
 
 enum Kind {
     Initialize,
-    /// A `tools/list`; whether it asked for a page after the first.
+    /// A `tools/list`; whether it asked for a page after the first, and whose it is.
     List {
         cursor: bool,
+        caller: Caller,
     },
     Call(audit::Call),
     Other,
@@ -104,8 +106,8 @@ pub struct Proxy {
     /// The listing the catalogue must be at least, to be current: the server said its
     /// tools changed after the listings before it started.
     want: u64,
-    /// The latest listing that failed.
-    failed: u64,
+    /// How far the listings made for each caller have come.
+    listings: HashMap<Caller, Listings>,
     listing: Option<OwnListing>,
     /// Client messages waiting, in order, and the server's listing answers waiting.
     held: VecDeque<Held>,
@@ -115,10 +117,6 @@ pub struct Proxy {
     abandoned: HashSet<Id>,
     batches: HashMap<u64, Batch>,
     batch_ids: u64,
-    /// The latest `params._meta` of a client request in a session without `initialize`
-    /// (2026-07-28), for the proxy's own requests to carry the same version and
-    /// capabilities.
-    meta: Option<String>,
     /// How long a message may wait ([`HOLD_AT_MOST`] unless a test says otherwise).
     hold: Duration,
 }
@@ -133,7 +131,7 @@ impl Proxy {
             catalogue: None,
             started: 0,
             want: 0,
-            failed: 0,
+            listings: HashMap::new(),
             listing: None,
             held: VecDeque::new(),
             pages: VecDeque::new(),
@@ -141,7 +139,6 @@ impl Proxy {
             abandoned: HashSet::new(),
             batches: HashMap::new(),
             batch_ids: 0,
-            meta: None,
             hold: HOLD_AT_MOST,
         }
     }
@@ -161,9 +158,13 @@ impl Proxy {
             // answer anything), and `initialized` (which a server may need before it
             // lists its tools for the calls that wait).
             Ok(read) if !self.held.is_empty() && !bypasses_hold(&read) => {
-                self.held.push_back(self.hold(line, now));
+                let caller = self.caller(&read);
+                self.held.push_back(self.hold(line, now, caller));
             }
-            Ok(read) if !self.can_go(&read, None) => self.held.push_back(self.hold(line, now)),
+            Ok(read) if !self.can_go(&read, None) => {
+                let caller = self.caller(&read);
+                self.held.push_back(self.hold(line, now, caller));
+            }
             Ok(read) => self.client_line(&line, read, Release::Go, &mut out),
         }
         self.drain(&mut out);
@@ -242,11 +243,6 @@ impl Proxy {
                                the request was not sent";
                     return Fate::Answer(jsonrpc::error(Some(id), INVALID_REQUEST, why));
                 }
-                if matches!(self.handshake, Handshake::None)
-                    && let Some(meta) = jsonrpc::meta(*params)
-                {
-                    self.meta = Some(meta);
-                }
                 let kind = match method.as_str() {
                     "tools/call" => return self.call(read.text, id, *params, release, batch),
                     "tools/list" => match params.map(|params| jsonrpc::unique(params.get())) {
@@ -258,8 +254,12 @@ impl Proxy {
                         }
                         Some(Ok(members)) => Kind::List {
                             cursor: jsonrpc::member(&members, "cursor").is_some(),
+                            caller: self.caller_of(*params),
                         },
-                        None => Kind::List { cursor: false },
+                        None => Kind::List {
+                            cursor: false,
+                            caller: None,
+                        },
                     },
                     "initialize" => {
                         self.handshake = Handshake::Waiting;
@@ -413,8 +413,8 @@ impl Proxy {
                     Relay::Keep => out.push(Out::Client(line)),
                     Relay::Change(text) => out.push(Out::Client(text.into_bytes())),
                     Relay::Drop => {}
-                    Relay::Hold => {
-                        let held = self.hold(line, Instant::now());
+                    Relay::Hold(caller) => {
+                        let held = self.hold(line, Instant::now(), caller);
                         self.pages.push_back(held);
                     }
                 }
@@ -428,7 +428,7 @@ impl Proxy {
                     match self.server_message(read, false, &mut finished, &mut out) {
                         Relay::Keep => parts.push(read.text.to_string()),
                         Relay::Change(text) => parts.push(text),
-                        Relay::Drop | Relay::Hold => {}
+                        Relay::Drop | Relay::Hold(_) => {}
                     }
                 }
                 parts.extend(finished.into_iter().flatten());
@@ -485,7 +485,7 @@ impl Proxy {
             .as_ref()
             .is_some_and(|listing| &listing.id == id)
         {
-            self.listed(result, out);
+            self.own_page(result, out);
             return Relay::Drop;
         }
         if self.abandoned.remove(id) {
@@ -508,7 +508,9 @@ impl Proxy {
             }
         }
         match pending.kind {
-            Kind::List { cursor } => return self.page(read.text, result, cursor, may_hold),
+            Kind::List { cursor, caller } => {
+                return self.page(read.text, result, cursor, caller, may_hold);
+            }
             Kind::Call(call) => {
                 let outcome = match (result, &read.message) {
                     (Some(result), _) => Outcome::Result {

@@ -3,6 +3,13 @@
 //! or that started after the call arrived; the proxy lists the server itself for it, and
 //! a wait that cannot end ends in an error. The catalogue is the server's latest whole
 //! listing and nothing more.
+//!
+//! In a session without `initialize` (2026-07-28) each request carries its client's
+//! protocol version and capabilities in `_meta`, and clients that do not know each other
+//! may share it (the HTTP front's shared session): a listing the proxy makes for a
+//! waiting message carries that message's `_meta` and no other client's, and the fate of
+//! a listing (listed, failed) is its caller's alone, so that a server refusing one
+//! client's version fails no other client's calls.
 
 use super::{Handshake, Out, Proxy, Relay, Release};
 use crate::json;
@@ -41,9 +48,24 @@ impl Catalogue {
     }
 }
 
+/// Whom a listing is for: the `_meta` of the client request that needs it, in a session
+/// without `initialize`; `None` in a session with one, where the handshake settled the
+/// version and capabilities for every request.
+pub(super) type Caller = Option<String>;
+
+/// How far the listings for one caller have come: the generation of the latest started,
+/// of the latest that completed, and of the latest that failed.
+#[derive(Clone, Copy, Default)]
+pub(super) struct Listings {
+    started: u64,
+    listed: u64,
+    failed: u64,
+}
+
 /// The proxy's own listing under way, page by page.
 pub(super) struct OwnListing {
     pub(super) generation: u64,
+    pub(super) caller: Caller,
     pub(super) id: Id,
     pub(super) started: Instant,
     pub(super) tools: Vec<Json>,
@@ -57,22 +79,55 @@ pub(super) struct Held {
     pub(super) since: Instant,
     /// How many listings had started when it arrived: one started later must complete.
     pub(super) arrival: u64,
+    /// Whom the listing it waits for is for.
+    pub(super) caller: Caller,
 }
 
 impl Proxy {
-    pub(super) fn hold(&self, line: Vec<u8>, since: Instant) -> Held {
+    pub(super) fn hold(&self, line: Vec<u8>, since: Instant, caller: Caller) -> Held {
         Held {
             line,
             since,
             arrival: self.started,
+            caller,
         }
     }
 
+    /// Whom a listing for a client line would be for: the `_meta` of its first request
+    /// that carries one.
+    pub(super) fn caller(&self, read: &Line) -> Caller {
+        let reads = match read {
+            Line::One(read) => std::slice::from_ref(read),
+            Line::Batch(reads) => reads.as_slice(),
+        };
+        reads.iter().find_map(|read| match &read.message {
+            Ok(Message::Request { params, .. }) => self.caller_of(*params),
+            _ => None,
+        })
+    }
+
+    /// Whom a listing for a request with `params` would be for (see [`Caller`]).
+    pub(super) fn caller_of(&self, params: Option<&RawValue>) -> Caller {
+        match self.handshake {
+            Handshake::None => jsonrpc::meta(params),
+            Handshake::Waiting | Handshake::Done => None,
+        }
+    }
+
+    /// How far the listings for `caller` have come.
+    fn progress(&self, caller: &Caller) -> Listings {
+        self.listings.get(caller).copied().unwrap_or_default()
+    }
+
+    fn progress_mut(&mut self, caller: &Caller) -> &mut Listings {
+        self.listings.entry(caller.clone()).or_default()
+    }
+
     /// Whether every call in `read` can go now: its tool is in a current catalogue, or a
-    /// listing that started after the message `arrival` has completed.
-    pub(super) fn can_go(&self, read: &Line, arrival: Option<u64>) -> bool {
-        let listed_since = |arrival: Option<u64>| {
-            arrival.is_some_and(|arrival| self.catalogue_generation() > arrival)
+    /// listing for its caller that started after the message arrived has completed.
+    pub(super) fn can_go(&self, read: &Line, arrival: Option<(u64, &Caller)>) -> bool {
+        let listed_since = |arrival: Option<(u64, &Caller)>| {
+            arrival.is_some_and(|(arrival, caller)| self.progress(caller).listed > arrival)
         };
         let current = self
             .catalogue
@@ -103,6 +158,7 @@ impl Proxy {
         text: &str,
         result: Option<&RawValue>,
         cursor: bool,
+        caller: Caller,
         may_hold: bool,
     ) -> Relay {
         let Some(page) = result.and_then(Page::read) else {
@@ -110,13 +166,15 @@ impl Proxy {
         };
         if !cursor && page.next_cursor.is_none() {
             self.started += 1;
+            let generation = self.started;
+            self.progress_mut(&caller).started = generation;
             let tools = page.tools.iter().map(|tool| tool.to_string()).collect();
-            self.install(self.started, tools);
+            self.install(generation, tools, &caller);
         }
         if self.augments_all(&page.tools) || !may_hold {
             return Relay::Change(self.augmented_page(text, &page));
         }
-        Relay::Hold
+        Relay::Hold(caller)
     }
 
     /// Whether every declaration is in a current catalogue.
@@ -143,9 +201,11 @@ impl Proxy {
         jsonrpc::replace(text, page.array, &format!("[{}]", tools.join(",")))
     }
 
-    /// Makes `tools`, listing `generation`, the catalogue, unless a newer one is in place.
-    fn install(&mut self, generation: u64, tools: Vec<Json>) {
+    /// Makes `tools`, listing `generation` for `caller`, the catalogue, unless a newer
+    /// one is in place.
+    fn install(&mut self, generation: u64, tools: Vec<Json>, caller: &Caller) {
         if generation <= self.catalogue_generation() {
+            self.listed(caller, generation);
             return;
         }
         if let Some(catalogue) = &mut self.catalogue
@@ -154,6 +214,7 @@ impl Proxy {
             // The same listing again (a client listing on every turn): the layer's strip
             // set is already this listing's; only how current it is changes.
             catalogue.generation = generation;
+            self.listed(caller, generation);
             return;
         }
         match self.layer.catalogue(tools.clone()) {
@@ -164,14 +225,27 @@ impl Proxy {
                     names,
                     declarations: tools.into_iter().zip(listed).collect(),
                 });
+                self.listed(caller, generation);
             }
             Err(error) => {
                 eprintln!(
                     "reasons: the server's tools could not be listed through the layer: {error}"
                 );
-                self.failed = self.failed.max(generation);
+                self.fail(caller, generation);
             }
         }
+    }
+
+    /// A listing for `caller` completed: what waited for one knows its tools' fate.
+    fn listed(&mut self, caller: &Caller, generation: u64) {
+        let progress = self.progress_mut(caller);
+        progress.listed = progress.listed.max(generation);
+    }
+
+    /// A listing for `caller` failed: what of that caller's waited for it is refused.
+    fn fail(&mut self, caller: &Caller, generation: u64) {
+        let progress = self.progress_mut(caller);
+        progress.failed = progress.failed.max(generation);
     }
 
     /// Lets go of what waited, in order, as far as it can go; lists the server when
@@ -182,9 +256,9 @@ impl Proxy {
             let Ok(read) = jsonrpc::read_line(&held.line) else {
                 unreachable!("only lines that were read are held")
             };
-            let release = if self.can_go(&read, Some(held.arrival)) {
+            let release = if self.can_go(&read, Some((held.arrival, &held.caller))) {
                 Release::Go
-            } else if self.failed > held.arrival {
+            } else if self.progress(&held.caller).failed > held.arrival {
                 Release::Refuse("the proxy could not list the server's tools".into())
             } else if now >= held.since + self.hold {
                 Release::Refuse(format!(
@@ -198,8 +272,9 @@ impl Proxy {
             self.client_line(&held.line, read, release, out);
         }
         while let Some(front) = self.pages.front() {
-            let ready = self.failed > front.arrival
-                || self.catalogue_generation() > front.arrival
+            let progress = self.progress(&front.caller);
+            let ready = progress.failed > front.arrival
+                || progress.listed > front.arrival
                 || now >= front.since + self.hold;
             if !ready {
                 break;
@@ -223,14 +298,43 @@ impl Proxy {
             .is_some_and(|listing| now >= listing.started + self.hold);
         if stuck && let Some(listing) = self.listing.take() {
             self.abandoned.insert(listing.id);
-            self.failed = self.failed.max(listing.generation);
+            self.fail(&listing.caller, listing.generation);
             return self.drain(out);
         }
-        // A listing must start when none has started since what waits arrived.
-        let needs = waiting.is_some_and(|held| self.started <= held.arrival);
-        if needs && self.listing.is_none() && !matches!(self.handshake, Handshake::Waiting) {
-            self.start_listing(out);
+        // A listing must start when none has started for its caller since what waits
+        // arrived.
+        let needs = waiting
+            .filter(|held| self.progress(&held.caller).started <= held.arrival)
+            .map(|held| held.caller.clone());
+        if let Some(caller) = needs
+            && self.listing.is_none()
+            && !matches!(self.handshake, Handshake::Waiting)
+        {
+            self.start_listing(caller, out);
         }
+        self.forget_callers();
+    }
+
+    /// Keeps the progress only of callers something waits for: a later message arrives
+    /// after every listing so far, so it needs none of the record, and clients that
+    /// each send a `_meta` of their own cannot grow it without end.
+    fn forget_callers(&mut self) {
+        let Proxy {
+            listings,
+            held,
+            pages,
+            listing,
+            ..
+        } = self;
+        let waits = |caller: &Caller| {
+            held.iter()
+                .chain(pages.iter())
+                .any(|held| &held.caller == caller)
+                || listing
+                    .as_ref()
+                    .is_some_and(|listing| &listing.caller == caller)
+        };
+        listings.retain(|caller, _| waits(caller));
     }
 
     /// When what waits next must be looked at again, if anything waits.
@@ -256,11 +360,13 @@ impl Proxy {
         self.held.is_empty() && self.pages.is_empty() && self.listing.is_none()
     }
 
-    fn start_listing(&mut self, out: &mut Vec<Out>) {
+    fn start_listing(&mut self, caller: Caller, out: &mut Vec<Out>) {
         self.started += 1;
-        let id = self.ask_for_tools(None, out);
+        self.progress_mut(&caller).started = self.started;
+        let id = self.ask_for_tools(None, &caller, out);
         self.listing = Some(OwnListing {
             generation: self.started,
+            caller,
             id,
             started: Instant::now(),
             tools: Vec::new(),
@@ -268,15 +374,20 @@ impl Proxy {
         });
     }
 
-    /// Sends a `tools/list` request of the proxy's own (for the page after `cursor`, if
-    /// given); its id.
-    fn ask_for_tools(&mut self, cursor: Option<&RawValue>, out: &mut Vec<Out>) -> Id {
+    /// Sends a `tools/list` request of the proxy's own for `caller` (for the page after
+    /// `cursor`, if given); its id.
+    fn ask_for_tools(
+        &mut self,
+        cursor: Option<&RawValue>,
+        caller: &Caller,
+        out: &mut Vec<Out>,
+    ) -> Id {
         let id = Id::own();
         let mut params = Vec::new();
         if let Some(cursor) = cursor {
             params.push(format!(r#""cursor":{}"#, cursor.get()));
         }
-        if let Some(meta) = &self.meta {
+        if let Some(meta) = caller {
             params.push(format!(r#""_meta":{meta}"#));
         }
         let params = (!params.is_empty()).then(|| format!("{{{}}}", params.join(",")));
@@ -287,13 +398,13 @@ impl Proxy {
     }
 
     /// A page of the proxy's own listing: ask for the next, or use the whole.
-    pub(super) fn listed(&mut self, result: Option<&RawValue>, out: &mut Vec<Out>) {
+    pub(super) fn own_page(&mut self, result: Option<&RawValue>, out: &mut Vec<Out>) {
         let Some(mut listing) = self.listing.take() else {
             return;
         };
         let Some(page) = result.and_then(Page::read) else {
             eprintln!("reasons: the server did not list its tools; calls that wait are refused");
-            self.failed = self.failed.max(listing.generation);
+            self.fail(&listing.caller, listing.generation);
             return;
         };
         listing
@@ -306,14 +417,14 @@ impl Proxy {
                     "reasons: the server's tools/list did not end (a cursor repeated, or \
                      {MOST_PAGES} pages); calls that wait are refused"
                 );
-                self.failed = self.failed.max(listing.generation);
+                self.fail(&listing.caller, listing.generation);
                 return;
             }
-            listing.id = self.ask_for_tools(Some(cursor), out);
+            listing.id = self.ask_for_tools(Some(cursor), &listing.caller, out);
             self.listing = Some(listing);
             return;
         }
-        self.install(listing.generation, listing.tools);
+        self.install(listing.generation, listing.tools, &listing.caller);
     }
 }
 

@@ -397,6 +397,54 @@ fn a_2026_client_is_served_without_a_handshake() {
 }
 
 #[test]
+fn a_2026_client_s_first_call_is_listed_for_with_its_own_meta() {
+    // R18, R20: the first message of the session is a call; its listing carries its
+    // _meta (a server that wants a version on every request answers it).
+    let mut proxy = proxy();
+    let line = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"plain","arguments":{"reason":"SECRET"},"_meta":{"v":"B"}}}"#;
+    let sent = client(&mut proxy, line);
+    assert_eq!(sent.server.len(), 1, "only the proxy's listing: {sent:?}");
+    let listed: Value = serde_json::from_str(&sent.server[0]).unwrap();
+    assert_eq!(listed["params"]["_meta"], json!({"v":"B"}));
+}
+
+#[test]
+fn clients_of_a_shared_session_are_listed_for_each_with_its_own_meta() {
+    // R18, R20: A's call waits for a listing with A's _meta; the server refuses A's
+    // version. Only A's call fails: B's gets a listing of its own, with B's _meta, and
+    // goes on stripped.
+    let mut proxy = proxy();
+    let of = |id: u8, version: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"plain","arguments":{{"reason":"SECRET"}},"_meta":{{"v":"{version}"}}}}}}"#
+        )
+    };
+    let a = client(&mut proxy, &of(1, "A"));
+    assert_eq!(a.server.len(), 1, "{a:?}");
+    let for_a: Value = serde_json::from_str(&a.server[0]).unwrap();
+    assert_eq!(for_a["params"]["_meta"], json!({"v":"A"}));
+    let b = client(&mut proxy, &of(2, "B"));
+    assert!(b.server.is_empty(), "one listing at a time: {b:?}");
+    let refused = format!(
+        r#"{{"jsonrpc":"2.0","id":{},"error":{{"code":-32602,"message":"unsupported version A"}}}}"#,
+        for_a["id"]
+    );
+    let after = server(&mut proxy, &refused);
+    assert_eq!(after.client.len(), 1, "A's call is refused: {after:?}");
+    assert_eq!(error_of(&after.client[0]).0, json!(1));
+    assert_eq!(after.server.len(), 1, "B is listed for: {after:?}");
+    let for_b: Value = serde_json::from_str(&after.server[0]).unwrap();
+    assert_eq!(for_b["method"], "tools/list");
+    assert_eq!(for_b["params"]["_meta"], json!({"v":"B"}));
+    let released = answer_own_listing(&mut proxy, &after.server, &[PLAIN]);
+    assert_eq!(
+        released.server,
+        [of(2, "B").replace(r#"{"reason":"SECRET"}"#, "{}")]
+    );
+    assert!(released.client.is_empty(), "{released:?}");
+}
+
+#[test]
 fn client_ids_in_the_proxy_s_namespace_are_ordinary_ids() {
     // R19 (finding 6)
     let mut proxy = ready(Options::default(), &[PLAIN]);
