@@ -71,6 +71,8 @@ fn sdk_clients_over_http_are_served_and_no_reason_reaches_the_server() {
 fn post(url: &str, headers: &[(&str, &str)], body: &str) -> (u16, Vec<Value>) {
     let agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
+        // An answer that never comes fails the test, far past any answer's time.
+        .timeout_global(Some(std::time::Duration::from_secs(120)))
         .build()
         .new_agent();
     let mut request = agent
@@ -823,4 +825,127 @@ fn a_session_whose_server_is_gone_takes_no_request_and_opens_no_stream() {
     assert_eq!(status, 404, "a GET to the gone session");
     let list = r#"{"jsonrpc":"2.0","id":4,"method":"tools/list"}"#;
     assert_eq!(post(&front.url, &with_session, list).0, 404);
+}
+
+#[test]
+fn a_server_s_batched_answers_reach_each_request_s_own_post() {
+    // R19: the server answers two calls in one batch; each POST gets its own answer and
+    // ends, in a legacy session and in the shared one (where both clients use id 1).
+    let front = Listening::front(&[], batching_server());
+    let call = |id: u8, text: &str, extra: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"text":"{text}","reason":"SECRET"}}{extra}}}}}"#
+        )
+    };
+    let session = legacy_session(&front);
+    let shared_meta = format!(",{META}");
+    let pairs = [
+        (vec![("Mcp-Session-Id".to_string(), session)], [1, 2], ""),
+        (Vec::new(), [1, 1], shared_meta.as_str()),
+    ];
+    for (headers, ids, extra) in pairs {
+        // The shared session lists first, with the first call's _meta.
+        let clients: Vec<_> = ids
+            .iter()
+            .zip(["first", "second"])
+            .map(|(id, text)| {
+                let (url, body, headers) =
+                    (front.url.clone(), call(*id, text, extra), headers.clone());
+                let thread = std::thread::spawn(move || {
+                    let headers: Vec<(&str, &str)> = headers
+                        .iter()
+                        .map(|(n, v)| (n.as_str(), v.as_str()))
+                        .collect();
+                    post(&url, &headers, &body)
+                });
+                (*id, text, thread)
+            })
+            .collect();
+        for (id, text, client) in clients {
+            let (status, messages) = client.join().unwrap();
+            assert_eq!(status, 200, "{text}");
+            assert_eq!(messages.len(), 1, "{text}: {messages:#?}");
+            assert_eq!(messages[0]["id"], id, "{text}: {messages:#?}");
+            let got = messages[0]["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap();
+            assert_eq!(
+                serde_json::from_str::<Value>(got).unwrap(),
+                json!({"text": text})
+            );
+        }
+    }
+}
+
+/// Opens a POST of `body` to `url` and returns its connection once its head is read,
+/// for the test to hold open or close.
+fn open_post(url: &str, body: &str) -> std::net::TcpStream {
+    use std::io::{BufRead, Write};
+    let port = port_of(url);
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
+    let mut line = String::new();
+    reader.read_line(&mut line).unwrap();
+    assert!(line.contains(" 200 "), "{line}");
+    stream
+}
+
+/// Waits, at most 10 s, for a line the server received that holds `text`; that line.
+fn awaited(log: &Path, text: &str) -> String {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        // The server writes its log once it has started.
+        let lines = std::fs::read_to_string(log).unwrap_or_default();
+        if let Some(line) = lines.lines().find(|line| line.contains(text)) {
+            return line.to_string();
+        }
+        assert!(
+            std::time::Instant::now() < until,
+            "the server never got {text}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_shared_session_s_client_cancels_only_its_own_request_by_closing_its_stream() {
+    // Clients of the shared session are strangers: a notifications/cancelled names an id
+    // the server never saw (the front gave the request its own), and could name another
+    // client's, so it is refused and never sent. Closing a request's stream cancels it,
+    // as 2026-07-28 says: the server is told under the front's id.
+    let (_dir, log, front) = front_logging();
+    let hang = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"hang","arguments":{{}},{META}}}}}"#
+    );
+    let stream = open_post(&front.url, &hang);
+    let sent: Value = serde_json::from_str(&awaited(&log, "\"hang\"")).unwrap();
+    let front_id = sent["id"].clone();
+    assert!(
+        front_id.as_str().unwrap().starts_with("reasons-front/"),
+        "{sent}"
+    );
+    for named in [json!(1), front_id.clone()] {
+        let cancel = format!(
+            r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{named},{META}}}}}"#
+        );
+        let (status, answer) = post(&front.url, &[], &cancel);
+        assert_eq!(status, 400, "{answer:?}");
+        let message = answer[0]["error"]["message"].as_str().unwrap();
+        assert!(message.contains("closing its stream"), "{message}");
+    }
+    assert!(
+        received(&log)
+            .iter()
+            .all(|line| !line.contains("notifications/cancelled")),
+        "a client's cancellation was sent on"
+    );
+    drop(stream);
+    let cancelled: Value = serde_json::from_str(&awaited(&log, "notifications/cancelled")).unwrap();
+    assert_eq!(cancelled["params"]["requestId"], front_id, "{cancelled}");
 }

@@ -18,7 +18,7 @@
 
 mod admission;
 
-use super::jsonrpc::{self, INVALID_REQUEST, Id, Line, Message};
+use super::jsonrpc::{self, INVALID_REQUEST, Id, Line, Message, Read};
 use super::{Client, Ended, Event, Listen, Session, Settings};
 use crate::plugin::Plugin;
 use admission::{AllowedOrigins, Caller};
@@ -31,7 +31,6 @@ use axum::response::sse::{Event as SseEvent, Sse};
 use axum::response::{IntoResponse, Response};
 use indexmap::IndexMap;
 use reasons_transform::Options;
-use serde_json::Value;
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -340,9 +339,10 @@ struct Routes {
     /// Each request waiting for its answer: the stream of its POST, and the id its client
     /// gave it when the front gave it another.
     waiting: IndexMap<Id, (UnboundedSender<Vec<u8>>, Option<String>)>,
-    /// Each waiting request's progress token, as the server will name it (see `token`),
-    /// with the request, and the token its client gave when the front gave it another.
-    progress: HashMap<String, (Id, Option<String>)>,
+    /// Each waiting request's progress token, as the server will name it, with the
+    /// request, and the token its client gave when the front gave it another. Tokens
+    /// compare as ids do: by value, whatever their spelling.
+    progress: HashMap<Id, (Id, Option<String>)>,
     /// The session's GET stream, for what the server sends on its own.
     stream: Option<UnboundedSender<Vec<u8>>>,
     /// Whether clients that do not know each other share the session (2026-07-28).
@@ -378,7 +378,7 @@ impl Routes {
         if self.ended {
             return Err(session_gone());
         }
-        if let Some(key) = token.and_then(|(sent, _)| self::token(sent)) {
+        if let Some(key) = token.and_then(|(sent, _)| Id::parse(sent)) {
             let given = token.and_then(|(_, given)| given).map(str::to_string);
             self.progress.insert(key, (id.clone(), given));
         }
@@ -386,20 +386,36 @@ impl Routes {
         Ok(())
     }
 
-    /// Where a message the server sent of its own accord goes, as it is to go: a progress
-    /// note to the request its token names (under the token that request's client gave);
-    /// else to the GET stream; else, where one client owns the session, to its latest
-    /// request's stream. In a shared session nothing else is sure to be the right
-    /// client's, so nothing else goes anywhere.
-    fn route(&self, text: &str) -> Option<(&UnboundedSender<Vec<u8>>, Vec<u8>)> {
-        let noted = progress_of(text).and_then(|key| self.progress.get(&key));
-        if let Some((id, given)) = noted {
-            let (stream, _) = self.waiting.get(id)?;
-            let line = match given {
-                Some(given) => jsonrpc::replace_at(text, &["params", "progressToken"], given)?,
-                None => text.to_string(),
-            };
-            return Some((stream, line.into_bytes()));
+    /// Sends one message the session wrote to the stream it belongs on: an answer to its
+    /// request's POST, under the id that request's client gave, which ends that stream;
+    /// a note about a waiting request (its progress, its cancellation) to that request's
+    /// stream, under the names its client gave; anything else to the GET stream, or,
+    /// where one client owns the session, to its latest request's stream. In a shared
+    /// session nothing else is sure to be the right client's, so nothing else goes
+    /// anywhere.
+    fn deliver(&mut self, read: &Read) {
+        let text = read.text;
+        let about = match &read.message {
+            Ok(Message::Response { id: Some(id), .. }) => Some((id.clone(), ID, None)),
+            Ok(Message::Notification { method }) => self.noted(method, text),
+            _ => None,
+        };
+        if let Some((id, path, token)) = about
+            && let Some((stream, given_id)) = self.waiting.get(&id)
+        {
+            // Under the name its client gave: its progress token, or the request's id.
+            let given = token.as_deref().or(given_id.as_deref());
+            let line = given
+                .and_then(|given| jsonrpc::replace_at(text, path, given))
+                .unwrap_or_else(|| text.to_string());
+            let _ = stream.send(line.into_bytes());
+            if path != PROGRESS_TOKEN {
+                // Dropping the sender ends the POST's stream after its answer (or after
+                // the server's word that it cancelled the request: no answer follows).
+                self.waiting.shift_remove(&id);
+                self.forget_finished();
+            }
+            return;
         }
         let stream = self
             .stream
@@ -408,27 +424,47 @@ impl Routes {
             .or_else(|| match self.shared {
                 true => None,
                 false => self.waiting.values().last().map(|(stream, _)| stream),
-            })?;
-        Some((stream, text.as_bytes().to_vec()))
+            });
+        if let Some(stream) = stream {
+            let _ = stream.send(text.as_bytes().to_vec());
+        }
+    }
+
+    /// The waiting request a server's notification `method` is about, where in the
+    /// notification its name is, and, for a progress note, the token its client gave:
+    /// the request a note's token was given to, or the one a cancellation names.
+    fn noted(&self, method: &str, text: &str) -> Option<Noted> {
+        let path = match method {
+            "notifications/progress" => PROGRESS_TOKEN,
+            "notifications/cancelled" => CANCELLED_ID,
+            _ => return None,
+        };
+        let named = Id::parse(jsonrpc::at(text, path)?)?;
+        if path == CANCELLED_ID {
+            return Some((named, path, None));
+        }
+        let (id, token) = self.progress.get(&named)?;
+        Some((id.clone(), path, token.clone()))
+    }
+
+    /// Forgets the progress tokens of requests no longer waiting.
+    fn forget_finished(&mut self) {
+        let Routes {
+            progress, waiting, ..
+        } = self;
+        progress.retain(|_, (id, _)| waiting.contains_key(id));
     }
 }
 
-/// A progress token's JSON text, as one value whatever its spelling, so that the token a
-/// request carried and the one a server's note echoes compare equal.
-fn token(text: &str) -> Option<String> {
-    serde_json::from_str::<Value>(text)
-        .ok()
-        .map(|value| value.to_string())
-}
+/// A message about a waiting request: the request, where the message names it, and the
+/// name its client gave, when that is not the request's id.
+type Noted = (Id, &'static [&'static str], Option<String>);
 
-/// The progress token a `notifications/progress` message names (see `token`).
-fn progress_of(text: &str) -> Option<String> {
-    let method: String = serde_json::from_str(jsonrpc::at(text, &["method"])?).ok()?;
-    if method != "notifications/progress" {
-        return None;
-    }
-    token(jsonrpc::at(text, &["params", "progressToken"])?)
-}
+/// Where an answer names its request, a progress note its request's token, and a
+/// cancellation its request.
+const ID: &[&str] = &["id"];
+const PROGRESS_TOKEN: &[&str] = &["params", "progressToken"];
+const CANCELLED_ID: &[&str] = &["params", "requestId"];
 
 /// The answer to a message the proxy's strict reading refuses, under its id when it
 /// could be read.
@@ -452,32 +488,17 @@ struct Routed(Arc<Mutex<Routes>>);
 
 impl Client for Routed {
     fn write(&mut self, line: &[u8]) -> bool {
-        // Every line the proxy writes is UTF-8: it read it so, or wrote it.
-        let Ok(text) = std::str::from_utf8(line) else {
-            return true;
-        };
         let mut routes = lock(&self.0);
-        let answered = match jsonrpc::read_line(line) {
-            Ok(Line::One(read)) => match read.message {
-                Ok(Message::Response { id: Some(id), .. }) => routes.waiting.shift_remove(&id),
-                _ => None,
-            },
-            _ => None,
-        };
-        if let Some((stream, given)) = answered {
-            let Routes {
-                progress, waiting, ..
-            } = &mut *routes;
-            progress.retain(|_, (id, _)| waiting.contains_key(id));
-            // The answer goes back under the id its client gave (it was read as an answer
-            // with an id, so the id is there to replace).
-            let line = under_clients_id(text, given.as_deref());
-            // Dropping the sender ends the POST's stream after its answer.
-            let _ = stream.send(line);
-            return true;
-        }
-        if let Some((stream, line)) = routes.route(text) {
-            let _ = stream.send(line);
+        // Every line the proxy writes is one it read, or made: it reads. A batch (a
+        // server may answer in one) is taken apart, so that each answer reaches its own
+        // request's POST.
+        match jsonrpc::read_line(line) {
+            Ok(Line::One(read)) => routes.deliver(&read),
+            Ok(Line::Batch(reads)) => reads.iter().for_each(|read| routes.deliver(read)),
+            Err(refusal) => eprintln!(
+                "reasons: a line for the front's clients could not be read: {}",
+                refusal.message
+            ),
         }
         true
     }
@@ -613,6 +634,10 @@ async fn on_post(
         Ok(found) => found,
         Err(refused) => return refused.into_response(),
     };
+    let stateless = session.is_none() && headers.get("mcp-session-id").is_none();
+    if stateless && let Some(why) = not_from_a_stranger(&read.message) {
+        return refuse(StatusCode::BAD_REQUEST, INVALID_REQUEST, why).into_response();
+    }
     let Some((id, text)) = request else {
         // A notification or a response: accepted.
         if link.events.send(Event::Client(line)).is_err() {
@@ -620,9 +645,9 @@ async fn on_post(
         }
         return StatusCode::ACCEPTED.into_response();
     };
-    let stateless = session.is_none() && headers.get("mcp-session-id").is_none();
     let (answers, stream) = unbounded_channel();
     let token = jsonrpc::at(&text, &["params", "_meta", "progressToken"]);
+    let mut cancel = None;
     let (id, line) = if stateless {
         // Clients of the shared session may use the same ids and progress tokens: each
         // request gets one of the front's own for both, and its client's back with what
@@ -644,6 +669,10 @@ async fn on_post(
         if let Err(gone) = lock(&link.routes).wait(own.clone(), answers, Some(id.json()), token) {
             return gone.into_response();
         }
+        cancel = Some(Cancel {
+            link: link.clone(),
+            id: own.clone(),
+        });
         (own, rewritten.into_bytes())
     } else {
         let mut routes = lock(&link.routes);
@@ -666,7 +695,7 @@ async fn on_post(
         lock(&link.routes).waiting.shift_remove(&id);
         return session_gone().into_response();
     }
-    let mut response = sse(stream).into_response();
+    let mut response = sse(stream, cancel).into_response();
     if let Some(session) = session.and_then(|session| HeaderValue::from_str(&session).ok()) {
         response.headers_mut().insert("mcp-session-id", session);
     }
@@ -688,7 +717,7 @@ async fn on_get(State(front): State<Arc<Front>>, headers: HeaderMap) -> Response
         return session_gone().into_response();
     }
     routes.stream = Some(lines);
-    sse(stream).into_response()
+    sse(stream, None).into_response()
 }
 
 /// The answer to a request for a session whose loop has ended: 404, the specification's
@@ -713,16 +742,68 @@ async fn on_delete(State(front): State<Arc<Front>>, headers: HeaderMap) -> Respo
     }
 }
 
-/// An SSE response carrying each line of `lines` as an event, until it ends.
+/// An SSE response carrying each line of `lines` as an event, until it ends; `cancel`
+/// goes with it, to cancel its request if the client closes it first.
 fn sse(
     lines: UnboundedReceiver<Vec<u8>>,
+    cancel: Option<Cancel>,
 ) -> Sse<impl futures_util::Stream<Item = Result<SseEvent, Infallible>>> {
-    let events = futures_util::stream::unfold(lines, |mut lines| async move {
+    let events = futures_util::stream::unfold((lines, cancel), |(mut lines, cancel)| async move {
         let line = lines.recv().await?;
         let event = SseEvent::default()
             .event("message")
             .data(String::from_utf8_lossy(&line));
-        Some((Ok(event), lines))
+        Some((Ok(event), (lines, cancel)))
     });
     Sse::new(events)
+}
+
+/// Why a message of the shared session is not taken from a client: one that names a
+/// request of the session's (a cancellation, a progress note, an answer to the server)
+/// could name another client's, since a client there is known by nothing but its
+/// requests. Over Streamable HTTP a 2026-07-28 client cancels a request by closing its
+/// stream (`Cancel`), and the server asks such a client nothing.
+fn not_from_a_stranger(message: &Result<Message, jsonrpc::Refusal>) -> Option<&'static str> {
+    match message {
+        Ok(Message::Notification { method }) if method == "notifications/cancelled" => Some(
+            "in the session 2026-07-28 clients share, a request is cancelled by closing its \
+             stream; a notifications/cancelled could name another client's request, and was \
+             not sent",
+        ),
+        Ok(Message::Notification { method }) if method == "notifications/progress" => Some(
+            "in the session 2026-07-28 clients share, the server asks no client anything, so \
+             there is no progress of a client's to report; it was not sent",
+        ),
+        Ok(Message::Response { .. }) => Some(
+            "in the session 2026-07-28 clients share, the server asks no client anything, so \
+             there is nothing to answer; it was not sent",
+        ),
+        _ => None,
+    }
+}
+
+/// A shared session's request whose stream is open: when the stream goes before its
+/// answer (the client closed it, which over Streamable HTTP is how a 2026-07-28 client
+/// cancels), the server is told, under the front's id for the request, which no other
+/// client's message can name.
+struct Cancel {
+    link: Arc<Link>,
+    id: Id,
+}
+
+impl Drop for Cancel {
+    fn drop(&mut self) {
+        let mut routes = lock(&self.link.routes);
+        if routes.waiting.shift_remove(&self.id).is_none() {
+            // Answered, or the session ended: nothing to cancel.
+            return;
+        }
+        routes.forget_finished();
+        drop(routes);
+        let note = format!(
+            r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{},"reason":"the client closed its stream"}}}}"#,
+            self.id.json()
+        );
+        let _ = self.link.events.send(Event::Client(note.into_bytes()));
+    }
 }

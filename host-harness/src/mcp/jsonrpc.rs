@@ -258,6 +258,11 @@ impl Id {
         })
     }
 
+    /// The id, or progress token (the same kinds of value), whose JSON text is `text`.
+    pub fn parse(text: &str) -> Option<Id> {
+        Id::read(serde_json::from_str::<&RawValue>(text).ok()?)
+    }
+
     /// An id of the proxy's own: a string no client can guess, so no client's can equal it.
     pub fn own() -> Id {
         Id::minted("reasons-proxy")

@@ -54,6 +54,12 @@ pub fn own_server() -> Vec<String> {
     node("own-server.mjs", &[])
 }
 
+/// A server that answers tool calls in pairs, in one JSON-RPC batch
+/// (`tests/mcp/batching-server.mjs`).
+pub fn batching_server() -> Vec<String> {
+    node("batching-server.mjs", &[])
+}
+
 /// `server` with everything it is sent appended to `log`.
 pub fn teed(log: &Path, server: Vec<String>) -> Vec<String> {
     let mut line = node("tee.mjs", &[log.to_str().unwrap(), "--"]);
