@@ -205,6 +205,39 @@ fn a_request_the_server_does_not_answer_gets_an_error_naming_it() {
 }
 
 #[test]
+fn a_call_any_server_takes_carries_its_headers_and_is_answered() {
+    // R19, R20 over HTTP: arguments holding a lone surrogate escape and nesting 200 deep
+    // are what the proxy relays and a server takes; the request still carries its
+    // era's headers, and the server's error status still answers it.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("http.jsonl");
+    let server = http_echo(&log);
+    let mut session = Session::start(&proxied_url(&[], &server.url));
+    session.ask(&list(1, true));
+    let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+    let arguments = format!(r#"{{"text":"\ud800","deep":{deep}}}"#);
+    // serde_json, which `ask` reads the request with, refuses both: the answer is found
+    // by hand.
+    session.send(&call(2, "fail", &arguments, true));
+    let answer: Value = loop {
+        let message: Value =
+            serde_json::from_str(&session.next_line().expect("an answer")).unwrap();
+        if message["id"] == 2 {
+            break message;
+        }
+    };
+    assert_eq!(answer["id"], 2, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("answered HTTP 500"), "{answer}");
+    let calls = calls_received(&log);
+    assert_eq!(calls.len(), 1, "{calls:#?}");
+    let headers = &calls[0]["headers"];
+    assert_eq!(headers["mcp-method"], "tools/call", "{headers}");
+    assert_eq!(headers["mcp-name"], "fail", "{headers}");
+    assert_eq!(headers["mcp-protocol-version"], "2026-07-28", "{headers}");
+}
+
+#[test]
 fn headers_come_from_flags_and_the_environment() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("http.jsonl");

@@ -3,53 +3,64 @@
 //! headers a tool's schema asks for with `x-mcp-header`. Those are read from the
 //! arguments as forwarded, after the reason came off: no header can carry it.
 
+use crate::json;
+use crate::mcp::jsonrpc::{self, Id, Line, Message, Page};
 use base64::Engine;
-use serde_json::Value;
+use serde_json::value::RawValue;
 use std::collections::HashMap;
 
 /// The `_meta` key a 2026-07-28 request carries its protocol version under.
 const VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
 
-/// What the transport needs to know of one message the proxy sends.
+/// What the transport needs to know of one message the proxy sends, read by the proxy's
+/// own strict reader, as the proxy read it: whatever it relays (a lone surrogate, any
+/// depth of nesting) is outlined, so that every request is owed its answer and carries
+/// its era's headers.
 #[derive(Debug, Default)]
 pub struct Outline {
     /// The ids of its requests: each is owed an answer.
-    pub ids: Vec<Value>,
+    pub ids: Vec<Id>,
     /// Its method, for a single request or notification.
     pub method: Option<String>,
     /// `params.name`, or `params.uri`.
     pub name: Option<String>,
     /// The protocol version its `_meta` names (2026-07-28 and later).
     pub version: Option<String>,
-    /// A `tools/call`'s arguments.
-    pub arguments: Option<Value>,
+    /// A `tools/call`'s arguments, as their exact text.
+    pub arguments: Option<String>,
 }
 
 impl Outline {
-    /// The outline of `message`, one JSON value the proxy already read strictly.
+    /// The outline of `message`, a line the proxy already read strictly.
     pub fn of(message: &[u8]) -> Outline {
-        let Ok(value) = serde_json::from_slice::<Value>(message) else {
-            return Outline::default();
+        let read = match jsonrpc::read_line(message) {
+            Ok(Line::One(read)) => read,
+            Ok(Line::Batch(reads)) => {
+                return Outline {
+                    ids: reads.iter().filter_map(request_id).collect(),
+                    ..Outline::default()
+                };
+            }
+            Err(_) => return Outline::default(),
         };
-        if let Value::Array(batch) = &value {
-            return Outline {
-                ids: batch.iter().filter_map(request_id).collect(),
-                ..Outline::default()
-            };
-        }
-        let params = value.get("params");
-        let text = |value: Option<&Value>| value.and_then(Value::as_str).map(str::to_string);
-        Outline {
-            ids: request_id(&value).into_iter().collect(),
-            method: text(value.get("method")),
-            name: text(params.and_then(|params| params.get("name")))
-                .or_else(|| text(params.and_then(|params| params.get("uri")))),
-            version: text(
-                params
-                    .and_then(|params| params.get("_meta"))
-                    .and_then(|meta| meta.get(VERSION_KEY)),
+        let (method, params) = match &read.message {
+            Ok(Message::Request { method, params, .. }) => (method.clone(), *params),
+            Ok(Message::Notification { method }) => (
+                method.clone(),
+                jsonrpc::at(read.text, &["params"]).and_then(raw),
             ),
-            arguments: params.and_then(|params| params.get("arguments")).cloned(),
+            _ => return Outline::default(),
+        };
+        let params = params.map(RawValue::get);
+        let text_at = |path: &[&str]| params.and_then(|params| text(jsonrpc::at(params, path)?));
+        Outline {
+            ids: request_id(&read).into_iter().collect(),
+            method: Some(method),
+            name: text_at(&["name"]).or_else(|| text_at(&["uri"])),
+            version: text_at(&["_meta", VERSION_KEY]),
+            arguments: params
+                .and_then(|params| jsonrpc::at(params, &["arguments"]))
+                .map(str::to_string),
         }
     }
 
@@ -69,10 +80,23 @@ impl Outline {
     }
 }
 
-/// The id of `message` when it is a request (a method and an id), which is owed an answer.
-fn request_id(message: &Value) -> Option<Value> {
-    message.get("method")?;
-    message.get("id").cloned()
+/// The id of `read` when it is a request, which is owed an answer.
+fn request_id(read: &jsonrpc::Read) -> Option<Id> {
+    match &read.message {
+        Ok(Message::Request { id, .. }) => Some(id.clone()),
+        _ => None,
+    }
+}
+
+/// `text` as the raw JSON value it is (a slice the strict reader already took).
+fn raw(text: &str) -> Option<&RawValue> {
+    serde_json::from_str(text).ok()
+}
+
+/// The characters of the JSON string whose text is `value`; `None` for another value,
+/// or for a string no header could carry (a lone surrogate is no character).
+fn text(value: &str) -> Option<String> {
+    String::from_utf8(json::string(raw(value)?)?).ok()
 }
 
 /// The `Mcp-Param-*` headers each tool's schema asks for, learnt from the server's
@@ -93,50 +117,46 @@ struct Mirrored {
 impl ParamHeaders {
     /// Learns the headers of every tool in a `tools/list` result. A tool whose
     /// annotations break the rules (not a header token, repeated, on no plain property
-    /// path) gets none: a header the server could misread is not sent.
-    pub fn learn(&mut self, result: &Value) {
-        let Some(tools) = result.get("tools").and_then(Value::as_array) else {
+    /// path, in a schema that repeats a key) gets none: a header the server could
+    /// misread is not sent.
+    pub fn learn(&mut self, result: &RawValue) {
+        let Some(page) = Page::read(result) else {
             return;
         };
-        for tool in tools {
-            let Some(name) = tool.get("name").and_then(Value::as_str) else {
+        for tool in page.tools {
+            let Some(name) = jsonrpc::at(tool, &["name"]).and_then(text) else {
                 continue;
             };
             let mut mirrored = Vec::new();
-            if let Some(schema) = tool.get("inputSchema") {
-                collect(schema, &mut Vec::new(), &mut mirrored);
-            }
+            let readable = jsonrpc::at(tool, &["inputSchema"])
+                .is_none_or(|schema| collect(schema, &mut Vec::new(), &mut mirrored));
             let mut seen = std::collections::HashSet::new();
-            let valid = mirrored
-                .iter()
-                .all(|one| is_token(&one.header) && seen.insert(one.header.to_ascii_lowercase()));
+            let valid = readable
+                && mirrored.iter().all(|one| {
+                    is_token(&one.header) && seen.insert(one.header.to_ascii_lowercase())
+                });
             if !valid {
                 mirrored.clear();
             }
-            self.by_tool.insert(name.to_string(), mirrored);
+            self.by_tool.insert(name, mirrored);
         }
     }
 
-    /// The `Mcp-Param-*` headers of a call to `tool` with `arguments`. A value that is
-    /// absent, null, or not a string, integer or boolean is omitted.
-    pub fn of(&self, tool: &str, arguments: &Value) -> Vec<(String, String)> {
+    /// The `Mcp-Param-*` headers of a call to `tool` with `arguments` (their JSON text).
+    /// A value that is absent, null, or not a string, integer or boolean is omitted.
+    pub fn of(&self, tool: &str, arguments: &str) -> Vec<(String, String)> {
         let Some(mirrored) = self.by_tool.get(tool) else {
             return Vec::new();
         };
         mirrored
             .iter()
             .filter_map(|one| {
-                let value = one
-                    .path
-                    .iter()
-                    .try_fold(arguments, |value, key| value.get(key))?;
+                let path: Vec<&str> = one.path.iter().map(String::as_str).collect();
+                let value = jsonrpc::at(arguments, &path)?;
                 let text = match value {
-                    Value::String(text) => text.clone(),
-                    Value::Bool(flag) => flag.to_string(),
-                    Value::Number(number) if number.is_i64() || number.is_u64() => {
-                        number.to_string()
-                    }
-                    _ => return None,
+                    "true" | "false" => value.to_string(),
+                    _ if is_integer(value) => value.to_string(),
+                    _ => text(value)?,
                 };
                 Some((format!("Mcp-Param-{}", one.header), encode(&text)))
             })
@@ -144,23 +164,44 @@ impl ParamHeaders {
     }
 }
 
-/// Every `x-mcp-header` on a property reachable from `schema` through `properties` alone.
-fn collect(schema: &Value, path: &mut Vec<String>, into: &mut Vec<Mirrored>) {
-    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
-        return;
+/// Whether the JSON number `text` is an integer as written (no fraction, no exponent)
+/// that a 64-bit integer holds, as the specification's integer headers are.
+fn is_integer(text: &str) -> bool {
+    text.parse::<i64>().is_ok() || text.parse::<u64>().is_ok()
+}
+
+/// Every `x-mcp-header` on a property reachable from `schema` through `properties` alone;
+/// `false` when a key on the way repeats, or is no text.
+fn collect(schema: &str, path: &mut Vec<String>, into: &mut Vec<Mirrored>) -> bool {
+    let Some(properties) = jsonrpc::at(schema, &["properties"]) else {
+        return true;
     };
-    for (key, property) in properties {
-        path.push(key.clone());
-        if let Some(header) = property.get("x-mcp-header") {
+    let Ok(members) = jsonrpc::unique(properties) else {
+        // Not an object: no properties; an object that repeats a key: unreadable.
+        return json::members(properties).is_none();
+    };
+    for (key, property) in members {
+        let Ok(key) = String::from_utf8(key.into_owned()) else {
+            return false;
+        };
+        let property = property.get();
+        path.push(key);
+        if jsonrpc::unique(property).is_err() && property.starts_with('{') {
+            return false;
+        }
+        if let Some(header) = jsonrpc::at(property, &["x-mcp-header"]) {
             into.push(Mirrored {
                 // Not a string: an empty name, which fails the token check.
-                header: header.as_str().unwrap_or_default().to_string(),
+                header: text(header).unwrap_or_default(),
                 path: path.clone(),
             });
         }
-        collect(property, path, into);
+        if !collect(property, path, into) {
+            return false;
+        }
         path.pop();
     }
+    true
 }
 
 /// Whether `name` is an HTTP field-name token (RFC 9110, section 5.1).
@@ -192,6 +233,10 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn result(value: serde_json::Value) -> Box<RawValue> {
+        RawValue::from_string(value.to_string()).unwrap()
+    }
+
     #[test]
     fn values_are_encoded_as_the_specification_shows() {
         // The specification's own table of examples.
@@ -208,7 +253,7 @@ mod tests {
     #[test]
     fn params_are_read_from_the_arguments_as_forwarded() {
         let mut headers = ParamHeaders::default();
-        headers.learn(&json!({"tools": [{
+        headers.learn(&result(json!({"tools": [{
             "name": "sql",
             "inputSchema": {"type": "object", "properties": {
                 "region": {"type": "string", "x-mcp-header": "Region"},
@@ -216,9 +261,9 @@ mod tests {
                 "limit": {"type": "integer", "x-mcp-header": "Limit"},
                 "query": {"type": "string"}
             }}
-        }]}));
-        let arguments = json!({"region": "eu", "options": {"dry": true}, "limit": null});
-        let mut got = headers.of("sql", &arguments);
+        }]})));
+        let arguments = r#"{"region":"eu","options":{"dry":true},"limit":null}"#;
+        let mut got = headers.of("sql", arguments);
         got.sort();
         assert_eq!(
             got,
@@ -227,21 +272,26 @@ mod tests {
                 ("Mcp-Param-Region".to_string(), "eu".to_string()),
             ]
         );
-        assert!(headers.of("other", &arguments).is_empty());
+        assert!(headers.of("other", arguments).is_empty());
     }
 
     #[test]
     fn a_tool_whose_annotations_break_the_rules_gets_no_headers() {
         let mut headers = ParamHeaders::default();
-        headers.learn(&json!({"tools": [
+        headers.learn(&result(json!({"tools": [
             {"name": "twice", "inputSchema": {"properties": {
                 "a": {"x-mcp-header": "Same"}, "b": {"x-mcp-header": "same"}}}},
             {"name": "spaced", "inputSchema": {"properties": {
                 "a": {"x-mcp-header": "Not a token"}}}}
-        ]}));
-        let arguments = json!({"a": "x", "b": "y"});
-        assert!(headers.of("twice", &arguments).is_empty());
-        assert!(headers.of("spaced", &arguments).is_empty());
+        ]})));
+        // A schema that repeats a key reads two ways: no header is sent from it.
+        let repeated = r#"{"tools":[{"name":"repeats","inputSchema":{"properties":{
+            "a":{"x-mcp-header":"A"},"a":{"x-mcp-header":"B"}}}}]}"#;
+        headers.learn(&RawValue::from_string(repeated.into()).unwrap());
+        let arguments = r#"{"a":"x","b":"y"}"#;
+        assert!(headers.of("twice", arguments).is_empty());
+        assert!(headers.of("spaced", arguments).is_empty());
+        assert!(headers.of("repeats", arguments).is_empty());
     }
 
     #[test]
@@ -250,7 +300,7 @@ mod tests {
             br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"sql",
                 "arguments":{"q":1},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
         );
-        assert_eq!(outline.ids, [json!(7)]);
+        assert_eq!(outline.ids, [Id::parse("7").unwrap()]);
         assert_eq!(outline.version.as_deref(), Some("2026-07-28"));
         assert_eq!(
             outline.standard(),
@@ -265,7 +315,33 @@ mod tests {
                 .ids
                 .is_empty()
         );
-        let batch = Outline::of(br#"[{"id":1,"method":"a"},{"method":"b"},{"id":2,"result":{}}]"#);
-        assert_eq!(batch.ids, [json!(1)]);
+        let batch = Outline::of(br#"[{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","method":"b"},{"jsonrpc":"2.0","id":2,"result":{}}]"#);
+        assert_eq!(batch.ids, [Id::parse("1").unwrap()]);
+    }
+
+    #[test]
+    fn whatever_the_proxy_relays_is_outlined() {
+        // R19, R20: a lone surrogate and nesting deeper than serde_json's 128 are what a
+        // server takes, and the proxy relays them: the call is still owed its answer and
+        // carries its headers.
+        let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+        let message = format!(
+            r#"{{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{{"name":"sql","arguments":{{"q":"\ud800","deep":{deep}}},"_meta":{{"{VERSION_KEY}":"2026-07-28"}}}}}}"#
+        );
+        let outline = Outline::of(message.as_bytes());
+        assert_eq!(outline.ids, [Id::parse(r#""c""#).unwrap()]);
+        assert_eq!(outline.version.as_deref(), Some("2026-07-28"));
+        assert_eq!(outline.standard().len(), 2, "{:?}", outline.standard());
+        let mut headers = ParamHeaders::default();
+        headers.learn(&result(
+            json!({"tools": [{"name": "sql", "inputSchema": {"properties": {
+            "q": {"x-mcp-header": "Q"}}}}]}),
+        ));
+        // A lone surrogate is no character a header could carry: the header is left out.
+        assert!(
+            headers
+                .of("sql", outline.arguments.as_deref().unwrap())
+                .is_empty()
+        );
     }
 }

@@ -17,10 +17,10 @@
 
 use super::headers::{Outline, ParamHeaders};
 use super::sse;
-use crate::mcp::jsonrpc::INTERNAL_ERROR;
+use crate::mcp::jsonrpc::{self, INTERNAL_ERROR, Id, Line, Message};
 use crate::mcp::{Ended, Ending, Event};
 use anyhow::{Context, bail};
-use serde_json::{Value, json};
+use serde_json::value::RawValue;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -328,32 +328,15 @@ impl Link {
 
     /// Hands one message the server sent to the loop, as a line. Answers to this POST's
     /// requests are crossed off `owed`; from an error status only those are passed on.
-    fn deliver(&self, text: Vec<u8>, owed: &mut Vec<Value>, outline: &Outline, error: bool) {
-        let Ok(message) = serde_json::from_slice::<Value>(&text) else {
-            if !error {
-                // Not JSON: the proxy reads it and answers as it does any such line.
-                self.pass(text);
-            }
-            return;
+    /// It is read as the loop will read it, by the proxy's strict reader: an id is
+    /// matched by value (`1` and `1.0` are one id), as the loop matches it.
+    fn deliver(&self, text: Vec<u8>, owed: &mut Vec<Id>, outline: &Outline, error: bool) {
+        let ours = match jsonrpc::read_line(&text) {
+            Ok(Line::One(read)) => self.cross_off(std::slice::from_ref(&read), owed, outline),
+            Ok(Line::Batch(reads)) => self.cross_off(&reads, owed, outline),
+            // Not a message: the loop reads it and refuses it as it does any such line.
+            Err(_) => false,
         };
-        let answers = |message: &Value| message.get("method").is_none();
-        let answered: Vec<&Value> = match &message {
-            Value::Array(batch) => batch.iter().filter(|one| answers(one)).collect(),
-            one if answers(one) => vec![one],
-            _ => Vec::new(),
-        };
-        let mut ours = false;
-        for answer in answered {
-            let Some(at) = answer
-                .get("id")
-                .and_then(|id| owed.iter().position(|owed| owed == id))
-            else {
-                continue;
-            };
-            owed.swap_remove(at);
-            ours = true;
-            self.learn(outline.method.as_deref(), answer);
-        }
         if error && !ours {
             return;
         }
@@ -361,16 +344,38 @@ impl Link {
         self.pass(text);
     }
 
-    /// What a session's later requests need from an answer: the protocol version
+    /// Crosses the answers among `reads` off `owed`, learning from each what later
+    /// requests need; whether any was owed.
+    fn cross_off(&self, reads: &[jsonrpc::Read], owed: &mut Vec<Id>, outline: &Outline) -> bool {
+        let mut ours = false;
+        for read in reads {
+            let Ok(Message::Response {
+                id: Some(id),
+                result,
+            }) = &read.message
+            else {
+                continue;
+            };
+            let Some(at) = owed.iter().position(|owed| owed == id) else {
+                continue;
+            };
+            owed.swap_remove(at);
+            ours = true;
+            if let Some(result) = result {
+                self.learn(outline.method.as_deref(), result);
+            }
+        }
+        ours
+    }
+
+    /// What a session's later requests need from a result: the protocol version
     /// `initialize` settled, the headers a listing's tools ask for.
-    fn learn(&self, method: Option<&str>, answer: &Value) {
-        let Some(result) = answer.get("result") else {
-            return;
-        };
+    fn learn(&self, method: Option<&str>, result: &RawValue) {
         match method {
             Some("initialize") => {
-                let version = result.get("protocolVersion").and_then(Value::as_str);
-                self.lock().version = version.map(str::to_string);
+                let version = jsonrpc::at(result.get(), &["protocolVersion"])
+                    .and_then(|version| serde_json::from_str::<String>(version).ok());
+                self.lock().version = version;
             }
             Some("tools/list") => self.lock().params.learn(result),
             _ => {}
@@ -382,14 +387,10 @@ impl Link {
     }
 
     /// A JSON-RPC error for each request still `owed` an answer.
-    fn answer(&self, owed: Vec<Value>, message: &str) {
+    fn answer(&self, owed: Vec<Id>, message: &str) {
+        let message = format!("reasons mcp: {message}");
         for id in owed {
-            let error = json!({
-                "jsonrpc": "2.0",
-                "id": id,
-                "error": {"code": INTERNAL_ERROR, "message": format!("reasons mcp: {message}")}
-            });
-            self.pass(error.to_string().into_bytes());
+            self.pass(jsonrpc::error(Some(&id), INTERNAL_ERROR, &message).into_bytes());
         }
     }
 
