@@ -126,6 +126,12 @@ enum Command {
         /// secret stays out of the client's config. Repeatable.
         #[arg(long, value_name = "NAME=VARIABLE", requires = "url")]
         header_env: Vec<String>,
+        /// With --url: the most seconds the server may send nothing while it owes a
+        /// request an answer; the request is then answered with an error saying so.
+        #[arg(long, value_name = "SECONDS", requires = "url",
+              default_value_t = mcp::DEFAULT_READ_TIMEOUT_SECS,
+              value_parser = clap::value_parser!(u16).range(1..))]
+        read_timeout: u16,
     },
 }
 
@@ -366,13 +372,17 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             url,
             header,
             header_env,
+            read_timeout,
             listen,
             max_sessions,
             allow_origin,
             max_message_mib,
         } => {
             let server = match url {
-                Some(url) => mcp::Server::Url(mcp::Remote::new(&url, &header, &header_env)?),
+                Some(url) => mcp::Server::Url(
+                    mcp::Remote::new(&url, &header, &header_env)?
+                        .read_timeout(Duration::from_secs(read_timeout.into())),
+                ),
                 None => mcp::Server::Command(command),
             };
             let plugin = plugin.load()?;

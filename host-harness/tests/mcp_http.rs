@@ -372,7 +372,7 @@ fn a_server_that_hangs_up_its_stream_each_time_is_asked_a_bounded_number_of_time
     // fruitless tries (a second apart, as no `retry` is named) and it stops.
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("http.jsonl");
-    let server = http_echo_hanging_up(&log);
+    let server = http_echo_with(&log, &["--hang-up"]);
     let mut session = Session::start(&proxied_url(&[], &server.url));
     session.ask(INITIALIZE);
     session.send(INITIALIZED);
@@ -386,4 +386,67 @@ fn a_server_that_hangs_up_its_stream_each_time_is_asked_a_bounded_number_of_time
         .filter(|request| request["method"] == "GET")
         .count();
     assert_eq!(gets, 5);
+}
+
+#[test]
+fn a_server_silent_on_a_request_past_the_read_timeout_has_it_answered() {
+    // R19: a call the server never answers, far past a 1 s --read-timeout, is answered
+    // with an error that says why; the session goes on.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("http.jsonl");
+    let server = http_echo(&log);
+    let mut session = Session::start(&proxied_url(&["--read-timeout", "1"], &server.url));
+    session.ask(&list(1, true));
+    let answer: Value = serde_json::from_str(&session.ask(&call(2, "hang", "{}", true))).unwrap();
+    let message = answer["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("sent nothing for 1 s") && message.contains("--read-timeout"),
+        "{answer}"
+    );
+    let after = session.ask(&call(3, "record", r#"{"text":"after"}"#, true));
+    assert_eq!(text(&after), r#"{"text":"after"}"#);
+}
+
+#[test]
+fn a_server_that_never_answers_delete_does_not_hold_the_proxy_s_exit() {
+    // Bounded: ending a legacy session DELETEs it; a server that never answers the
+    // DELETE does not keep the proxy running, whether the client closed its stdin, the
+    // proxy got SIGTERM, or the proxy serves clients at --listen. `wait` fails the test
+    // past 30 s; the DELETE may take 3.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("http.jsonl");
+    let server = http_echo_with(&log, &["--hang-delete"]);
+    let deletes = || {
+        http_received(&log)
+            .iter()
+            .filter(|request| request["method"] == "DELETE")
+            .count()
+    };
+    let mut closed = Session::start(&proxied_url(&[], &server.url));
+    closed.ask(INITIALIZE);
+    assert!(closed.finish().1.success());
+    let mut signalled = Session::start(&proxied_url(&[], &server.url));
+    signalled.ask(INITIALIZE);
+    // SAFETY: signalling a child of this test by its pid.
+    unsafe { libc::kill(signalled.pid() as i32, libc::SIGTERM) };
+    signalled.wait();
+    let mut front = Listening::front_to(&[], vec!["--url".into(), server.url.clone()]);
+    let agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .new_agent();
+    let mut answer = agent
+        .post(&front.url)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .send(INITIALIZE)
+        .unwrap();
+    assert_eq!(answer.status(), 200);
+    // Its stream ends with the server's answer, which gave the session its id.
+    let answered = answer.body_mut().read_to_string().unwrap();
+    assert!(answered.contains("protocolVersion"), "{answered}");
+    // SAFETY: as above.
+    unsafe { libc::kill(front.pid() as i32, libc::SIGTERM) };
+    front.wait();
+    assert_eq!(deletes(), 3, "each session was ended with a DELETE");
 }

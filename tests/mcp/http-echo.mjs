@@ -15,6 +15,7 @@
 //   stream  answers on an SSE stream, after a progress notification
 //   fail    the HTTP answer is 500, with no JSON-RPC body
 //   drop    an SSE stream that ends without the answer
+//   hang    never answers, and keeps the request open
 //   crlf    answers with JSON whose whitespace holds carriage returns around a second,
 //           forged answer (to id 99): one message to a JSON parser, two to a reader that
 //           ends lines at CR
@@ -22,8 +23,11 @@ import { createServer } from "node:http";
 import { appendFileSync } from "node:fs";
 
 const log = process.argv[2];
+const flags = process.argv.slice(3);
 // With --hang-up, every GET stream ends at once without an event.
-const hangUp = process.argv[3] === "--hang-up";
+const hangUp = flags.includes("--hang-up");
+// With --hang-delete, a DELETE is never answered.
+const hangDelete = flags.includes("--hang-delete");
 const MODERN = "2026-07-28";
 const SESSION = "session-1f2e";
 const object = (properties) => ({ type: "object", properties });
@@ -40,6 +44,7 @@ const tools = [
   { name: "fail", inputSchema: object({}) },
   { name: "drop", inputSchema: object({}) },
   { name: "crlf", inputSchema: object({}) },
+  { name: "hang", inputSchema: object({}) },
 ];
 
 const json = (res, status, body, headers = {}) => {
@@ -75,7 +80,7 @@ const server = createServer((req, res) => {
       }
       return; // kept open, as a server's stream is
     }
-    if (req.method === "DELETE") return json(res, 200, {});
+    if (req.method === "DELETE") return hangDelete ? undefined : json(res, 200, {});
     const message = JSON.parse(body);
     const { id, method, params = {} } = message;
     const meta = params._meta ?? {};
@@ -130,6 +135,8 @@ const server = createServer((req, res) => {
             sse(res);
             return res.end();
           }
+          case "hang":
+            return;
         }
         return json(res, 200, result(id, { ...text(`no tool ${params.name}`), isError: true }));
       }

@@ -30,7 +30,7 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 use upstream::{Http, Process, Upstream};
 
-pub use upstream::Remote;
+pub use upstream::{DEFAULT_READ_TIMEOUT_SECS, Remote};
 
 /// How long the server has, at each step of its shutdown, before the next: once its
 /// stdin is closed, then once it was sent SIGTERM (after which it gets SIGKILL).

@@ -9,7 +9,7 @@ mod sse;
 
 use crate::mcp::{Ended, Ending};
 
-pub use http::{Http, Remote};
+pub use http::{DEFAULT_READ_TIMEOUT_SECS, Http, Remote};
 pub use process::Process;
 
 /// The server, however it is reached.

@@ -252,16 +252,16 @@ pub fn own_server2_http(log: &Path) -> Listening {
 /// The tests' own Streamable HTTP server (`tests/mcp/http-echo.mjs`), logging every HTTP
 /// request it gets to `log`.
 pub fn http_echo(log: &Path) -> Listening {
-    Listening::start(&node("http-echo.mjs", &[log.to_str().unwrap()]), "/mcp")
+    http_echo_with(log, &[])
 }
 
-/// [`http_echo`] whose GET stream ends at once, every time, without an event: a server
-/// that would have a client come back for ever.
-pub fn http_echo_hanging_up(log: &Path) -> Listening {
-    Listening::start(
-        &node("http-echo.mjs", &[log.to_str().unwrap(), "--hang-up"]),
-        "/mcp",
-    )
+/// [`http_echo`] with `flags`: `--hang-up` (its GET stream ends at once, every time,
+/// without an event: a server that would have a client come back for ever),
+/// `--hang-delete` (a DELETE is never answered).
+pub fn http_echo_with(log: &Path, flags: &[&str]) -> Listening {
+    let mut args = vec![log.to_str().unwrap()];
+    args.extend(flags);
+    Listening::start(&node("http-echo.mjs", &args), "/mcp")
 }
 
 /// What `http-echo.mjs` logged: each HTTP request's method, headers and body.

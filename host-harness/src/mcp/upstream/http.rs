@@ -39,11 +39,20 @@ const OWN_HEADERS: [&str; 6] = [
 /// How much of an error status's body is read for a JSON-RPC error to pass on.
 const ERROR_BODY: u64 = 1 << 20;
 
-/// Where the server is, and what every request to it carries.
+/// The default of `--read-timeout`, in seconds: longer than any tool's own timeout in the
+/// clients people use, so that the client, not the proxy, gives up on a slow tool.
+pub const DEFAULT_READ_TIMEOUT_SECS: u16 = 300;
+
+/// How long the DELETE that ends a session may take: a server that never answers it must
+/// not hold the proxy's exit.
+const DELETE_AT_MOST: Duration = Duration::from_secs(3);
+
+/// Where the server is, what every request to it carries, and how long it may be silent.
 #[derive(Clone, Debug)]
 pub struct Remote {
     url: String,
     headers: Vec<(HeaderName, HeaderValue)>,
+    read_timeout: Duration,
 }
 
 impl Remote {
@@ -87,7 +96,15 @@ impl Remote {
         Ok(Remote {
             url: url.to_string(),
             headers: parsed,
+            read_timeout: Duration::from_secs(DEFAULT_READ_TIMEOUT_SECS.into()),
         })
+    }
+
+    /// The longest the server may send nothing while it owes a request an answer
+    /// (`--read-timeout`): the request is then answered with an error saying so.
+    pub fn read_timeout(mut self, timeout: Duration) -> Remote {
+        self.read_timeout = timeout;
+        self
     }
 }
 
@@ -148,6 +165,12 @@ impl Http {
             // Error statuses are answers to read, not failures to give up on.
             .http_status_as_error(false)
             .timeout_connect(Some(Duration::from_secs(30)))
+            // A server that goes silent while it owes an answer: each read waits this long
+            // at most (the GET stream, silent by nature, is exempt).
+            .timeout_per_read(Some(remote.read_timeout))
+            // Nagle's algorithm would hold a request's last small write back until the
+            // server's delayed ACK (ureq's default, said here because it matters).
+            .no_delay(true)
             // A redirect could take a call, and its headers, to a server nobody named: a
             // 3xx is an answer like any other error status.
             .max_redirects(0)
@@ -186,7 +209,13 @@ impl Http {
         let mut session = link.lock();
         session.closed = true;
         if session.id.is_some() {
-            let request = link.carrying(link.agent.delete(&link.remote.url), &session, None);
+            let delete = link
+                .agent
+                .delete(&link.remote.url)
+                .config()
+                .timeout_global(Some(DELETE_AT_MOST))
+                .build();
+            let request = link.carrying(delete, &session, None);
             drop(session);
             let _ = request.call();
         }
@@ -230,6 +259,10 @@ impl Link {
         let url = &self.remote.url;
         let response = match self.request(outline).send(message) {
             Ok(response) => response,
+            Err(ureq::Error::Timeout(_)) => {
+                let why = self.silent();
+                return self.answer(owed, &format!("the MCP server at {url} {why}"));
+            }
             Err(error) => {
                 return self.answer(
                     owed,
@@ -261,6 +294,7 @@ impl Link {
                 self.deliver(data.into_bytes(), &mut owed, outline, false)
             }) {
                 Ok(()) => "its event stream ended first".to_string(),
+                Err(sse::Broken::Silent) => self.silent(),
                 Err(error) => format!("its event stream broke off: {error}"),
             }
         } else {
@@ -271,6 +305,7 @@ impl Link {
                     self.deliver(text, &mut owed, outline, false);
                     format!("its answer (HTTP {status}) did not answer it")
                 }
+                Err(ureq::Error::Timeout(_)) => self.silent(),
                 Err(error) => format!("its answer broke off: {error}"),
             }
         };
@@ -281,6 +316,14 @@ impl Link {
         if outline.method.as_deref() == Some("notifications/initialized") {
             self.listen();
         }
+    }
+
+    /// Why a request is answered when the server went silent on it.
+    fn silent(&self) -> String {
+        format!(
+            "sent nothing for {} s while it owed an answer (--read-timeout)",
+            self.remote.read_timeout.as_secs()
+        )
     }
 
     /// `request` with what every request to the server carries: the user's headers, the
@@ -426,9 +469,13 @@ impl Link {
             if session.closed {
                 return Stream::Refused;
             }
+            // The stream is silent until the server has something to say.
             let mut get = self
                 .agent
                 .get(&self.remote.url)
+                .config()
+                .timeout_per_read(None)
+                .build()
                 .header("Accept", "text/event-stream");
             if let Some(id) = &place.last_event_id {
                 get = get.header("Last-Event-ID", id);

@@ -13,9 +13,26 @@ pub struct Place {
     pub retry: Option<Duration>,
 }
 
-/// Reads `body` until it ends, handing each event's data to `message`. An error names
-/// what broke the stream off (the connection, or text that is not UTF-8).
-pub fn read(body: impl Read, cap: usize, message: impl FnMut(String)) -> Result<(), String> {
+/// Why a stream broke off before it ended.
+#[derive(Debug, PartialEq)]
+pub enum Broken {
+    /// The server sent nothing for as long as one read may wait.
+    Silent,
+    /// The connection, text that is not UTF-8, an event over the cap: what it was.
+    Other(String),
+}
+
+impl std::fmt::Display for Broken {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self {
+            Broken::Silent => f.write_str("the server sent nothing for too long"),
+            Broken::Other(why) => f.write_str(why),
+        }
+    }
+}
+
+/// Reads `body` until it ends, handing each event's data to `message`.
+pub fn read(body: impl Read, cap: usize, message: impl FnMut(String)) -> Result<(), Broken> {
     read_from(body, &mut Place::default(), cap, message)
 }
 
@@ -26,10 +43,12 @@ pub fn read_from(
     place: &mut Place,
     cap: usize,
     mut message: impl FnMut(String),
-) -> Result<(), String> {
+) -> Result<(), Broken> {
     // Bytes read since the last event came out of the parser.
     let unended = std::cell::Cell::new(0usize);
     let counted = &unended;
+    let silent = std::cell::Cell::new(false);
+    let timed = &silent;
     let chunks = std::iter::from_fn(move || {
         let mut chunk = vec![0; 16 * 1024];
         match body.read(&mut chunk) {
@@ -43,12 +62,18 @@ pub fn read_from(
                 }
                 Some(Ok(chunk))
             }
-            Err(error) => Some(Err(error)),
+            Err(error) => {
+                timed.set(timed_out(&error));
+                Some(Err(error))
+            }
         }
     });
     let events = futures_util::stream::iter(chunks).eventsource();
     for event in futures_executor::block_on_stream(events) {
-        let event = event.map_err(|error| error.to_string())?;
+        let event = event.map_err(|error| match silent.get() {
+            true => Broken::Silent,
+            false => Broken::Other(error.to_string()),
+        })?;
         unended.set(0);
         // Each event carries the last id the stream gave (an empty one clears it).
         place.last_event_id = Some(event.id).filter(|id| !id.is_empty());
@@ -66,13 +91,23 @@ pub fn read_from(
     Ok(())
 }
 
+/// Whether a read failed because it waited as long as it may: ureq wraps its timeouts in
+/// the reader's error.
+fn timed_out(error: &std::io::Error) -> bool {
+    error.kind() == std::io::ErrorKind::TimedOut
+        || error
+            .get_ref()
+            .and_then(|inner| inner.downcast_ref::<ureq::Error>())
+            .is_some_and(|inner| matches!(inner, ureq::Error::Timeout(_)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn messages(body: &[u8]) -> (Vec<String>, Result<(), String>) {
         let mut got = Vec::new();
-        let end = read(body, 1 << 20, |message| got.push(message));
+        let end = read(body, 1 << 20, |message| got.push(message)).map_err(|e| e.to_string());
         (got, end)
     }
 
