@@ -949,3 +949,60 @@ fn a_shared_session_s_client_cancels_only_its_own_request_by_closing_its_stream(
     let cancelled: Value = serde_json::from_str(&awaited(&log, "notifications/cancelled")).unwrap();
     assert_eq!(cancelled["params"]["requestId"], front_id, "{cancelled}");
 }
+
+/// The processes whose parent is `pid`, read from /proc.
+fn children_of(pid: u32) -> usize {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    entries
+        .filter_map(|entry| std::fs::read_to_string(entry.ok()?.path().join("stat")).ok())
+        .filter(|stat| {
+            // `pid (comm) state ppid …`: the name may hold spaces and parentheses.
+            let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+            after.split_whitespace().nth(1) == Some(&pid.to_string())
+        })
+        .count()
+}
+
+#[test]
+fn a_burst_of_sessions_never_runs_more_servers_than_the_limit_and_one() {
+    // Bounded: sixteen initializes at once with --max-sessions 2. Each new session past
+    // the limit ends the one used least recently, and its server starts only once the
+    // ended ones' are gone: the proxy's children, watched throughout, never number more
+    // than 3. Every initialize is answered: 200, or 503 when no place came in time.
+    let front = Listening::front(&["--max-sessions", "2"], own_server());
+    let pid = front.pid();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watcher = {
+        let done = done.clone();
+        std::thread::spawn(move || {
+            let mut most = 0;
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                most = most.max(children_of(pid));
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            most
+        })
+    };
+    let clients: Vec<_> = (0..16)
+        .map(|_| {
+            let url = front.url.clone();
+            std::thread::spawn(move || initialize(&url).0)
+        })
+        .collect();
+    let statuses: Vec<u16> = clients.into_iter().map(|c| c.join().unwrap()).collect();
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let most = watcher.join().unwrap();
+    assert_eq!(statuses.len(), 16);
+    assert!(
+        statuses.iter().all(|status| [200, 503].contains(status)),
+        "{statuses:?}"
+    );
+    assert!(
+        statuses.iter().filter(|status| **status == 200).count() >= 2,
+        "{statuses:?}"
+    );
+    assert!(most >= 1, "the watcher saw no server");
+    assert!(most <= 3, "{most} servers ran at once");
+}

@@ -7,7 +7,9 @@
 //! runs the same loop as over stdio, on a thread of its own. At most `--max-sessions`
 //! legacy sessions are open at once, so that clients cannot start servers without end:
 //! a new one ends the one used least recently (clients that never DELETE, the MCP
-//! conformance suite among them, are served all the same).
+//! conformance suite among them, are served all the same), and starts its server only
+//! once no more than `--max-sessions` legacy sessions' servers run, those still ending
+//! counted: at most one more than the limit runs at any moment.
 //!
 //! Fails closed: only loopback is served, and a request whose `Host` is not this listener
 //! (a page that rebound its DNS name to 127.0.0.1) is refused with 403, as is a page's
@@ -80,6 +82,7 @@ pub fn serve(
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_io()
+        .enable_time()
         .build()
         .context("cannot start the HTTP runtime")?;
     let app = Router::new()
@@ -142,6 +145,8 @@ struct Sessions {
     /// How many are being opened: each holds a place while its server starts, outside
     /// the lock, so that requests to other sessions do not wait on it.
     opening: usize,
+    /// Sessions ended (evicted, or DELETEd) whose servers may still be running.
+    ending: Vec<Arc<Link>>,
     /// The uses of sessions so far: the clock "last used" is read on. A count, not the
     /// time: nothing a client or the machine's clock does can reorder it.
     uses: u64,
@@ -170,9 +175,25 @@ impl Sessions {
             return false;
         };
         let _ = link.events.send(Event::ClientClosed);
+        self.ending.push(link);
         true
     }
+
+    /// Forgets what is over: sessions whose loop has ended, whose servers are gone.
+    fn prune(&mut self) {
+        self.open.retain(|_, (link, _)| !link.ended());
+        self.ending.retain(|link| !link.ended());
+    }
+
+    /// The servers of legacy sessions running, starting, or ending.
+    fn servers(&self) -> usize {
+        self.open.len() + self.opening + self.ending.len()
+    }
 }
+
+/// The longest an `initialize` waits for the server of an ended session to be gone: its
+/// stdin closed, then SIGTERM, each given the grace period, take about twice that.
+const PLACE_AT_MOST: std::time::Duration = super::GRACE.saturating_mul(4);
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
@@ -212,7 +233,7 @@ impl Front {
 
     /// The link a message goes to, or the response that refuses it: its method, if it
     /// has one, and whether it carries a 2026-07-28 protocol version say where.
-    fn link_for(
+    async fn link_for(
         &self,
         headers: &HeaderMap,
         method: Option<&str>,
@@ -230,7 +251,7 @@ impl Front {
             };
         }
         if method == Some("initialize") {
-            self.take_a_place()?;
+            self.take_a_place().await?;
             let opened = self.open(false);
             let mut sessions = lock(&self.sessions);
             sessions.opening -= 1;
@@ -261,31 +282,47 @@ impl Front {
     /// its place back; when every place is still taken, the session used least recently
     /// is ended to make room, as DELETE ends one, and its client's next request is
     /// answered 404, which tells a client to initialize again (servers expire sessions
-    /// the same way). Refused only while every place is held by a session still starting.
-    fn take_a_place(&self) -> Result<(), Refused> {
-        let mut sessions = lock(&self.sessions);
-        sessions.open.retain(|_, (link, _)| !link.ended());
-        if sessions.open.len() + sessions.opening >= self.max_sessions {
-            let least = sessions
-                .open
-                .iter()
-                .min_by_key(|(_, (_, used))| *used)
-                .map(|(id, _)| id.clone());
-            if !least.is_some_and(|id| sessions.end(&id)) {
-                let message = format!(
-                    "{} sessions are starting at once, as many as --max-sessions allows: \
-                     try again when one has started",
-                    sessions.opening
-                );
-                return Err(refuse(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    jsonrpc::INTERNAL_ERROR,
-                    &message,
-                ));
+    /// the same way). The new server starts once no more than `max_sessions` servers of
+    /// legacy sessions run, those still ending counted, so that one more than the limit
+    /// runs at most; refused when that takes longer than [`PLACE_AT_MOST`], or while
+    /// every place is held by a session still starting.
+    async fn take_a_place(&self) -> Result<(), Refused> {
+        let until = std::time::Instant::now() + PLACE_AT_MOST;
+        loop {
+            {
+                let mut sessions = lock(&self.sessions);
+                sessions.prune();
+                if sessions.open.len() + sessions.opening >= self.max_sessions {
+                    let least = sessions
+                        .open
+                        .iter()
+                        .min_by_key(|(_, (_, used))| *used)
+                        .map(|(id, _)| id.clone());
+                    if !least.is_some_and(|id| sessions.end(&id)) {
+                        let message = format!(
+                            "{} sessions are starting at once, as many as --max-sessions \
+                             allows: try again when one has started",
+                            sessions.opening
+                        );
+                        return Err(busy(&message));
+                    }
+                }
+                if sessions.servers() <= self.max_sessions {
+                    sessions.opening += 1;
+                    return Ok(());
+                }
+                if std::time::Instant::now() >= until {
+                    let message = format!(
+                        "the servers of {} ended sessions are still ending after {} s: \
+                         try again when they are gone",
+                        sessions.ending.len(),
+                        PLACE_AT_MOST.as_secs()
+                    );
+                    return Err(busy(&message));
+                }
             }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         }
-        sessions.opening += 1;
-        Ok(())
     }
 
     /// The request's `Host`, when it names this listener (a loopback name and its port).
@@ -300,12 +337,12 @@ impl Front {
             })
     }
 
+    /// Ends every session, those already ending too, and waits for their servers.
     fn end_all(&self, signal: i32) {
-        let mut links: Vec<Arc<Link>> = lock(&self.sessions)
-            .open
-            .drain()
-            .map(|(_, (link, _))| link)
-            .collect();
+        let mut sessions = lock(&self.sessions);
+        let mut links: Vec<Arc<Link>> = sessions.open.drain().map(|(_, (link, _))| link).collect();
+        links.append(&mut sessions.ending);
+        drop(sessions);
         links.extend(lock(&self.stateless).take());
         for link in &links {
             let _ = link.events.send(Event::Signal(signal));
@@ -630,7 +667,7 @@ async fn on_post(
         .and_then(|params| jsonrpc::member(params, "_meta"))
         .and_then(|meta| jsonrpc::at(meta.get(), &["io.modelcontextprotocol/protocolVersion"]))
         .is_some();
-    let (link, session) = match front.link_for(&headers, method, modern) {
+    let (link, session) = match front.link_for(&headers, method, modern).await {
         Ok(found) => found,
         Err(refused) => return refused.into_response(),
     };
@@ -718,6 +755,15 @@ async fn on_get(State(front): State<Arc<Front>>, headers: HeaderMap) -> Response
     }
     routes.stream = Some(lines);
     sse(stream, None).into_response()
+}
+
+/// The answer to an `initialize` that finds no place: 503, try again.
+fn busy(message: &str) -> Refused {
+    refuse(
+        StatusCode::SERVICE_UNAVAILABLE,
+        jsonrpc::INTERNAL_ERROR,
+        message,
+    )
 }
 
 /// The answer to a request for a session whose loop has ended: 404, the specification's
