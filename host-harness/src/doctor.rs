@@ -14,6 +14,13 @@ use std::time::{Duration, Instant};
 /// How long a server has to start and list its tools.
 const PATIENCE: Duration = Duration::from_secs(30);
 
+/// How long the proxy has to end its server once asked (its stdin closed, SIGTERM, each
+/// with the proxy's grace period, then the server's whole process group killed), before
+/// it is killed itself; and how long what it said is waited for after it is gone (a child
+/// a launcher left behind may hold its stderr open).
+const ENDING: Duration = Duration::from_secs(10);
+const LAST_WORDS: Duration = Duration::from_secs(1);
+
 /// One row of the table.
 struct Row {
     server: String,
@@ -85,11 +92,14 @@ fn listed(entry: &Value) -> anyhow::Result<Vec<Value>> {
         .spawn()
         .with_context(|| format!("cannot start {program}"))?;
     let mut to = child.stdin.take().context("its stdin")?;
-    let mut stderr = child.stderr.take().context("its stderr")?;
-    let said = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = std::io::Read::read_to_string(&mut stderr, &mut text);
-        text
+    let stderr = child.stderr.take().context("its stderr")?;
+    let (said, words) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if said.send(line).is_err() {
+                break;
+            }
+        }
     });
     let from = child.stdout.take().context("its stdout")?;
     let (lines, inbox) = mpsc::channel();
@@ -130,15 +140,41 @@ fn listed(entry: &Value) -> anyhow::Result<Vec<Value>> {
         anyhow::bail!("its listing ran past 1,000 pages")
     })();
     drop(to);
-    let _ = child.kill();
-    let _ = child.wait();
-    let said = said.join().unwrap_or_default();
-    outcome
-        .map(|()| tools)
-        .map_err(|error| match said.lines().last() {
-            Some(last) => error.context(last.trim().to_string()),
-            None => error,
-        })
+    end(&mut child);
+    let last = last_line(&words);
+    outcome.map(|()| tools).map_err(|error| match last {
+        Some(last) => error.context(last.trim().to_string()),
+        None => error,
+    })
+}
+
+/// Ends the proxy as a client would: SIGTERM, which it passes on to its server before it
+/// ends the server's whole process group, children a launcher left behind included; a
+/// proxy still there after [`ENDING`] is killed.
+fn end(proxy: &mut std::process::Child) {
+    // SAFETY: kill has no memory-safety preconditions; the pid is our child's, not reaped.
+    unsafe { libc::kill(proxy.id() as libc::pid_t, libc::SIGTERM) };
+    let until = Instant::now() + ENDING;
+    while Instant::now() < until {
+        if let Ok(Some(_)) = proxy.try_wait() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = proxy.kill();
+    let _ = proxy.wait();
+}
+
+/// The last line the proxy wrote to stderr, waiting at most [`LAST_WORDS`] for the rest.
+fn last_line(words: &mpsc::Receiver<String>) -> Option<String> {
+    let until = Instant::now() + LAST_WORDS;
+    let mut last = None;
+    while let Ok(line) = words.recv_timeout(until.saturating_duration_since(Instant::now())) {
+        if !line.trim().is_empty() {
+            last = Some(line);
+        }
+    }
+    last
 }
 
 /// The result of the response with `id`, skipping whatever else comes first.

@@ -320,3 +320,59 @@ fn the_doctor_lists_each_server_s_tools_and_what_became_of_them() {
         "{table}"
     );
 }
+
+#[test]
+fn the_doctor_ends_each_server_whole_whatever_its_launcher_left_behind() {
+    // Bounded: a server started through a shell that leaves a child behind, holding the
+    // server's stderr open for an hour. The doctor still ends (its time for one server is
+    // 30 s to list and 10 s to end it; the test allows 90 s), and the child ends with
+    // the server's process group.
+    let marker = format!(
+        "{}.{}",
+        3600 + std::process::id() % 1000,
+        std::process::id()
+    );
+    let own = own_server().join(" ");
+    let launcher = format!("sleep {marker} & exec {own}");
+    let config = serde_json::json!({"mcpServers": {
+        "launched": {"command": "sh", "args": ["-c", launcher]}
+    }});
+    let (dir, file) = written("mcp.json", &config.to_string());
+    let mut doctor = Command::new(reasons())
+        .args(["doctor", "--config", file.to_str().unwrap()])
+        .env("HOME", dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(90);
+    let status = loop {
+        if let Some(status) = doctor.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > until {
+            let _ = doctor.kill();
+            panic!("the doctor did not end in 90 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert!(status.success());
+    let mut table = String::new();
+    std::io::Read::read_to_string(&mut doctor.stdout.take().unwrap(), &mut table).unwrap();
+    assert!(table.contains("`reason` added"), "{table}");
+    let left = || {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|entry| std::fs::read(entry.ok()?.path().join("cmdline")).ok())
+            .any(|cmdline| cmdline == format!("sleep\0{marker}\0").as_bytes())
+    };
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while left() {
+        assert!(
+            std::time::Instant::now() < until,
+            "the launcher's child outlived the doctor"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}

@@ -1006,3 +1006,48 @@ fn a_burst_of_sessions_never_runs_more_servers_than_the_limit_and_one() {
     assert!(most >= 1, "the watcher saw no server");
     assert!(most <= 3, "{most} servers ran at once");
 }
+
+#[test]
+fn a_client_that_sends_half_a_request_is_not_held_open() {
+    // Bounded: half the headers, or the headers and half the body, then nothing. The
+    // front ends each connection itself (10 s for headers, 10 s between a body's bytes);
+    // the test waits 120 s, far over, before it would call the connection held.
+    use std::io::{Read, Write};
+    let (_dir, log, front) = front_logging();
+    let port = port_of(&front.url);
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"record","arguments":{{"text":"x"}},{META}}}}}"#
+    );
+    let half_headers = format!("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Ty");
+    let half_body = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{}",
+        body.len(),
+        &body[..body.len() / 2]
+    );
+    let connections: Vec<_> = [half_headers, half_body]
+        .into_iter()
+        .map(|request| {
+            std::thread::spawn(move || {
+                let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+                stream
+                    .set_read_timeout(Some(std::time::Duration::from_secs(120)))
+                    .unwrap();
+                stream.write_all(request.as_bytes()).unwrap();
+                let mut answer = Vec::new();
+                // Ends when the front closes the connection; an error when it never does.
+                let ended = stream.read_to_end(&mut answer);
+                (ended.is_ok(), String::from_utf8_lossy(&answer).into_owned())
+            })
+        })
+        .collect();
+    for connection in connections {
+        let (ended, answer) = connection.join().unwrap();
+        assert!(ended, "the connection was held open: {answer}");
+        assert!(!answer.contains(" 200 "), "{answer}");
+    }
+    assert!(
+        !log.exists() || arguments_received(&log).is_empty(),
+        "half a call ran"
+    );
+}

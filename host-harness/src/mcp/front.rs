@@ -97,16 +97,15 @@ pub fn serve(
         // The one cap on a message, every transport's (`--max-message-mib`), in place of
         // axum's own 2 MiB: the front refuses nothing stdio would relay.
         .layer(axum::extract::DefaultBodyLimit::max(settings.max_message))
+        .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(
+            BODY_PAUSE_AT_MOST,
+        ))
         .with_state(front.clone());
     let listener = {
         let _entered = runtime.enter();
-        // Without TCP_NODELAY, Nagle's algorithm holds an answer's last small write back
-        // until the client's delayed ACK: tens of milliseconds a call for some clients.
-        axum::serve::ListenerExt::tap_io(tokio::net::TcpListener::from_std(listener)?, |tcp| {
-            let _ = tcp.set_nodelay(true);
-        })
+        tokio::net::TcpListener::from_std(listener)?
     };
-    runtime.spawn(async move { axum::serve(listener, app).await });
+    runtime.spawn(accept(listener, app));
     eprintln!("reasons: serving MCP at http://{bound}{PATH}");
     let signal = loop {
         match signals.recv() {
@@ -120,6 +119,35 @@ pub fn serve(
     Ok(Ended::Remote {
         signal: Some(signal),
     })
+}
+
+/// How long a client may take to send a request's headers, and to send the next bytes of
+/// its body: a connection that sends half of either is not held open for as long as the
+/// client likes.
+const HEADERS_AT_MOST: std::time::Duration = std::time::Duration::from_secs(10);
+const BODY_PAUSE_AT_MOST: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Serves each connection `listener` accepts with `app`, as `axum::serve` would, with
+/// the header timeout it cannot be given.
+async fn accept(listener: tokio::net::TcpListener, app: Router) {
+    loop {
+        let Ok((tcp, _)) = listener.accept().await else {
+            // Out of descriptors, say: a pause, not a loop that spins on the error.
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            continue;
+        };
+        // Without TCP_NODELAY, Nagle's algorithm holds an answer's last small write back
+        // until the client's delayed ACK: tens of milliseconds a call for some clients.
+        let _ = tcp.set_nodelay(true);
+        let service = hyper_util::service::TowerToHyperService::new(app.clone());
+        tokio::spawn(async move {
+            let mut http = hyper::server::conn::http1::Builder::new();
+            http.timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(HEADERS_AT_MOST);
+            let io = hyper_util::rt::TokioIo::new(tcp);
+            let _ = http.serve_connection(io, service).await;
+        });
+    }
 }
 
 /// What every request handler shares.
