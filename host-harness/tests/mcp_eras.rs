@@ -179,3 +179,45 @@ fn the_2026_sdk_line_over_http_both_ways_sees_the_same_session_less_the_reason()
         .remove("reason");
     assert_eq!(expected, without_ids(bodies(&logs[2])));
 }
+
+#[test]
+fn a_2026_client_whose_first_request_is_a_call_is_served_by_a_server_that_wants_its_version() {
+    // R18, R20: the 2.x server answers 400 to a request without a protocol version. The
+    // proxy's own listing for a first call carries that call's `_meta`, and over HTTP its
+    // `MCP-Protocol-Version`: the call goes on stripped, over stdio and through the front.
+    let dir = tempfile::tempdir().unwrap();
+    let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"record","arguments":{"text":"first","reason":"SECRET"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    let answered = |answer: &Value| {
+        assert_eq!(answer["id"], 1, "{answer}");
+        assert_eq!(
+            answer["result"]["content"][0]["text"], r#"{"text":"first"}"#,
+            "{answer}"
+        );
+    };
+    let log = dir.path().join("stdio");
+    let server = own_server2_http(&log);
+    let mut session = Session::start(&proxied_url(&[], &server.url));
+    answered(&serde_json::from_str(&session.ask(call)).unwrap());
+    let log = dir.path().join("front");
+    let server = own_server2_http(&log);
+    let front = Listening::front_to(&[], vec!["--url".into(), server.url.clone()]);
+    let mut answer = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .new_agent()
+        .post(&front.url)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .send(call)
+        .unwrap();
+    let text = answer.body_mut().read_to_string().unwrap();
+    let data = text
+        .lines()
+        .find_map(|line| line.strip_prefix("data: "))
+        .unwrap_or_else(|| panic!("no answer: {text}"));
+    answered(&serde_json::from_str(data).unwrap());
+    for log in ["stdio", "front"] {
+        let sent = std::fs::read_to_string(dir.path().join(log)).unwrap();
+        assert!(!sent.contains("SECRET"), "{log}: {sent}");
+    }
+}

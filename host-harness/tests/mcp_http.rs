@@ -70,7 +70,7 @@ fn a_legacy_session_carries_its_session_and_version_and_no_reason_arrives() {
     assert!(resumed.contains("resumed after event 1"), "{resumed}");
     let listed: Value = serde_json::from_str(&session.ask(&list(2, false))).unwrap();
     let tools = listed["result"]["tools"].as_array().unwrap();
-    assert_eq!(tools.len(), 7);
+    assert_eq!(tools.len(), 8);
     assert!(tools[1]["inputSchema"]["properties"]["reason"].is_object());
     let got = text(&session.ask(&call(
         3,
@@ -132,7 +132,7 @@ fn a_2026_request_carries_its_headers_and_none_carries_the_reason() {
     let server = http_echo(&log);
     let mut session = Session::start(&proxied_url(&[], &server.url));
     let listed: Value = serde_json::from_str(&session.ask(&list(1, true))).unwrap();
-    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 7);
+    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 8);
     let got = text(&session.ask(&call(
         2,
         "record",
@@ -379,7 +379,7 @@ fn a_server_that_hangs_up_its_stream_each_time_is_asked_a_bounded_number_of_time
     // Far past the five tries' five seconds: a sixth would have come by now.
     std::thread::sleep(std::time::Duration::from_secs(15));
     let listed: Value = serde_json::from_str(&session.ask(&list(2, false))).unwrap();
-    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 7);
+    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 8);
     drop(session);
     let gets = http_received(&log)
         .into_iter()
@@ -449,4 +449,57 @@ fn a_server_that_never_answers_delete_does_not_hold_the_proxy_s_exit() {
     unsafe { libc::kill(front.pid() as i32, libc::SIGTERM) };
     front.wait();
     assert_eq!(deletes(), 3, "each session was ended with a DELETE");
+}
+
+/// The most memory `pid` has held, in KiB (`VmHWM`).
+fn peak_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|kib| kib.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+#[test]
+fn what_a_server_does_to_a_call_through_the_front_still_answers_it() {
+    // R19 through the front and --url: an error status, and an SSE event whose data never
+    // ends (past a 1 MiB --max-message-mib, which bounds what the proxy holds), each
+    // answer their POST with an error saying what happened; the proxy's peak memory stays
+    // far under what the endless event would grow it to.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("http.jsonl");
+    let server = http_echo(&log);
+    let front = Listening::front_to(
+        &["--max-message-mib", "1"],
+        vec!["--url".into(), server.url.clone()],
+    );
+    let agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .new_agent();
+    for (id, tool, says) in [
+        (2, "fail", "answered HTTP 500"),
+        (3, "endless", "1 MiB cap"),
+    ] {
+        let mut answer = agent
+            .post(&front.url)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .send(call(id, tool, "{}", true))
+            .unwrap();
+        assert_eq!(answer.status(), 200, "{tool}");
+        let text = answer.body_mut().read_to_string().unwrap();
+        let answers: Vec<Value> = text
+            .lines()
+            .filter_map(|line| line.strip_prefix("data: "))
+            .map(|data| serde_json::from_str(data).unwrap())
+            .collect();
+        assert_eq!(answers.len(), 1, "{tool}: {text}");
+        assert_eq!(answers[0]["id"], id, "{tool}: {text}");
+        let message = answers[0]["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains(says), "{tool}: {message}");
+    }
+    let peak = peak_kib(front.pid());
+    assert!(peak < 256 * 1024, "the proxy held {peak} KiB");
 }

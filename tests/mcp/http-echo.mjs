@@ -16,6 +16,7 @@
 //   fail    the HTTP answer is 500, with no JSON-RPC body
 //   drop    an SSE stream that ends without the answer
 //   hang    never answers, and keeps the request open
+//   endless an SSE event whose data never ends, written for as long as it is read
 //   crlf    answers with JSON whose whitespace holds carriage returns around a second,
 //           forged answer (to id 99): one message to a JSON parser, two to a reader that
 //           ends lines at CR
@@ -45,6 +46,7 @@ const tools = [
   { name: "drop", inputSchema: object({}) },
   { name: "crlf", inputSchema: object({}) },
   { name: "hang", inputSchema: object({}) },
+  { name: "endless", inputSchema: object({}) },
 ];
 
 const json = (res, status, body, headers = {}) => {
@@ -137,6 +139,18 @@ const server = createServer((req, res) => {
           }
           case "hang":
             return;
+          case "endless": {
+            res.writeHead(200, { "content-type": "text/event-stream" });
+            res.write("event: message\ndata: ");
+            const chunk = "x".repeat(64 * 1024);
+            let open = true;
+            res.on("close", () => (open = false));
+            const more = () => {
+              while (open && res.write(chunk));
+              if (open) res.once("drain", more);
+            };
+            return more();
+          }
         }
         return json(res, 200, result(id, { ...text(`no tool ${params.name}`), isError: true }));
       }
