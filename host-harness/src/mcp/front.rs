@@ -19,6 +19,8 @@
 //! never relayed.
 
 mod admission;
+#[cfg(test)]
+mod properties;
 
 use super::jsonrpc::{self, INVALID_REQUEST, Id, Line, Message, Read};
 use super::{Client, Ended, Event, Listen, Session, Settings};
@@ -451,6 +453,43 @@ impl Routes {
         Ok(())
     }
 
+    /// Takes a client's request `id`, whose exact text is `text`, to wait for its answer
+    /// on `answers`: the id the session will know it by, and the line to send it. In a
+    /// shared session the request gets an id and a progress token of the front's own,
+    /// since clients there may use the same ones, and its client's come back with what
+    /// answers it; where that cannot be done, the request does not go. Where one client
+    /// owns the session, an id still waiting is refused under that id: its answer could
+    /// go to only one of the two POSTs (R19), and the one waiting keeps it.
+    fn admit(
+        &mut self,
+        id: Id,
+        text: &str,
+        answers: UnboundedSender<Vec<u8>>,
+    ) -> Result<(Id, String), Refused> {
+        let token = jsonrpc::at(text, TOKEN_IN_META);
+        if !self.shared {
+            if self.waiting.contains_key(&id) {
+                let why = "a request with this id is still waiting for its answer in this \
+                           session: an id is the client's to use once until it is answered";
+                return Err(refuse(StatusCode::BAD_REQUEST, INVALID_REQUEST, why).under(id));
+            }
+            self.wait(id.clone(), answers, None, token.map(|sent| (sent, None)))?;
+            return Ok((id, text.to_string()));
+        }
+        let own = Id::front();
+        let rewritten = jsonrpc::replace_at(text, ID, own.json()).and_then(|text| match token {
+            Some(_) => jsonrpc::replace_at(&text, TOKEN_IN_META, own.json()),
+            None => Some(text),
+        });
+        let Some(rewritten) = rewritten else {
+            let why = "the request could not be given an id of the front's own; it was not sent";
+            return Err(refuse(StatusCode::BAD_REQUEST, INVALID_REQUEST, why));
+        };
+        let token = token.map(|given| (own.json(), Some(given)));
+        self.wait(own.clone(), answers, Some(id.json()), token)?;
+        Ok((own, rewritten))
+    }
+
     /// Sends one message the session wrote to the stream it belongs on: an answer to its
     /// request's POST, under the id that request's client gave, which ends that stream;
     /// a note about a waiting request (its progress, its cancellation) to that request's
@@ -528,16 +567,20 @@ type Noted = (Id, &'static [&'static str], Option<String>);
 /// Where an answer names its request, a progress note its request's token, and a
 /// cancellation its request.
 const ID: &[&str] = &["id"];
+/// Where a request carries its progress token.
+const TOKEN_IN_META: &[&str] = &["params", "_meta", "progressToken"];
 const PROGRESS_TOKEN: &[&str] = &["params", "progressToken"];
 const CANCELLED_ID: &[&str] = &["params", "requestId"];
 
 /// The answer to a message the proxy's strict reading refuses, under its id when it
 /// could be read.
 fn refused_by_reading(refusal: &jsonrpc::Refusal) -> Response {
-    let headers = [(header::CONTENT_TYPE, "application/json")];
-    let message = format!("reasons mcp: {}", refusal.message);
-    let body = jsonrpc::error(refusal.id.as_ref(), refusal.code, &message);
-    (StatusCode::BAD_REQUEST, headers, body).into_response()
+    let refused = refuse(StatusCode::BAD_REQUEST, refusal.code, &refusal.message);
+    match &refusal.id {
+        Some(id) => refused.under(id.clone()),
+        None => refused,
+    }
+    .into_response()
 }
 
 /// `answer` under the id its client gave, when the front gave the request another.
@@ -569,11 +612,14 @@ impl Client for Routed {
     }
 }
 
-/// A request refused: an HTTP error whose body is a JSON-RPC error without an id.
+/// A request refused: an HTTP error whose body is a JSON-RPC error, under the request's
+/// id when it is known.
+#[derive(Debug)]
 struct Refused {
     status: StatusCode,
     code: i64,
     message: String,
+    id: Option<Id>,
 }
 
 fn refuse(status: StatusCode, code: i64, message: &str) -> Refused {
@@ -581,12 +627,23 @@ fn refuse(status: StatusCode, code: i64, message: &str) -> Refused {
         status,
         code,
         message: format!("reasons mcp: {message}"),
+        id: None,
+    }
+}
+
+impl Refused {
+    /// The refusal, answered under the request's `id`.
+    fn under(self, id: Id) -> Refused {
+        Refused {
+            id: Some(id),
+            ..self
+        }
     }
 }
 
 impl IntoResponse for Refused {
     fn into_response(self) -> Response {
-        let body = jsonrpc::error(None, self.code, &self.message);
+        let body = jsonrpc::error(self.id.as_ref(), self.code, &self.message);
         (
             self.status,
             [(header::CONTENT_TYPE, "application/json")],
@@ -711,52 +768,17 @@ async fn on_post(
         return StatusCode::ACCEPTED.into_response();
     };
     let (answers, stream) = unbounded_channel();
-    let token = jsonrpc::at(&text, &["params", "_meta", "progressToken"]);
-    let mut cancel = None;
-    let (id, line) = if stateless {
-        // Clients of the shared session may use the same ids and progress tokens: each
-        // request gets one of the front's own for both, and its client's back with what
-        // answers it. Where that cannot be done, the request does not go.
-        let own = Id::front();
-        let rewritten =
-            jsonrpc::replace_at(&text, &["id"], own.json()).and_then(|text| match token {
-                Some(_) => {
-                    jsonrpc::replace_at(&text, &["params", "_meta", "progressToken"], own.json())
-                }
-                None => Some(text),
-            });
-        let Some(rewritten) = rewritten else {
-            let message =
-                "the request could not be given an id of the front's own; it was not sent";
-            return refuse(StatusCode::BAD_REQUEST, INVALID_REQUEST, message).into_response();
-        };
-        let token = token.map(|given| (own.json(), Some(given)));
-        if let Err(gone) = lock(&link.routes).wait(own.clone(), answers, Some(id.json()), token) {
-            return gone.into_response();
-        }
-        cancel = Some(Cancel {
-            link: link.clone(),
-            id: own.clone(),
-        });
-        (own, rewritten.into_bytes())
-    } else {
-        let mut routes = lock(&link.routes);
-        if routes.waiting.contains_key(&id) {
-            // Its answer could go to only one of the two POSTs (R19): the one waiting
-            // keeps it, and this one is told why, under its id.
-            drop(routes);
-            let why = "a request with this id is still waiting for its answer in this session: \
-                       an id is the client's to use once until it is answered";
-            let refusal = jsonrpc::Refusal::new(Some(id), INVALID_REQUEST, why);
-            return refused_by_reading(&refusal);
-        }
-        if let Err(gone) = routes.wait(id.clone(), answers, None, token.map(|sent| (sent, None))) {
-            return gone.into_response();
-        }
-        drop(routes);
-        (id, line)
+    let admitted = lock(&link.routes).admit(id, &text, answers);
+    let (id, line) = match admitted {
+        Ok(admitted) => admitted,
+        Err(refused) => return refused.into_response(),
     };
-    if link.events.send(Event::Client(line)).is_err() {
+    // In the shared session, closing the stream cancels the request (2026-07-28).
+    let cancel = stateless.then(|| Cancel {
+        link: link.clone(),
+        id: id.clone(),
+    });
+    if link.events.send(Event::Client(line.into_bytes())).is_err() {
         lock(&link.routes).waiting.shift_remove(&id);
         return session_gone().into_response();
     }
