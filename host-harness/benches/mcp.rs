@@ -4,7 +4,8 @@
 //! `cargo bench -p reasons-harness --bench mcp`.
 
 use reasons_test_support::mcp::{
-    INITIALIZE, INITIALIZED, Session, http_echo, own_server, proxied, proxied_url,
+    INITIALIZE, INITIALIZED, Listening, Session, http_echo, own_server, peers, proxied,
+    proxied_url, python_http,
 };
 use std::time::{Duration, Instant};
 
@@ -45,6 +46,57 @@ fn peak_mib(pid: u32) -> f64 {
     kib / 1024.0
 }
 
+/// Prints a row: the median and mean of `direct` and of `through`, and what the proxy
+/// adds.
+fn row(name: &str, plain: &mut [Duration], proxy: &mut [Duration]) {
+    let (plain_median, plain_mean) = summary(plain);
+    let (proxy_median, proxy_mean) = summary(proxy);
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    println!(
+        "{name:<32} {:>7.3} ms ({:.3})      {:>7.3} ms ({:.3})       {:>+7.3} ms ({:+.3})",
+        ms(plain_median),
+        ms(plain_mean),
+        ms(proxy_median),
+        ms(proxy_mean),
+        ms(proxy_median) - ms(plain_median),
+        ms(proxy_mean) - ms(plain_mean),
+    );
+}
+
+/// An SDK's client (`node`: the TypeScript SDK's 1.x; `python`) timing one call with a
+/// reason over `direct` and `through` in turn, in one process: the samples of each.
+fn sdk_round_trips(client: &str, direct: &str, through: &str) -> (Vec<Duration>, Vec<Duration>) {
+    let (program, script) = match client {
+        "python" => (peers().join(".venv/bin/python"), "bench_client.py"),
+        _ => ("node".into(), "bench-client.mjs"),
+    };
+    let output = std::process::Command::new(program)
+        .arg(peers().join(script))
+        .arg(rounds().to_string())
+        .args([
+            "record",
+            r#"{"text":"a","reason":"to measure"}"#,
+            direct,
+            through,
+        ])
+        .output()
+        .expect("the SDK's client starts");
+    assert!(
+        output.status.success(),
+        "the {client} client failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let times: Vec<Vec<f64>> = serde_json::from_slice(&output.stdout).expect("its times");
+    assert_eq!(times.len(), 2, "one list of times per URL");
+    let samples = |ms: &Vec<f64>| -> Vec<Duration> {
+        assert_eq!(ms.len(), rounds(), "a time for each round");
+        ms.iter()
+            .map(|ms| Duration::from_secs_f64(ms / 1000.0))
+            .collect()
+    };
+    (samples(&times[0]), samples(&times[1]))
+}
+
 /// Times `direct` and `through` alternately and prints a row: median and mean of each,
 /// and what the proxy adds.
 fn compare(name: &str, mut direct: impl FnMut(), mut through: impl FnMut()) {
@@ -62,18 +114,7 @@ fn compare(name: &str, mut direct: impl FnMut(), mut through: impl FnMut()) {
             }
         }
     }
-    let (plain_median, plain_mean) = summary(&mut plain);
-    let (proxy_median, proxy_mean) = summary(&mut proxy);
-    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-    println!(
-        "{name:<32} {:>7.3} ms ({:.3})      {:>7.3} ms ({:.3})       {:>+7.3} ms ({:+.3})",
-        ms(plain_median),
-        ms(plain_mean),
-        ms(proxy_median),
-        ms(proxy_mean),
-        ms(proxy_median) - ms(plain_median),
-        ms(proxy_mean) - ms(plain_mean),
-    );
+    row(name, &mut plain, &mut proxy);
 }
 
 fn main() {
@@ -152,4 +193,18 @@ fn main() {
         peak_mib(through.pid())
     );
     through.finish();
+
+    // The SDKs' own clients over HTTP, timed by themselves: the Python SDK's server
+    // directly, and through `--listen` in front of it (`--url`), in turn in one client.
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let server = python_http(log.path());
+    let front = Listening::front_to(&[], vec!["--url".into(), server.url.clone()]);
+    for client in ["node", "python"] {
+        let (mut plain, mut proxy) = sdk_round_trips(client, &server.url, &front.url);
+        row(
+            &format!("{client} SDK call, --listen"),
+            &mut plain,
+            &mut proxy,
+        );
+    }
 }
