@@ -32,19 +32,13 @@ struct Row {
 /// exactly as `reasons wrap` would have the client start it: the config is wrapped in
 /// memory, and each server's command, arguments and environment read from that.
 pub fn run(file: &Path, reasons: &Path, param: &str) -> anyhow::Result<String> {
-    let text =
-        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let text = crate::files::read_text(file)?;
     let wrapped = wrap::edit(&text, file, Way::Wrap, &reasons.display().to_string())?;
     let config: Value = serde_json::from_str(&wrapped.text)?;
-    let servers = config
-        .get("mcpServers")
-        .or_else(|| config.get("servers"))
-        .and_then(Value::as_object)
-        .context("the wrapped config has its servers")?;
     let mut rows = Vec::new();
-    for (name, fate) in wrapped.servers {
+    for (server, fate) in wrapped.servers {
         let row = |tool: &str, verdict: String| Row {
-            server: name.clone(),
+            server: server.name.clone(),
             tool: tool.to_string(),
             verdict,
         };
@@ -52,7 +46,10 @@ pub fn run(file: &Path, reasons: &Path, param: &str) -> anyhow::Result<String> {
             rows.push(row("-", format!("not checked: {why}")));
             continue;
         }
-        match listed(&servers[&name]) {
+        let entry = config
+            .pointer(&server.pointer)
+            .context("the wrapped config has each of its servers")?;
+        match listed(entry) {
             Ok(tools) if tools.is_empty() => rows.push(row("-", "lists no tools".into())),
             Ok(tools) => rows.extend(tools.iter().map(|tool| {
                 row(

@@ -33,7 +33,7 @@ enum Command {
         #[arg(long)]
         interactive: bool,
     },
-    /// Rewrite an MCP client's config so that each stdio server runs behind `reasons mcp`,
+    /// Rewrite an MCP client's config so that each server runs behind `reasons mcp`,
     /// keeping everything else as it was (a backup is written beside it).
     Wrap {
         #[command(flatten)]
@@ -41,6 +41,10 @@ enum Command {
         /// Print the change as a diff, and change nothing.
         #[arg(long)]
         dry_run: bool,
+        /// The command the config is to run the proxy with [default: `reasons` when that
+        /// is this binary on PATH, else this binary's path].
+        #[arg(long, value_name = "PATH")]
+        reasons: Option<PathBuf>,
     },
     /// Undo `reasons wrap`: each server runs as it did before.
     Unwrap {
@@ -91,11 +95,13 @@ enum Command {
         options: OptionArgs,
         #[command(flatten)]
         plugin: PluginArgs,
-        /// The server's command and its arguments, after `--`.
+        /// The server's command and its arguments: after `--`, or from the first argument
+        /// that is not an option (launchers such as `claude mcp add` drop the `--`).
         #[arg(
-            last = true,
+            trailing_var_arg = true,
+            allow_hyphen_values = true,
             value_name = "SERVER COMMAND",
-            required_unless_present = "url"
+            required_unless_present_any = ["url", "url_env"]
         )]
         command: Vec<OsString>,
         /// Serve clients over Streamable HTTP at this loopback address (127.0.0.1:8931;
@@ -117,18 +123,22 @@ enum Command {
         #[arg(long, value_name = "ORIGIN", requires = "listen")]
         allow_origin: Vec<String>,
         /// The server's MCP endpoint, spoken to over Streamable HTTP, instead of a command.
-        #[arg(long, value_name = "URL", conflicts_with = "command")]
+        #[arg(long, value_name = "URL", conflicts_with_all = ["command", "url_env"])]
         url: Option<String>,
+        /// --url, read from this environment variable, so that a URL holding a secret
+        /// (`?api_key=`, `user:token@`) stays out of the arguments every local user sees.
+        #[arg(long, value_name = "VARIABLE", conflicts_with = "command")]
+        url_env: Option<String>,
         /// A header every request to --url carries (`Name: value`). Repeatable.
-        #[arg(long, value_name = "NAME: VALUE", requires = "url")]
+        #[arg(long, value_name = "NAME: VALUE")]
         header: Vec<String>,
         /// A header whose value is read from the environment (`Name=VARIABLE`), so that a
         /// secret stays out of the client's config. Repeatable.
-        #[arg(long, value_name = "NAME=VARIABLE", requires = "url")]
+        #[arg(long, value_name = "NAME=VARIABLE")]
         header_env: Vec<String>,
         /// With --url: the most seconds the server may send nothing while it owes a
         /// request an answer; the request is then answered with an error saying so.
-        #[arg(long, value_name = "SECONDS", requires = "url",
+        #[arg(long, value_name = "SECONDS",
               default_value_t = mcp::DEFAULT_READ_TIMEOUT_SECS,
               value_parser = clap::value_parser!(u16).range(1..))]
         read_timeout: u16,
@@ -149,10 +159,11 @@ struct ConfigArgs {
 }
 
 impl ConfigArgs {
-    fn file(self) -> anyhow::Result<PathBuf> {
+    /// The files to edit: the one named, or every one the client reads servers from.
+    fn files(self) -> anyhow::Result<Vec<PathBuf>> {
         match (self.config, self.client) {
-            (Some(file), _) => Ok(file),
-            (None, Some(client)) => reasons_harness::wrap::client_config(&client),
+            (Some(file), _) => Ok(vec![file]),
+            (None, Some(client)) => reasons_harness::wrap::client_configs(&client),
             (None, None) => anyhow::bail!("name a config: --client NAME or --config FILE"),
         }
     }
@@ -211,17 +222,55 @@ impl PluginArgs {
     }
 }
 
-/// The binary's version, and the component and WIT package inside it: what a bug report
-/// needs. The component is named by its digest, which tells two builds apart.
-/// `reasons wrap` and `reasons unwrap`.
-fn edit_config(config: ConfigArgs, way: Way, dry_run: bool) -> anyhow::Result<u8> {
-    let file = config.file()?;
-    let reasons = std::env::current_exe().context("cannot tell where this binary is")?;
-    let report = reasons_harness::wrap::run(&file, way, dry_run, &reasons.to_string_lossy())?;
-    print!("{report}");
+/// `reasons wrap` and `reasons unwrap`, over every file the client reads: each is edited
+/// only once every one of them can be, so that a refusal changes nothing.
+fn edit_config(
+    config: ConfigArgs,
+    way: Way,
+    dry_run: bool,
+    reasons: Option<PathBuf>,
+) -> anyhow::Result<u8> {
+    let files = config.files()?;
+    let reasons = match reasons {
+        Some(reasons) => reasons,
+        None => proxy_command()?,
+    };
+    let reasons = reasons.to_string_lossy();
+    for file in &files {
+        reasons_harness::wrap::run(file, way, true, &reasons)?;
+    }
+    for file in &files {
+        print!(
+            "{}",
+            reasons_harness::wrap::run(file, way, dry_run, &reasons)?
+        );
+    }
     Ok(0)
 }
 
+/// The command a config runs the proxy with: `reasons` when that name on PATH is this
+/// binary, so that the config names no versioned path an upgrade would leave behind;
+/// else this binary's path.
+fn proxy_command() -> anyhow::Result<PathBuf> {
+    let this = std::env::current_exe().context("cannot tell where this binary is")?;
+    let this = std::fs::canonicalize(&this).unwrap_or(this);
+    let on_path = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
+        .map(|folder| folder.join("reasons"))
+        .find(|candidate| candidate.is_file());
+    let is_this = on_path
+        .and_then(|found| std::fs::canonicalize(found).ok())
+        .is_some_and(|found| found == this);
+    Ok(if is_this {
+        PathBuf::from("reasons")
+    } else {
+        this
+    })
+}
+
+/// The binary's version, and the component and WIT package inside it: what a bug report
+/// needs. The component is named by its digest, which tells two builds apart.
 fn version() -> &'static str {
     use sha2::{Digest, Sha256};
     let digest = format!(
@@ -293,16 +342,19 @@ fn main() -> ExitCode {
 /// Runs the command; its exit code (`reasons mcp` exits as its server did).
 fn run(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
-        Command::Wrap { config, dry_run } => edit_config(config, Way::Wrap, dry_run),
-        Command::Unwrap { config, dry_run } => edit_config(config, Way::Unwrap, dry_run),
+        Command::Wrap {
+            config,
+            dry_run,
+            reasons,
+        } => edit_config(config, Way::Wrap, dry_run, reasons),
+        Command::Unwrap { config, dry_run } => edit_config(config, Way::Unwrap, dry_run, None),
         Command::Doctor { config } => {
             let reasons = std::env::current_exe().context("cannot tell where this binary is")?;
-            let table = reasons_harness::doctor::run(
-                &config.file()?,
-                &reasons,
-                reasons_transform::DEFAULT_NAME,
-            )?;
-            print!("{table}");
+            for file in config.files()? {
+                let table =
+                    reasons_harness::doctor::run(&file, &reasons, reasons_transform::DEFAULT_NAME)?;
+                print!("{table}");
+            }
             Ok(0)
         }
         Command::Component { out } => {
@@ -370,6 +422,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             plugin,
             command,
             url,
+            url_env,
             header,
             header_env,
             read_timeout,
@@ -378,6 +431,16 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             allow_origin,
             max_message_mib,
         } => {
+            let url = match url_env {
+                Some(variable) => Some(std::env::var(&variable).with_context(|| {
+                    format!("--url-env {variable}: the environment has no {variable} (or it is not UTF-8)")
+                })?),
+                None => url,
+            };
+            let remote_only = !header.is_empty() || !header_env.is_empty();
+            if url.is_none() && remote_only {
+                anyhow::bail!("--header and --header-env are for a server at --url or --url-env");
+            }
             let server = match url {
                 Some(url) => mcp::Server::Url(
                     mcp::Remote::new(&url, &header, &header_env)?

@@ -1,19 +1,34 @@
 //! `reasons wrap` and `reasons unwrap`: an MCP client's config rewritten so that each
-//! stdio server runs behind `reasons mcp`, and back.
+//! server runs behind `reasons mcp`, and back.
 //!
-//! The file is edited as text, never re-serialised: wrapping a server replaces its
+//! The file is edited as text, never re-serialised: wrapping a stdio server replaces its
 //! `command`'s value with the `reasons` binary and puts `"mcp", "--", <the command as it
 //! was written>` at the head of its `args` (adding `"args"` after the command when there
 //! were none). Every other byte stays where it was: its environment, its other keys, the
-//! file's line endings, its other servers. Unwrapping removes exactly what wrapping put
-//! there, so `unwrap` after `wrap` gives the file back byte for byte. A server that
-//! already runs behind `reasons mcp` is left as it is, so wrapping twice changes nothing.
+//! file's line endings, its other servers. Every list of servers the file holds is
+//! edited: the top-level `mcpServers` (or VS Code's `servers`), and the `mcpServers` of
+//! each project in `projects` (Claude Code's local scope, in `~/.claude.json`).
 //!
-//! A remote server (`url`, and its `headers`) becomes a stdio server running
-//! `reasons mcp --url URL --header 'Name: value'…`; its entry as it was written is kept
-//! whole in the new one, under `reasons-unwrap`, and is what unwrapping puts back.
+//! A wrapped entry carries everything needed to undo it, so `unwrap` finds what to undo
+//! by the entry's structure (`reasons … mcp -- <command> <args…>`), not by the bytes wrap
+//! wrote: a file a client re-serialised since (`JSON.stringify`, a formatter) unwraps as
+//! well, value for value, keeping every edit made since; a file nobody touched comes back
+//! byte for byte. A server that already runs behind `reasons mcp` is left as it is, so
+//! wrapping twice changes nothing.
+//!
+//! A remote server (`url`, Gemini's `httpUrl`, Windsurf's `serverUrl`, and its `headers`)
+//! becomes a stdio server running `reasons mcp --url-env … --header-env …`: the URL and
+//! the headers go through the proxy's environment, which only its user can read, never
+//! through its arguments, which anyone's `ps` shows. Its other keys (`disabled`,
+//! `timeout`, `autoApprove`, …) stay; its remote keys as they were written are kept under
+//! `reasons-unwrap`, and are what unwrapping puts back.
+//!
+//! Fails closed: a key given twice anywhere the edit reads (clients keep the last, a
+//! reader the first) is refused, as is a server that cannot be wrapped (the legacy
+//! HTTP+SSE transport, which `reasons mcp` does not speak yet): `run` then says which
+//! and why, and changes nothing.
 
-use crate::files::write_whole;
+use crate::files::{read_text, write_like};
 use crate::json;
 use anyhow::{Context, bail};
 use serde_json::value::RawValue;
@@ -30,50 +45,61 @@ pub enum Fate {
     Skipped(String),
 }
 
-/// The config's text after the edit, and each server's fate, by name.
+/// One server of the config.
+#[derive(Debug)]
+pub struct Server {
+    /// Its name, with its scope when it is not the file's top-level list.
+    pub name: String,
+    /// Where its entry is, as a JSON pointer (`/mcpServers/files`).
+    pub pointer: String,
+}
+
+/// The config's text after the edit, and each server's fate, in the file's order.
 pub struct Edited {
     /// The whole file, edited.
     pub text: String,
-    /// Each server's name and what became of it, in the file's order.
-    pub servers: Vec<(String, Fate)>,
+    /// Each server and what became of it.
+    pub servers: Vec<(Server, Fate)>,
 }
 
 /// Which way the edit goes.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Way {
-    /// Each stdio server behind `reasons mcp`.
+    /// Each server behind `reasons mcp`.
     Wrap,
     /// Each server behind `reasons mcp` as it was before.
     Unwrap,
 }
 
+/// One span of the original text and what replaces it.
+type Edit = (usize, usize, String);
+
 /// `text` (a config file's, `file` naming it in messages) wrapped or unwrapped, with
 /// `reasons` as the command that runs the proxy.
 pub fn edit(text: &str, file: &Path, way: Way, reasons: &str) -> anyhow::Result<Edited> {
-    let top = json::members(text).with_context(|| not_plain_json(text, file))?;
-    let mut found = top
-        .iter()
-        .filter(|(key, _)| matches!(key.as_ref(), b"mcpServers" | b"servers"));
-    let Some((_, servers)) = found.next() else {
-        bail!(
-            "{} has no `mcpServers` (or, as VS Code writes it, `servers`) object",
-            file.display()
-        );
-    };
-    if found.next().is_some() {
-        bail!("{} has more than one list of servers", file.display());
-    }
-    let entries = json::members(servers.get())
-        .with_context(|| format!("the servers of {} are not a JSON object", file.display()))?;
-    let mut edits: Vec<(usize, usize, String)> = Vec::new();
-    let mut fates = Vec::new();
-    for (name, entry) in &entries {
-        let name = String::from_utf8_lossy(name).into_owned();
-        let fate = match way {
-            Way::Wrap => wrap(text, entry, reasons, &mut edits),
-            Way::Unwrap => unwrap(text, entry, &mut edits),
-        };
-        fates.push((name, fate));
+    let mut edits: Vec<Edit> = Vec::new();
+    let mut servers = Vec::new();
+    for list in server_lists(text, file)? {
+        let entries = unique(
+            list.servers.get(),
+            &format!("{} of {}", list.label, file.display()),
+        )?;
+        for (name, entry) in entries {
+            let name = String::from_utf8_lossy(&name).into_owned();
+            let server = Server {
+                name: match &list.scope {
+                    Some(scope) => format!("{name} ({scope})"),
+                    None => name.clone(),
+                },
+                pointer: format!("{}/{}", list.pointer, pointer_token(&name)),
+            };
+            let members = unique(entry.get(), &format!("the server {}", server.name))?;
+            let fate = match way {
+                Way::Wrap => wrap(text, entry, &members, reasons, &mut edits),
+                Way::Unwrap => unwrap(text, entry, &members, &mut edits),
+            };
+            servers.push((server, fate));
+        }
     }
     // Each edit replaces a span of the original text; applied from the end, none moves
     // another.
@@ -84,8 +110,101 @@ pub fn edit(text: &str, file: &Path, way: Way, reasons: &str) -> anyhow::Result<
     }
     Ok(Edited {
         text: edited,
-        servers: fates,
+        servers,
     })
+}
+
+/// A list of servers in the config.
+struct List<'a> {
+    /// Where it is, for messages: `mcpServers`, `projects["/home/me/app"].mcpServers`.
+    label: String,
+    /// The scope its servers are in, when it is not the top-level list.
+    scope: Option<String>,
+    /// Its JSON pointer.
+    pointer: String,
+    servers: &'a RawValue,
+}
+
+/// Every list of servers in `text`: the top-level one, and each project's.
+fn server_lists<'a>(text: &'a str, file: &Path) -> anyhow::Result<Vec<List<'a>>> {
+    let top = json::members(text).with_context(|| not_plain_json(text, file))?;
+    let top = no_repeats(top, &file.display().to_string())?;
+    let mut lists = Vec::new();
+    let mut found = top
+        .iter()
+        .filter(|(key, _)| matches!(key.as_ref(), b"mcpServers" | b"servers"));
+    if let Some((key, servers)) = found.next() {
+        let key = String::from_utf8_lossy(key).into_owned();
+        lists.push(List {
+            label: key.clone(),
+            scope: None,
+            pointer: format!("/{key}"),
+            servers,
+        });
+    }
+    if found.next().is_some() {
+        bail!("{} has more than one list of servers", file.display());
+    }
+    let projects = top
+        .iter()
+        .find(|(key, _)| key.as_ref() == b"projects")
+        .filter(|(_, projects)| projects.get().starts_with('{'));
+    if let Some((_, projects)) = projects {
+        for (path, project) in unique(projects.get(), "the projects")? {
+            let path = String::from_utf8_lossy(&path).into_owned();
+            let label = format!("projects[{path:?}]");
+            let Some(project) = json::members(project.get()) else {
+                continue;
+            };
+            let project = no_repeats(project, &label)?;
+            if let Some((_, servers)) = project
+                .iter()
+                .find(|(key, _)| key.as_ref() == b"mcpServers")
+            {
+                lists.push(List {
+                    label: format!("{label}.mcpServers"),
+                    scope: Some(format!("project {path}")),
+                    pointer: format!("/projects/{}/mcpServers", pointer_token(&path)),
+                    servers,
+                });
+            }
+        }
+    }
+    if lists.is_empty() {
+        bail!(
+            "{} has no `mcpServers` (or, as VS Code writes it, `servers`) object",
+            file.display()
+        );
+    }
+    Ok(lists)
+}
+
+/// `key` as one step of a JSON pointer (RFC 6901).
+fn pointer_token(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+/// The members of the object `text` (`what`, in messages), each key given once.
+fn unique<'a>(text: &'a str, what: &str) -> anyhow::Result<Vec<json::Member<'a>>> {
+    let members = json::members(text).with_context(|| format!("{what} is not a JSON object"))?;
+    no_repeats(members, what)
+}
+
+/// `members`, refused when a key repeats: clients keep its last value, and an edit that
+/// read the first would change what the client does not read.
+fn no_repeats<'a>(
+    members: Vec<json::Member<'a>>,
+    what: &str,
+) -> anyhow::Result<Vec<json::Member<'a>>> {
+    let mut seen = std::collections::HashSet::new();
+    if let Some((key, _)) = members.iter().find(|(key, _)| !seen.insert(key.clone())) {
+        bail!(
+            "{what} gives the key {:?} more than once, which readers take differently: \
+             keep one, then try again",
+            String::from_utf8_lossy(key)
+        );
+    }
+    Ok(members)
 }
 
 /// Why `text` could not be read, for a message: JSON with comments (VS Code allows
@@ -110,91 +229,115 @@ fn span(whole: &str, part: &str) -> (usize, usize) {
     (start, start + part.len())
 }
 
-/// The value of `key` in an entry's members, if it is there once.
+/// The value of `key` in an entry's members (each key given once).
 fn member<'a>(members: &[json::Member<'a>], key: &str) -> Option<&'a RawValue> {
-    let mut values = members
+    members
         .iter()
-        .filter(|(name, _)| name.as_ref() == key.as_bytes());
-    let (_, value) = values.next()?;
-    values.next().is_none().then_some(*value)
+        .find(|(name, _)| name.as_ref() == key.as_bytes())
+        .map(|(_, value)| *value)
 }
 
-/// Whether `entry` already runs behind `reasons mcp`: its command is a `reasons` binary
-/// and its first argument `mcp`.
+/// The elements of the JSON array `value`.
+fn elements(value: &RawValue) -> Option<Vec<&RawValue>> {
+    serde_json::from_str(value.get()).ok()
+}
+
+/// Whether `entry` runs behind `reasons mcp`: its command is a `reasons` binary (by any
+/// path, under any name that begins so) and its first argument `mcp`.
 fn wrapped(members: &[json::Member<'_>]) -> bool {
     let command = member(members, "command").and_then(json::string);
     let is_reasons = command.is_some_and(|command| {
-        Path::new(&*String::from_utf8_lossy(&command)).file_name() == Some("reasons".as_ref())
+        Path::new(&*String::from_utf8_lossy(&command))
+            .file_name()
+            .is_some_and(|name| name.to_string_lossy().starts_with("reasons"))
     });
     let first = member(members, "args")
-        .and_then(|args| serde_json::from_str::<Vec<&RawValue>>(args.get()).ok())
+        .and_then(elements)
         .and_then(|args| args.first().and_then(|first| json::string(first)));
     is_reasons && first.as_deref() == Some(b"mcp")
 }
 
+/// The keys that make an entry a remote server's, which a wrapped one keeps aside.
+const REMOTE_KEYS: [&str; 5] = ["url", "httpUrl", "serverUrl", "headers", "type"];
+
 fn wrap(
     text: &str,
     entry: &RawValue,
+    members: &[json::Member<'_>],
     reasons: &str,
-    edits: &mut Vec<(usize, usize, String)>,
+    edits: &mut Vec<Edit>,
 ) -> Fate {
-    let Some(members) = json::members(entry.get()) else {
-        return Fate::Skipped("not a JSON object".into());
-    };
-    if wrapped(&members) {
+    if wrapped(members) {
         return Fate::AsItWas;
     }
     let Some(command) =
-        member(&members, "command").filter(|command| json::string(command).is_some())
+        member(members, "command").filter(|command| json::string(command).is_some())
     else {
-        return match member(&members, "url").and_then(json::string) {
-            Some(url) => wrap_remote(text, entry, &members, &url, reasons, edits),
+        let url = ["httpUrl", "serverUrl", "url"]
+            .iter()
+            .find_map(|key| member(members, key).and_then(json::string));
+        return match url {
+            Some(url) => wrap_remote(text, entry, members, &url, reasons, edits),
             None => Fate::Skipped("no `command` string and no `url`".into()),
         };
     };
     let reasons = serde_json::to_string(reasons).unwrap_or_default();
     let (start, end) = span(text, command.get());
-    edits.push((start, end, reasons));
     let head = format!(r#""mcp", "--", {}"#, command.get());
-    match member(&members, "args") {
+    match member(members, "args") {
         Some(args) => {
-            let Ok(list) = serde_json::from_str::<Vec<&RawValue>>(args.get()) else {
-                edits.pop();
+            let Some(list) = elements(args) else {
                 return Fate::Skipped("`args` is not a list".into());
             };
             let (open, _) = span(text, args.get());
             let separator = if list.is_empty() { "" } else { ", " };
+            edits.push((start, end, reasons));
             edits.push((open + 1, open + 1, format!("{head}{separator}")));
         }
-        None => edits.push((end, end, format!(r#", "args": [{head}]"#))),
+        None => {
+            edits.push((start, end, reasons));
+            edits.push((end, end, format!(r#", "args": [{head}]"#)));
+        }
     }
     Fate::Changed
 }
 
-/// The key under which a wrapped remote server keeps its entry as it was written.
+/// The key under which a wrapped remote server keeps its remote keys as they were.
 const KEPT: &str = "reasons-unwrap";
 
-/// A remote server's entry replaced by one that runs `reasons mcp --url` in front of it,
-/// keeping the entry as it was under [`KEPT`].
+/// The variable a wrapped remote server's URL is passed in.
+const URL_VARIABLE: &str = "REASONS_URL";
+
+/// A remote server's entry replaced by one that runs `reasons mcp --url-env` in front of
+/// it: its other keys stay, its remote keys go under [`KEPT`].
 fn wrap_remote(
     text: &str,
     entry: &RawValue,
     members: &[json::Member<'_>],
     url: &[u8],
     reasons: &str,
-    edits: &mut Vec<(usize, usize, String)>,
+    edits: &mut Vec<Edit>,
 ) -> Fate {
-    let mut args = vec![
-        "mcp".to_string(),
-        "--url".to_string(),
-        String::from_utf8_lossy(url).into_owned(),
-    ];
-    // Headers (a token, say) go to the proxy through its environment, which only its
-    // user can read, never through its arguments, which anyone's `ps` shows.
+    let kind = member(members, "type").and_then(json::string);
+    if kind.as_deref() == Some(b"sse") {
+        return Fate::Skipped(
+            "it speaks the legacy HTTP+SSE transport (`type: \"sse\"`), which `reasons mcp` \
+             does not speak yet"
+                .into(),
+        );
+    }
+    let mut args = vec!["mcp".to_string(), "--url-env".into(), URL_VARIABLE.into()];
     let mut env = serde_json::Map::new();
+    env.insert(
+        URL_VARIABLE.into(),
+        String::from_utf8_lossy(url).into_owned().into(),
+    );
     if let Some(headers) = member(members, "headers") {
         let Some(headers) = json::members(headers.get()) else {
             return Fate::Skipped("its `headers` are not an object".into());
+        };
+        let Ok(headers) = no_repeats(headers, "") else {
+            return Fate::Skipped("its `headers` give a name more than once".into());
         };
         for (at, (name, value)) in headers.iter().enumerate() {
             let Some(value) = json::string(value) else {
@@ -209,78 +352,123 @@ fn wrap_remote(
             );
         }
     }
-    let wrapped = format!(
-        r#"{{"command": {}, "args": {}, "env": {}, "{KEPT}": {}}}"#,
-        serde_json::to_string(reasons).unwrap_or_default(),
-        serde_json::to_string(&args).unwrap_or_default(),
-        serde_json::Value::Object(env),
-        entry.get()
+    let remote = |key: &[u8]| REMOTE_KEYS.iter().any(|remote| remote.as_bytes() == key);
+    let kept: Vec<String> = members
+        .iter()
+        .filter(|(key, _)| remote(key))
+        .map(|(key, value)| format!("{}: {}", key_text(key), value.get()))
+        .collect();
+    let mut rebuilt = vec![
+        format!(
+            r#""command": {}"#,
+            serde_json::to_string(reasons).unwrap_or_default()
+        ),
+        format!(
+            r#""args": {}"#,
+            serde_json::to_string(&args).unwrap_or_default()
+        ),
+        format!(r#""env": {}"#, serde_json::Value::Object(env)),
+    ];
+    rebuilt.extend(
+        members
+            .iter()
+            .filter(|(key, _)| !remote(key))
+            .map(|(key, value)| format!("{}: {}", key_text(key), value.get())),
     );
+    rebuilt.push(format!(r#""{KEPT}": {{{}}}"#, kept.join(", ")));
     let (start, end) = span(text, entry.get());
-    edits.push((start, end, wrapped));
+    edits.push((start, end, format!("{{{}}}", rebuilt.join(", "))));
     Fate::Changed
 }
 
-fn unwrap(text: &str, entry: &RawValue, edits: &mut Vec<(usize, usize, String)>) -> Fate {
-    let Some(members) = json::members(entry.get()) else {
-        return Fate::Skipped("not a JSON object".into());
-    };
-    if !wrapped(&members) {
+/// A key as JSON text.
+fn key_text(key: &[u8]) -> String {
+    serde_json::to_string(&String::from_utf8_lossy(key)).unwrap_or_default()
+}
+
+fn unwrap(
+    text: &str,
+    entry: &RawValue,
+    members: &[json::Member<'_>],
+    edits: &mut Vec<Edit>,
+) -> Fate {
+    if !wrapped(members) {
         return Fate::AsItWas;
     }
-    if let Some(kept) = member(&members, KEPT) {
-        let (start, end) = span(text, entry.get());
-        edits.push((start, end, kept.get().to_string()));
-        return Fate::Changed;
+    if let Some(kept) = member(members, KEPT) {
+        return unwrap_remote(text, entry, members, kept, edits);
     }
-    let (Some(command), Some(args)) = (member(&members, "command"), member(&members, "args"))
-    else {
+    let (Some(command), Some(args)) = (member(members, "command"), member(members, "args")) else {
         return Fate::AsItWas;
     };
-    let list = serde_json::from_str::<Vec<&RawValue>>(args.get()).unwrap_or_default();
+    let list = elements(args).unwrap_or_default();
     // Only what `wrap` writes is undone: `mcp`, `--`, the command. A server put behind
     // `reasons mcp` with flags of its own was put there by someone, on purpose.
-    let dashes = 1;
-    if list
-        .get(dashes)
-        .and_then(|arg| json::string(arg))
-        .as_deref()
-        != Some(b"--")
-    {
+    if list.get(1).and_then(|arg| json::string(arg)).as_deref() != Some(b"--") {
         return Fate::Skipped(
             "it runs behind `reasons mcp` with flags of its own: unwrap it by hand".into(),
         );
     }
-    let Some(original) = list
-        .get(dashes + 1)
-        .filter(|arg| json::string(arg).is_some())
-    else {
+    let Some(original) = list.get(2).filter(|arg| json::string(arg).is_some()) else {
         return Fate::Skipped("nothing follows the `--` of its `reasons mcp` arguments".into());
     };
     let (command_start, command_end) = span(text, command.get());
-    let (args_start, args_end) = span(text, args.get());
+    let (_, args_end) = span(text, args.get());
     edits.push((command_start, command_end, original.get().to_string()));
-    // Wrap added `, "args": [...]` right after the command when there were no arguments,
-    // in exactly this spelling.
+    // What wrap put at the head of the list goes, up to the server's own first argument,
+    // however the list has been laid out since.
+    if let Some(own) = list.get(3) {
+        let (head, _) = span(text, list[0].get());
+        let (first, _) = span(text, own.get());
+        edits.push((head, first, String::new()));
+        return Fate::Changed;
+    }
+    // No arguments of its own: wrap added `, "args": [...]` right after the command in
+    // exactly this spelling; when that is still there it goes, else the list is emptied
+    // of what wrap put in it, the space around it kept.
     let added = format!(r#", "args": ["mcp", "--", {}]"#, original.get());
-    let added_by_wrap = list.len() == dashes + 2
-        && text[command_end..].starts_with(&added)
-        && command_end + added.len() == args_end;
-    if added_by_wrap {
+    if text[command_end..].starts_with(&added) && command_end + added.len() == args_end {
         edits.push((command_end, args_end, String::new()));
     } else {
-        // Wrap put its arguments at the head of the list, and `, ` after them when the
-        // server had arguments of its own.
-        let (_, original_end) = span(text, original.get());
-        let more = list.len() > dashes + 2 && text[original_end..].starts_with(", ");
-        let cut_to = original_end + if more { 2 } else { 0 };
-        edits.push((args_start + 1, cut_to, String::new()));
+        let (head, _) = span(text, list[0].get());
+        let (_, last) = span(text, original.get());
+        edits.push((head, last, String::new()));
     }
     Fate::Changed
 }
 
-/// The config file of a known client, at its documented place for this system.
-pub fn client_config(client: &str) -> anyhow::Result<PathBuf> {
+/// A wrapped remote server's entry as it was: its remote keys from [`KEPT`] in place of
+/// what wrap added, and every other key as it is now.
+fn unwrap_remote(
+    text: &str,
+    entry: &RawValue,
+    members: &[json::Member<'_>],
+    kept: &RawValue,
+    edits: &mut Vec<Edit>,
+) -> Fate {
+    let Some(kept) = json::members(kept.get()) else {
+        return Fate::Skipped(format!("its `{KEPT}` is not an object: unwrap it by hand"));
+    };
+    let added = |key: &[u8]| matches!(key, b"command" | b"args" | b"env") || key == KEPT.as_bytes();
+    let restored: Vec<String> =
+        kept.iter()
+            .chain(members.iter().filter(|(key, _)| {
+                !added(key) && !kept.iter().any(|(restored, _)| restored == key)
+            }))
+            .map(|(key, value)| format!("{}: {}", key_text(key), value.get()))
+            .collect();
+    let (start, end) = span(text, entry.get());
+    edits.push((start, end, format!("{{{}}}", restored.join(", "))));
+    Fate::Changed
+}
+
+/// The config files a known client reads its servers from, at their documented places
+/// for this system: for Claude Code, `~/.claude.json` (its user scope, and each project's
+/// local scope) and the project scope's `.mcp.json` in this folder, when there is one.
+pub fn client_configs(client: &str) -> anyhow::Result<Vec<PathBuf>> {
+    if cfg!(windows) {
+        bail!("--client is not supported on Windows yet: name the file with --config");
+    }
     let home = std::env::var_os("HOME")
         .map(PathBuf::from)
         .context("HOME is not set")?;
@@ -289,10 +477,14 @@ pub fn client_config(client: &str) -> anyhow::Result<PathBuf> {
         .unwrap_or_else(|| home.join(".config"));
     let mac = cfg!(target_os = "macos");
     let support = home.join("Library/Application Support");
-    Ok(match client {
+    let file = match client {
         "claude-desktop" if mac => support.join("Claude/claude_desktop_config.json"),
         "claude-desktop" => config.join("Claude/claude_desktop_config.json"),
-        "claude-code" => home.join(".claude.json"),
+        "claude-code" => {
+            let mut files = vec![home.join(".claude.json")];
+            files.extend(Some(PathBuf::from(".mcp.json")).filter(|project| project.is_file()));
+            return Ok(files);
+        }
         "cursor" => home.join(".cursor/mcp.json"),
         "vscode" if mac => support.join("Code/User/mcp.json"),
         "vscode" => config.join("Code/User/mcp.json"),
@@ -300,7 +492,8 @@ pub fn client_config(client: &str) -> anyhow::Result<PathBuf> {
             "no known client `{other}`: claude-desktop, claude-code, cursor or vscode \
              (or name any file with --config)"
         ),
-    })
+    };
+    Ok(vec![file])
 }
 
 /// Where `file`'s copy from before the last change is kept.
@@ -313,28 +506,45 @@ pub fn backup_of(file: &Path) -> PathBuf {
 /// Wraps or unwraps the config `file` in place (or, with `dry_run`, only says what would
 /// change, as a diff); what became of each server, for the human, and the diff.
 ///
-/// The file's bytes from before are kept beside it (`backup_of`), then it is replaced
-/// whole, by a rename, keeping its permissions. Unwrapping a file that is still exactly
-/// what wrapping its backup gave restores the backup's bytes.
+/// A wrap that cannot put every server behind `reasons mcp` changes nothing and says
+/// which and why. The file's bytes from before are kept beside it (`backup_of`), then it
+/// is replaced whole, by a rename, keeping its mode and group owner, unless it changed
+/// while this ran (a client saving it), which is refused. Unwrapping a file that is still
+/// exactly what wrapping its backup gave, when the backup ran nothing behind `reasons`,
+/// restores the backup's bytes.
 pub fn run(file: &Path, way: Way, dry_run: bool, reasons: &str) -> anyhow::Result<String> {
     // A config kept elsewhere and linked into place (dotfiles) is edited where it is, so
     // the link stays a link.
     let file =
         &std::fs::canonicalize(file).with_context(|| format!("cannot read {}", file.display()))?;
-    let text = std::fs::read_to_string(file)
-        .with_context(|| format!("cannot read {} as UTF-8 text", file.display()))?;
+    let text = read_text(file)?;
     let edited = edit(&text, file, way, reasons)?;
+    if way == Way::Wrap {
+        let cannot: Vec<String> = edited
+            .servers
+            .iter()
+            .filter_map(|(server, fate)| match fate {
+                Fate::Skipped(why) => Some(format!("{}: {why}", server.name)),
+                _ => None,
+            })
+            .collect();
+        if !cannot.is_empty() {
+            bail!(
+                "{} was not changed: not every server in it can run behind reasons mcp\n  {}",
+                file.display(),
+                cannot.join("\n  ")
+            );
+        }
+    }
     let restored = match way {
-        Way::Unwrap => std::fs::read_to_string(backup_of(file))
+        Way::Unwrap => read_text(&backup_of(file))
             .ok()
-            .filter(|before| {
-                edit(before, file, Way::Wrap, reasons).is_ok_and(|wrapped| wrapped.text == text)
-            }),
+            .filter(|before| wrapped_from(before, &text, file, reasons)),
         Way::Wrap => None,
     };
     let after = restored.as_deref().unwrap_or(&edited.text);
     let mut report = String::new();
-    for (name, fate) in &edited.servers {
+    for (server, fate) in &edited.servers {
         let said = match (fate, way) {
             (Fate::Changed, Way::Wrap) => "now runs behind reasons mcp".to_string(),
             (Fate::Changed, Way::Unwrap) => "runs as it did before".to_string(),
@@ -342,11 +552,24 @@ pub fn run(file: &Path, way: Way, dry_run: bool, reasons: &str) -> anyhow::Resul
             (Fate::AsItWas, Way::Unwrap) => "does not run behind reasons mcp".to_string(),
             (Fate::Skipped(why), _) => format!("left as it is: {why}"),
         };
-        report.push_str(&format!("{name}: {said}\n"));
+        report.push_str(&format!("{}: {said}\n", server.name));
     }
     if after == text {
         report.push_str(&format!("{}: nothing to change\n", file.display()));
         return Ok(report);
+    }
+    // What is written must read as the client reads it, every server where it was.
+    let check = edit(after, file, Way::Unwrap, reasons).with_context(|| {
+        format!(
+            "the edit of {} would not read back; nothing was written",
+            file.display()
+        )
+    })?;
+    if check.servers.len() != edited.servers.len() {
+        bail!(
+            "the edit of {} would lose a server; nothing was written",
+            file.display()
+        );
     }
     let diff = similar::TextDiff::from_lines(text.as_str(), after)
         .unified_diff()
@@ -355,13 +578,35 @@ pub fn run(file: &Path, way: Way, dry_run: bool, reasons: &str) -> anyhow::Resul
     if dry_run {
         return Ok(format!("{diff}{report}"));
     }
-    let permissions = std::fs::metadata(file)?.permissions();
-    write_whole(&backup_of(file), text.as_bytes(), permissions.clone())?;
-    write_whole(file, after.as_bytes(), permissions)?;
+    let metadata = std::fs::metadata(file)?;
+    write_like(&backup_of(file), text.as_bytes(), &metadata)?;
+    // A client that saved the file since it was read would lose its save.
+    if read_text(file)? != text {
+        bail!(
+            "{} changed while reasons was editing it (a client saving it?); nothing was \
+             written to it: run this again",
+            file.display()
+        );
+    }
+    write_like(file, after.as_bytes(), &metadata)?;
     report.push_str(&format!(
         "{} changed; what it was is in {}\n",
         file.display(),
         backup_of(file).display()
     ));
     Ok(report)
+}
+
+/// Whether `now` is exactly what wrapping `before` gives, and `before` ran no server
+/// behind `reasons mcp` that wrap would have had to put there: then `before` is what
+/// unwrapping `now` means, byte for byte.
+fn wrapped_from(before: &str, now: &str, file: &Path, reasons: &str) -> bool {
+    let ran_nothing_wrapped = edit(before, file, Way::Unwrap, reasons).is_ok_and(|unwrapped| {
+        unwrapped
+            .servers
+            .iter()
+            .all(|(_, fate)| *fate != Fate::Changed)
+    });
+    ran_nothing_wrapped
+        && edit(before, file, Way::Wrap, reasons).is_ok_and(|wrapped| wrapped.text == now)
 }

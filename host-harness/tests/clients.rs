@@ -118,19 +118,20 @@ fn wrapping_changes_only_what_it_must_and_unwrapping_restores_every_byte() {
             original.matches(newline).count()
         );
         assert!(wrapped.contains(r#""done": {"command": "/opt/bin/reasons", "args": ["mcp", "--audit", "a.jsonl", "--", "srv"]}"#));
-        // A remote server goes behind `reasons mcp --url`, its header through the
-        // environment (never in arguments, which `ps` shows).
+        // A remote server goes behind `reasons mcp --url-env`, its URL and its header
+        // through the environment (never in arguments, which `ps` shows).
         let remote = &servers["remote"];
         assert_eq!(
             remote["args"],
             serde_json::json!([
                 "mcp",
-                "--url",
-                "https://example.com/mcp",
+                "--url-env",
+                "REASONS_URL",
                 "--header-env",
                 "Authorization=REASONS_HEADER_0"
             ])
         );
+        assert_eq!(remote["env"]["REASONS_URL"], "https://example.com/mcp");
         assert_eq!(remote["env"]["REASONS_HEADER_0"], "Bearer t0ken");
         assert!(!remote["args"].to_string().contains("t0ken"));
 

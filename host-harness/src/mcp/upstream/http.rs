@@ -51,6 +51,9 @@ const DELETE_AT_MOST: Duration = Duration::from_secs(3);
 #[derive(Clone, Debug)]
 pub struct Remote {
     url: String,
+    /// The URL as messages name it: without the credentials a URL may carry (its user
+    /// and password, its query), which a message would show the client and its model.
+    shown: String,
     headers: Vec<(HeaderName, HeaderValue)>,
     read_timeout: Duration,
 }
@@ -62,9 +65,9 @@ impl Remote {
     pub fn new(url: &str, headers: &[String], from_env: &[String]) -> anyhow::Result<Remote> {
         let uri: Uri = url
             .parse()
-            .with_context(|| format!("--url {url:?} is not a URL"))?;
+            .map_err(|_| anyhow::anyhow!("--url {:?} is not a URL", shown(url)))?;
         if !matches!(uri.scheme_str(), Some("http" | "https")) || uri.host().is_none() {
-            bail!("--url {url:?} is not an http:// or https:// URL");
+            bail!("--url {:?} is not an http:// or https:// URL", shown(url));
         }
         let mut parsed = Vec::new();
         for flag in headers {
@@ -95,6 +98,7 @@ impl Remote {
         }
         Ok(Remote {
             url: url.to_string(),
+            shown: shown(url),
             headers: parsed,
             read_timeout: Duration::from_secs(DEFAULT_READ_TIMEOUT_SECS.into()),
         })
@@ -105,6 +109,21 @@ impl Remote {
     pub fn read_timeout(mut self, timeout: Duration) -> Remote {
         self.read_timeout = timeout;
         self
+    }
+}
+
+/// `url` without what may be a secret in it: the user and password before its host, and
+/// its query.
+fn shown(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let host = rest[..end]
+        .rsplit_once('@')
+        .map_or(&rest[..end], |(_, host)| host);
+    let path = rest[end..].split(['?', '#']).next().unwrap_or_default();
+    match scheme {
+        "" => format!("{host}{path}"),
+        scheme => format!("{scheme}://{host}{path}"),
     }
 }
 
@@ -256,7 +275,7 @@ impl Link {
 
     fn post(&self, message: &[u8], outline: &Outline) {
         let mut owed = outline.ids.clone();
-        let url = &self.remote.url;
+        let url = &self.remote.shown;
         let response = match self.request(outline).send(message) {
             Ok(response) => response,
             Err(ureq::Error::Timeout(_)) => {
@@ -552,6 +571,12 @@ mod tests {
             format!("{:#}", Remote::new(url, &headers, &env).unwrap_err())
         };
         assert!(refused("ftp://host/mcp", &[], &[]).contains("not an http"));
+        // A secret in the URL is never in a message.
+        let secret = refused("ftp://me:s3cret@host/mcp?api_key=s3cret", &[], &[]);
+        assert!(
+            secret.contains("ftp://host/mcp") && !secret.contains("s3cret"),
+            "{secret}"
+        );
         assert!(refused("not a url", &[], &[]).contains("--url"));
         let url = "http://127.0.0.1:1/mcp";
         assert!(refused(url, &["NoColon"], &[]).contains("--header \"NoColon\""));

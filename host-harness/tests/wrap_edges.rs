@@ -1,0 +1,378 @@
+//! `reasons wrap` and `unwrap` where configs meet the world: Claude Code's scopes, a file
+//! the client re-serialised, repeated keys, remote entries with keys of their own, URLs
+//! holding secrets, files that are not files, and launchers that drop `--`. The oracle is
+//! the file read with serde_json, and the servers started as the file says.
+
+use reasons_test_support::mcp::*;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// `reasons <args...>` in `dir`, with `HOME` there.
+fn reasons_at(dir: &Path, args: &[&str]) -> Output {
+    Command::new(reasons())
+        .args(args)
+        .current_dir(dir)
+        .env("HOME", dir)
+        .env("XDG_CONFIG_HOME", dir.join(".config"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn ok(output: &Output) -> String {
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+fn refused(output: &Output) -> String {
+    assert!(
+        !output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn read(file: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap()
+}
+
+/// The server an entry starts, as a client starts it: its command and arguments, an
+/// absent `args` being none.
+fn started(entry: &Value) -> Vec<String> {
+    let mut line = vec![entry["command"].as_str().unwrap().to_string()];
+    line.extend(
+        entry["args"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|arg| arg.as_str().unwrap().to_string()),
+    );
+    line
+}
+
+/// Whether `entry` starts `reasons mcp` in front of `server`.
+fn behind_reasons(entry: &Value, server: &[&str]) -> bool {
+    let line = started(entry);
+    line[0] == reasons() && line[1] == "mcp" && line[2] == "--" && line[3..] == *server
+}
+
+#[test]
+fn claude_code_s_every_scope_is_wrapped_and_unwrapped() {
+    // The invariant: every server Claude Code starts runs behind reasons mcp, its user
+    // scope (top-level `mcpServers`, empty here), each project's local scope
+    // (`projects.<path>.mcpServers`, where `claude mcp add` puts a server) and the
+    // project scope (`.mcp.json` in the project's folder).
+    let home = tempfile::tempdir().unwrap();
+    let claude = home.path().join(".claude.json");
+    let user = json!({
+        "numStartups": 3,
+        "mcpServers": {},
+        "projects": {
+            "/home/me/app": {"allowedTools": [], "mcpServers": {"local": {"type": "stdio", "command": "npx", "args": ["-y", "srv"], "env": {}}}},
+            "/home/me/other": {"allowedTools": []}
+        }
+    });
+    std::fs::write(&claude, serde_json::to_string_pretty(&user).unwrap()).unwrap();
+    let project = home.path().join(".mcp.json");
+    std::fs::write(
+        &project,
+        r#"{"mcpServers": {"shared": {"command": "uvx", "args": ["tool"]}}}"#,
+    )
+    .unwrap();
+    let report = ok(&reasons_at(
+        home.path(),
+        &["wrap", "--client", "claude-code"],
+    ));
+    assert!(
+        report.contains("local (project /home/me/app): now runs behind reasons mcp"),
+        "{report}"
+    );
+    assert!(
+        report.contains("shared: now runs behind reasons mcp"),
+        "{report}"
+    );
+    let wrapped = read(&claude);
+    let local = &wrapped["projects"]["/home/me/app"]["mcpServers"]["local"];
+    assert!(behind_reasons(local, &["npx", "-y", "srv"]), "{local}");
+    assert_eq!(local["type"], "stdio");
+    assert!(behind_reasons(
+        &read(&project)["mcpServers"]["shared"],
+        &["uvx", "tool"]
+    ));
+    ok(&reasons_at(
+        home.path(),
+        &["unwrap", "--client", "claude-code"],
+    ));
+    assert_eq!(read(&claude), user);
+    assert_eq!(
+        read(&project),
+        json!({"mcpServers": {"shared": {"command": "uvx", "args": ["tool"]}}})
+    );
+}
+
+/// `value` written as a client or a formatter writes it back.
+fn reserialised(value: &Value, how: &str) -> String {
+    match how {
+        "two spaces" => serde_json::to_string_pretty(value).unwrap(),
+        "compact" => serde_json::to_string(value).unwrap(),
+        _ => serde_json::to_string_pretty(value)
+            .unwrap()
+            .replace("  ", "\t"),
+    }
+}
+
+#[test]
+fn unwrap_survives_the_client_re_serialising_the_file_and_keeps_its_edits() {
+    // Claude Code rewrites ~/.claude.json on every start (JSON.stringify); after that,
+    // and after a server added since, unwrap still gives every server back as it ran,
+    // and keeps the new one.
+    let original = json!({"mcpServers": {
+        "files": {"command": "npx", "args": ["-y", "@scope/files", "/home/me"], "env": {"A": "1"}},
+        "bare": {"command": "my-server"},
+        "remote": {"type": "http", "url": "https://example.com/mcp", "headers": {"Authorization": "Bearer x"}, "disabled": true}
+    }});
+    for how in ["two spaces", "compact", "tabs"] {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("mcp.json");
+        std::fs::write(&file, serde_json::to_string_pretty(&original).unwrap()).unwrap();
+        ok(&reasons_at(
+            dir.path(),
+            &["wrap", "--config", file.to_str().unwrap()],
+        ));
+        let mut wrapped = read(&file);
+        assert_eq!(wrapped["mcpServers"]["remote"]["disabled"], true, "{how}");
+        wrapped["mcpServers"]["added"] = json!({"command": "later"});
+        std::fs::write(&file, reserialised(&wrapped, how)).unwrap();
+        let report = ok(&reasons_at(
+            dir.path(),
+            &["unwrap", "--config", file.to_str().unwrap()],
+        ));
+        assert!(
+            report.contains("files: runs as it did before"),
+            "{how}: {report}"
+        );
+        let mut expected = original.clone();
+        expected["mcpServers"]["added"] = json!({"command": "later"});
+        let mut after = read(&file);
+        // No `args` and an empty list start the same server.
+        if after["mcpServers"]["bare"]["args"] == json!([]) {
+            after["mcpServers"]["bare"]
+                .as_object_mut()
+                .unwrap()
+                .remove("args");
+        }
+        assert_eq!(after, expected, "{how}");
+    }
+}
+
+#[test]
+fn wrap_add_a_server_wrap_again_and_unwrap_gives_both_back() {
+    // The backup is the first wrap's: it is no longer what the file was made from, and
+    // unwrap undoes each entry instead, the new server kept.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mcp.json");
+    let config = file.to_str().unwrap();
+    std::fs::write(&file, r#"{"mcpServers": {"one": {"command": "a"}}}"#).unwrap();
+    ok(&reasons_at(dir.path(), &["wrap", "--config", config]));
+    let mut value = read(&file);
+    value["mcpServers"]["two"] = json!({"command": "b"});
+    std::fs::write(&file, serde_json::to_string(&value).unwrap()).unwrap();
+    ok(&reasons_at(dir.path(), &["wrap", "--config", config]));
+    ok(&reasons_at(dir.path(), &["unwrap", "--config", config]));
+    let servers = &read(&file)["mcpServers"];
+    assert_eq!(servers.as_object().unwrap().len(), 2, "{servers}");
+    for (name, command) in [("one", "a"), ("two", "b")] {
+        assert_eq!(started(&servers[name]), [command], "{servers}");
+    }
+}
+
+#[test]
+fn a_key_given_twice_is_refused_and_nothing_changes() {
+    // Clients keep a repeated key's last value; an edit that read the first would run
+    // what nobody wrote, or drop a header. Refused, at every level, naming the key.
+    for (text, key) in [
+        (
+            r#"{"mcpServers": {"s": {"command": "node", "args": ["a.js"], "args": ["server.js"]}}}"#,
+            "args",
+        ),
+        (
+            r#"{"mcpServers": {"s": {"url": "https://h/mcp", "headers": {}, "headers": {"Authorization": "Bearer x"}}}}"#,
+            "headers",
+        ),
+        (
+            r#"{"mcpServers": {"s": {"command": "a"}, "s": {"command": "b"}}}"#,
+            "s",
+        ),
+        (
+            r#"{"mcpServers": {"s": {"command": "a"}}, "mcpServers": {"t": {"command": "b"}}}"#,
+            "mcpServers",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("mcp.json");
+        std::fs::write(&file, text).unwrap();
+        let stderr = refused(&reasons_at(
+            dir.path(),
+            &["wrap", "--config", file.to_str().unwrap()],
+        ));
+        assert!(
+            stderr.contains(&format!("{key:?} more than once")),
+            "{text}: {stderr}"
+        );
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+    }
+}
+
+#[test]
+fn a_server_that_cannot_be_wrapped_leaves_the_whole_file_as_it_was() {
+    // A server on the legacy HTTP+SSE transport would break behind `reasons mcp --url`:
+    // wrap names it, says why, exits non-zero and touches nothing, the others included.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mcp.json");
+    let text = r#"{"mcpServers": {"ok": {"command": "a"}, "old": {"type": "sse", "url": "http://127.0.0.1:1/sse"}}}"#;
+    std::fs::write(&file, text).unwrap();
+    let stderr = refused(&reasons_at(
+        dir.path(),
+        &["wrap", "--config", file.to_str().unwrap()],
+    ));
+    assert!(
+        stderr.contains("old: it speaks the legacy HTTP+SSE transport"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+    assert!(!dir.path().join("mcp.json.reasons-backup").exists());
+}
+
+#[test]
+fn a_url_s_secret_never_reaches_the_proxy_s_arguments() {
+    // A URL holding a token (`?api_key=`) goes to the proxy through its environment: the
+    // wrapped server, started as the config says, serves, and its /proc/PID/cmdline,
+    // which every local user can read, holds no secret.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("http.jsonl");
+    let server = http_echo(&log);
+    let file = dir.path().join("mcp.json");
+    let url = format!("{}?api_key=s3cret-token", server.url);
+    let config = json!({"mcpServers": {"remote": {"url": url, "headers": {"Authorization": "Bearer s3cret-header"}}}});
+    std::fs::write(&file, config.to_string()).unwrap();
+    ok(&reasons_at(
+        dir.path(),
+        &["wrap", "--config", file.to_str().unwrap()],
+    ));
+    let entry = &read(&file)["mcpServers"]["remote"];
+    let line = started(entry);
+    let env: Vec<(String, String)> = entry["env"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(name, value)| (name.clone(), value.as_str().unwrap().to_string()))
+        .collect();
+    let mut proxy = Command::new(&line[0])
+        .args(&line[1..])
+        .envs(env)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let cmdline = std::fs::read(format!("/proc/{}/cmdline", proxy.id())).unwrap();
+    let cmdline = String::from_utf8_lossy(&cmdline);
+    assert!(!cmdline.contains("s3cret"), "{cmdline}");
+    use std::io::{BufRead, Write};
+    let mut stdin = proxy.stdin.take().unwrap();
+    writeln!(stdin, "{INITIALIZE}").unwrap();
+    let mut answer = String::new();
+    std::io::BufReader::new(proxy.stdout.take().unwrap())
+        .read_line(&mut answer)
+        .unwrap();
+    assert!(answer.contains("http-echo"), "{answer}");
+    drop(stdin);
+    proxy.wait().unwrap();
+    let requests = http_received(&log);
+    assert!(!requests.is_empty());
+    assert_eq!(
+        requests[0]["headers"]["authorization"],
+        "Bearer s3cret-header"
+    );
+}
+
+#[test]
+fn only_a_regular_file_of_a_config_s_size_is_read() {
+    // A FIFO would block wrap for ever, /dev/zero fill its memory, a directory is no
+    // config: each is refused at once, naming why.
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo.json");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let huge = dir.path().join("huge.json");
+    let file = std::fs::File::create(&huge).unwrap();
+    file.set_len(64 << 20).unwrap();
+    for (path, says) in [
+        (fifo, "not a regular file"),
+        (PathBuf::from("/dev/zero"), "not a regular file"),
+        (dir.path().to_path_buf(), "not a regular file"),
+        (huge, "over 16 MiB"),
+    ] {
+        let stderr = refused(&reasons_at(
+            dir.path(),
+            &["wrap", "--config", path.to_str().unwrap()],
+        ));
+        assert!(stderr.contains(says), "{}: {stderr}", path.display());
+    }
+}
+
+#[test]
+fn the_new_file_keeps_the_old_one_s_mode_and_group() {
+    // A config readable by one group only stays so: nothing is wider than before.
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mcp.json");
+    std::fs::write(&file, r#"{"mcpServers": {"s": {"command": "a"}}}"#).unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
+    // The group of another process's files, when the tests may give one (as root).
+    let group = std::fs::metadata("/etc/passwd").unwrap().gid();
+    let given = std::os::unix::fs::chown(&file, None, Some(group + 1)).is_ok();
+    let before = std::fs::metadata(&file).unwrap();
+    ok(&reasons_at(
+        dir.path(),
+        &["wrap", "--config", file.to_str().unwrap()],
+    ));
+    for path in [file.clone(), dir.path().join("mcp.json.reasons-backup")] {
+        let after = std::fs::metadata(&path).unwrap();
+        assert_eq!(after.mode() & 0o7777, 0o640, "{}", path.display());
+        assert_eq!(
+            after.gid(),
+            before.gid(),
+            "{} (another group given: {given})",
+            path.display()
+        );
+    }
+}
+
+#[test]
+fn reasons_mcp_takes_the_server_command_without_the_dashes_launchers_drop() {
+    // `claude mcp add x -- reasons mcp npx …` hands reasons `mcp npx …`: the first
+    // argument that is not an option starts the server's command, its own options with it.
+    let mut line = vec![reasons(), "mcp".to_string()];
+    line.extend(own_server());
+    let mut session = Session::start(&line);
+    let answer: Value = serde_json::from_str(&session.ask(INITIALIZE)).unwrap();
+    assert_eq!(answer["result"]["serverInfo"]["name"], "own", "{answer}");
+    let mut flagged = vec![
+        reasons(),
+        "mcp".into(),
+        "--stats".into(),
+        "node".into(),
+        "-e".into(),
+    ];
+    flagged.push("process.stdin.on('data', () => {}); console.log(JSON.stringify({jsonrpc: '2.0', id: 1, result: {protocolVersion: '2025-06-18', capabilities: {}, serverInfo: {name: 'inline', version: '1'}}}))".into());
+    let mut session = Session::start(&flagged);
+    let answer: Value = serde_json::from_str(&session.ask(INITIALIZE)).unwrap();
+    assert_eq!(answer["result"]["serverInfo"]["name"], "inline", "{answer}");
+}
