@@ -76,7 +76,10 @@ type Edit = (usize, usize, String);
 
 /// `text` (a config file's, `file` naming it in messages) wrapped or unwrapped, with
 /// `reasons` as the command that runs the proxy.
-pub fn edit(text: &str, file: &Path, way: Way, reasons: &str) -> anyhow::Result<Edited> {
+pub fn edit(original: &str, file: &Path, way: Way, reasons: &str) -> anyhow::Result<Edited> {
+    // Read as plain JSON, every offset where it is in the original, to which the edits go:
+    // its comments and layout stay.
+    let text = &readable(original, file)?;
     let mut edits: Vec<Edit> = Vec::new();
     let mut servers = Vec::new();
     for list in server_lists(text, file)? {
@@ -104,7 +107,7 @@ pub fn edit(text: &str, file: &Path, way: Way, reasons: &str) -> anyhow::Result<
     // Each edit replaces a span of the original text; applied from the end, none moves
     // another.
     edits.sort_by_key(|(start, _, _)| std::cmp::Reverse(*start));
-    let mut edited = text.to_string();
+    let mut edited = original.to_string();
     for (start, end, with) in edits {
         edited.replace_range(start..end, &with);
     }
@@ -127,7 +130,8 @@ struct List<'a> {
 
 /// Every list of servers in `text`: the top-level one, and each project's.
 fn server_lists<'a>(text: &'a str, file: &Path) -> anyhow::Result<Vec<List<'a>>> {
-    let top = json::members(text).with_context(|| not_plain_json(text, file))?;
+    let top =
+        json::members(text).with_context(|| format!("{} is not a JSON object", file.display()))?;
     let top = no_repeats(top, &file.display().to_string())?;
     let mut lists = Vec::new();
     let mut found = top
@@ -207,20 +211,45 @@ fn no_repeats<'a>(
     Ok(members)
 }
 
-/// Why `text` could not be read, for a message: JSON with comments (VS Code allows
-/// them) is named as such, since removing them would lose what they say.
-fn not_plain_json(text: &str, file: &Path) -> String {
-    let error = serde_json::from_str::<&RawValue>(text).err();
-    let comments = text.contains("//") || text.contains("/*");
-    match (error, comments) {
-        (Some(error), true) => format!(
-            "{} is not plain JSON ({error}); it seems to hold comments, which reasons will \
-             not remove: take them out, or wrap its servers by hand",
-            file.display()
-        ),
-        (Some(error), false) => format!("{} is not JSON: {error}", file.display()),
-        (None, _) => format!("{} is not a JSON object", file.display()),
+/// `text`, a config in JSON or in JSON with comments (VS Code's), as plain JSON with
+/// every byte where it was: each comment and each trailing comma made spaces, line breaks
+/// kept. Offsets in the one are offsets in the other, so an edit found in this text is
+/// made in the original, comments and all.
+pub fn readable(text: &str, file: &Path) -> anyhow::Result<String> {
+    use jsonc_parser::tokens::Token;
+    let options = jsonc_parser::ParseOptions {
+        allow_comments: true,
+        allow_loose_object_property_names: false,
+        allow_trailing_commas: true,
+    };
+    let collect = jsonc_parser::CollectOptions {
+        comments: jsonc_parser::CommentCollectionStrategy::AsTokens,
+        tokens: true,
+    };
+    let parsed = jsonc_parser::parse_to_ast(text, &collect, &options)
+        .map_err(|error| anyhow::anyhow!("{} is not JSON: {error}", file.display()))?;
+    let tokens = parsed.tokens.unwrap_or_default();
+    let comment = |token: &Token| matches!(token, Token::CommentLine(_) | Token::CommentBlock(_));
+    let mut blanks: Vec<jsonc_parser::common::Range> = tokens
+        .iter()
+        .filter(|one| comment(&one.token))
+        .map(|one| one.range)
+        .collect();
+    let significant: Vec<_> = tokens.iter().filter(|one| !comment(&one.token)).collect();
+    blanks.extend(significant.windows(2).filter_map(|pair| {
+        let closes = matches!(pair[1].token, Token::CloseBrace | Token::CloseBracket);
+        (matches!(pair[0].token, Token::Comma) && closes).then_some(pair[0].range)
+    }));
+    let mut bytes = text.as_bytes().to_vec();
+    for range in blanks {
+        for byte in &mut bytes[range.start..range.end] {
+            if !matches!(byte, b'\n' | b'\r') {
+                *byte = b' ';
+            }
+        }
     }
+    // Whole characters of a comment became spaces, byte by byte: still UTF-8.
+    String::from_utf8(bytes).context("a comment's characters made spaces")
 }
 
 /// Where `part` (a slice of `whole`) lies in it.

@@ -234,10 +234,6 @@ fn known_clients_are_found_where_they_keep_their_config() {
 fn a_file_it_cannot_edit_exactly_is_refused_and_left_alone() {
     for (text, says) in [
         (
-            "{\n  // my servers\n  \"servers\": {\"s\": {\"command\": \"srv\"}}\n}\n",
-            "comments",
-        ),
-        (
             "{\"mcpServers\": {\"s\": {\"command\": \"srv\"}}",
             "not JSON",
         ),

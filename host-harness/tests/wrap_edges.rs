@@ -376,3 +376,93 @@ fn reasons_mcp_takes_the_server_command_without_the_dashes_launchers_drop() {
     let answer: Value = serde_json::from_str(&session.ask(INITIALIZE)).unwrap();
     assert_eq!(answer["result"]["serverInfo"]["name"], "inline", "{answer}");
 }
+
+#[test]
+fn json_with_comments_is_edited_in_place_comments_and_trailing_commas_kept() {
+    // VS Code's mcp.json allows comments and trailing commas: wrap edits around them,
+    // unwrap gives the file back byte for byte, and each step reads as JSON with comments.
+    let text = "{\n  // my servers, https://example.com/docs\n  \"servers\": {\n    \"s\": {\"command\": \"srv\", /* its folder */ \"args\": [\"/home/me\",],},\n    \"t\": {\"command\": \"other\"}, // the second\n  },\n}\n";
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mcp.json");
+    std::fs::write(&file, text).unwrap();
+    ok(&reasons_at(
+        dir.path(),
+        &["wrap", "--config", file.to_str().unwrap()],
+    ));
+    let wrapped = std::fs::read_to_string(&file).unwrap();
+    for comment in [
+        "// my servers, https://example.com/docs",
+        "/* its folder */",
+        "// the second",
+    ] {
+        assert!(wrapped.contains(comment), "{wrapped}");
+    }
+    let value = jsonc(&wrapped);
+    assert!(
+        behind_reasons(&value["servers"]["s"], &["srv", "/home/me"]),
+        "{wrapped}"
+    );
+    assert!(
+        behind_reasons(&value["servers"]["t"], &["other"]),
+        "{wrapped}"
+    );
+    std::fs::remove_file(dir.path().join("mcp.json.reasons-backup")).unwrap();
+    ok(&reasons_at(
+        dir.path(),
+        &["unwrap", "--config", file.to_str().unwrap()],
+    ));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+}
+
+/// `text` read as JSON with comments is read: comments and trailing commas dropped, by a
+/// reader of the test's own.
+fn jsonc(text: &str) -> Value {
+    let mut plain = String::new();
+    let mut chars = text.chars().peekable();
+    let mut in_string = false;
+    while let Some(c) = chars.next() {
+        match (in_string, c, chars.peek()) {
+            (true, '\\', _) => {
+                plain.push(c);
+                plain.extend(chars.next());
+            }
+            (_, '"', _) => {
+                in_string = !in_string;
+                plain.push(c);
+            }
+            (false, '/', Some('/')) => {
+                while chars.peek().is_some_and(|next| *next != '\n') {
+                    chars.next();
+                }
+            }
+            (false, '/', Some('*')) => {
+                chars.next();
+                while let Some(c) = chars.next() {
+                    if c == '*' && chars.peek() == Some(&'/') {
+                        chars.next();
+                        break;
+                    }
+                }
+            }
+            _ => plain.push(c),
+        }
+    }
+    let trailing = without_trailing_commas(&plain);
+    serde_json::from_str(&trailing).unwrap_or_else(|error| panic!("{error}: {trailing}"))
+}
+
+/// `text` without a comma that only whitespace separates from a closing bracket.
+fn without_trailing_commas(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = String::new();
+    for (at, c) in text.char_indices() {
+        if c == ',' {
+            let next = bytes[at + 1..].iter().find(|b| !b.is_ascii_whitespace());
+            if matches!(next, Some(b'}' | b']')) {
+                continue;
+            }
+        }
+        out.push(c);
+    }
+    out
+}
