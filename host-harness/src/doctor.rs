@@ -49,6 +49,10 @@ pub fn run(file: &Path, reasons: &Path, param: &str) -> anyhow::Result<String> {
         let entry = config
             .pointer(&server.pointer)
             .context("the wrapped config has each of its servers")?;
+        if entry["disabled"] == true {
+            rows.push(row("-", "disabled in the config: not started".into()));
+            continue;
+        }
         match listed(entry) {
             Ok(tools) if tools.is_empty() => rows.push(row("-", "lists no tools".into())),
             Ok(tools) => rows.extend(tools.iter().map(|tool| {
@@ -66,21 +70,21 @@ pub fn run(file: &Path, reasons: &Path, param: &str) -> anyhow::Result<String> {
 /// The tools the server `entry` (of a wrapped config) lists after the MCP handshake,
 /// within [`PATIENCE`].
 fn listed(entry: &Value) -> anyhow::Result<Vec<Value>> {
-    let text = |value: &Value| value.as_str().map(str::to_string);
-    let program = text(&entry["command"]).context("no command")?;
-    let args: Vec<String> = entry["args"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(text)
-        .collect();
-    let env: Vec<(String, String)> = entry["env"]
-        .as_object()
-        .into_iter()
-        .flatten()
-        .filter_map(|(name, value)| Some((name.clone(), text(value)?)))
-        .collect();
-    let mut child = Command::new(&program)
+    let text = |value: &Value| value.as_str().map(expand).transpose();
+    let program = text(&entry["command"])?.context("no command")?;
+    let mut args = Vec::new();
+    for arg in entry["args"].as_array().into_iter().flatten() {
+        args.extend(text(arg)?);
+    }
+    let mut env = Vec::new();
+    for (name, value) in entry["env"].as_object().into_iter().flatten() {
+        env.extend(text(value)?.map(|value| (name.clone(), value)));
+    }
+    let mut command = Command::new(&program);
+    if let Some(folder) = text(&entry["cwd"])? {
+        command.current_dir(folder);
+    }
+    let mut child = command
         .args(&args)
         .envs(env)
         .stdin(Stdio::piped())
@@ -172,6 +176,40 @@ fn last_line(words: &mpsc::Receiver<String>) -> Option<String> {
         }
     }
     last
+}
+
+/// `value` with the variables clients expand in a server's command, arguments,
+/// environment and folder expanded as they expand them: `${NAME}` and `${NAME:-default}`
+/// (Claude Code), `${env:NAME}`, `${workspaceFolder}` and `${userHome}` (VS Code, Cursor),
+/// the workspace being the folder doctor runs in. One only the client can give (VS Code's
+/// `${input:…}`, which asks the user) is an error that names it.
+fn expand(value: &str) -> anyhow::Result<String> {
+    let mut out = String::new();
+    let mut rest = value;
+    while let Some(at) = rest.find("${") {
+        out.push_str(&rest[..at]);
+        let Some(end) = rest[at..].find('}') else {
+            break;
+        };
+        let inner = &rest[at + 2..at + end];
+        let var = |name: &str| std::env::var(name).ok();
+        let expanded = match inner.split_once(":-") {
+            Some((name, default)) => var(name).unwrap_or_else(|| default.to_string()),
+            None => match inner {
+                "workspaceFolder" => std::env::current_dir()?.display().to_string(),
+                "userHome" => var("HOME").unwrap_or_default(),
+                _ if inner.starts_with("env:") => var(&inner[4..]).unwrap_or_default(),
+                _ if inner.contains(':') => anyhow::bail!(
+                    "`${{{inner}}}` is the client's to give (it asks the user): doctor cannot"
+                ),
+                name => var(name).unwrap_or_default(),
+            },
+        };
+        out.push_str(&expanded);
+        rest = &rest[at + end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
 }
 
 /// The result of the response with `id`, skipping whatever else comes first.

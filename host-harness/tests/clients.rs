@@ -373,3 +373,46 @@ fn the_doctor_ends_each_server_whole_whatever_its_launcher_left_behind() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
+
+#[test]
+fn the_doctor_expands_variables_as_clients_do_and_starts_no_disabled_server() {
+    // A server that works in the client is not reported broken: `${NAME}`,
+    // `${NAME:-default}` and `${workspaceFolder}` are expanded as clients expand them, its
+    // `cwd` is its folder; a disabled server is listed as such and never started; what
+    // only the client can give (`${input:…}`) is named.
+    let peers = peers();
+    let config = serde_json::json!({"mcpServers": {
+        "vars": {"command": "node", "args": ["${REASONS_DOCTOR_PEERS}/own-server.mjs"],
+                 "env": {"UNUSED": "${REASONS_NO_SUCH:-fallback}"}, "cwd": "${workspaceFolder}"},
+        "off": {"command": "/nonexistent/server", "disabled": true},
+        "asks": {"command": "node", "args": ["${input:script}"]}
+    }});
+    let (dir, file) = written("mcp.json", &config.to_string());
+    let output = Command::new(reasons())
+        .args(["doctor", "--config", file.to_str().unwrap()])
+        .env("HOME", dir.path())
+        .env("REASONS_DOCTOR_PEERS", &peers)
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let table = ok(&output);
+    let rows: Vec<&str> = table.lines().collect();
+    assert_eq!(rows.len(), 1 + 5 + 1 + 1, "{table}");
+    assert!(
+        rows.iter().any(|row| row.starts_with("vars")
+            && row.contains("record")
+            && row.contains("`reason` added")),
+        "{table}"
+    );
+    assert!(
+        rows.iter()
+            .any(|row| row.starts_with("off") && row.contains("disabled")),
+        "{table}"
+    );
+    assert!(
+        rows.iter()
+            .any(|row| row.starts_with("asks") && row.contains("${input:script}")),
+        "{table}"
+    );
+}
