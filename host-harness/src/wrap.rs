@@ -23,10 +23,13 @@
 //! `timeout`, `autoApprove`, …) stay; its remote keys as they were written are kept under
 //! `reasons-unwrap`, and are what unwrapping puts back.
 //!
+//! A server on the legacy HTTP+SSE transport (`type: "sse"`, Gemini's `url`) is wrapped
+//! the same way: `reasons mcp --url` falls back to that transport as the specification
+//! says.
+//!
 //! Fails closed: a key given twice anywhere the edit reads (clients keep the last, a
-//! reader the first) is refused, as is a server that cannot be wrapped (the legacy
-//! HTTP+SSE transport, which `reasons mcp` does not speak yet): `run` then says which
-//! and why, and changes nothing.
+//! reader the first) is refused, as is a server that cannot be wrapped: `run` then says
+//! which and why, and changes nothing.
 
 use crate::files::{read_text, write_like};
 use crate::json;
@@ -347,14 +350,6 @@ fn wrap_remote(
     reasons: &str,
     edits: &mut Vec<Edit>,
 ) -> Fate {
-    let kind = member(members, "type").and_then(json::string);
-    if kind.as_deref() == Some(b"sse") {
-        return Fate::Skipped(
-            "it speaks the legacy HTTP+SSE transport (`type: \"sse\"`), which `reasons mcp` \
-             does not speak yet"
-                .into(),
-        );
-    }
     let mut args = vec!["mcp".to_string(), "--url-env".into(), URL_VARIABLE.into()];
     let mut env = serde_json::Map::new();
     env.insert(

@@ -231,22 +231,80 @@ fn a_key_given_twice_is_refused_and_nothing_changes() {
 
 #[test]
 fn a_server_that_cannot_be_wrapped_leaves_the_whole_file_as_it_was() {
-    // A server on the legacy HTTP+SSE transport would break behind `reasons mcp --url`:
-    // wrap names it, says why, exits non-zero and touches nothing, the others included.
+    // A server wrap cannot put behind the proxy (here, one with neither a command nor a
+    // URL) would be left running as it was while wrap said the client's servers were
+    // wrapped: wrap names it, says why, exits non-zero and touches nothing.
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("mcp.json");
-    let text = r#"{"mcpServers": {"ok": {"command": "a"}, "old": {"type": "sse", "url": "http://127.0.0.1:1/sse"}}}"#;
+    let text = r#"{"mcpServers": {"ok": {"command": "a"}, "odd": {"transport": "websocket"}}}"#;
     std::fs::write(&file, text).unwrap();
     let stderr = refused(&reasons_at(
         dir.path(),
         &["wrap", "--config", file.to_str().unwrap()],
     ));
     assert!(
-        stderr.contains("old: it speaks the legacy HTTP+SSE transport"),
+        stderr.contains("odd: no `command` string and no `url`"),
         "{stderr}"
     );
     assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
     assert!(!dir.path().join("mcp.json.reasons-backup").exists());
+}
+
+#[test]
+fn a_legacy_http_sse_server_works_after_wrap_as_it_did_before() {
+    // A `type: "sse"` server (2024-11-05's HTTP+SSE transport) is wrapped like any
+    // remote one, and `reasons mcp --url` falls back to that transport: the wrapped
+    // entry, started as the config says, lists the server's tools with the reason added
+    // and the server never receives the reason.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("sse.log");
+    let server = sse_server(&log);
+    let file = dir.path().join("mcp.json");
+    let config = json!({"mcpServers": {"old": {"type": "sse", "url": server.url}}});
+    std::fs::write(&file, config.to_string()).unwrap();
+    ok(&reasons_at(
+        dir.path(),
+        &["wrap", "--config", file.to_str().unwrap()],
+    ));
+    let entry = &read(&file)["mcpServers"]["old"];
+    let env: Vec<(String, String)> = entry["env"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(name, value)| (name.clone(), value.as_str().unwrap().to_string()))
+        .collect();
+    let mut command = Command::new(&started(entry)[0]);
+    command.args(&started(entry)[1..]).envs(env);
+    let mut session = Session::start_command(command);
+    let answer: Value = serde_json::from_str(&session.ask(INITIALIZE)).unwrap();
+    assert_eq!(
+        answer["result"]["serverInfo"]["name"], "own-sse",
+        "{answer}"
+    );
+    session.send(INITIALIZED);
+    let listed: Value =
+        serde_json::from_str(&session.ask(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#))
+            .unwrap();
+    let tools = listed["result"]["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 2, "{listed}");
+    let record = tools.iter().find(|tool| tool["name"] == "record").unwrap();
+    assert!(
+        record["inputSchema"]["properties"]["reason"].is_object(),
+        "{record}"
+    );
+    let called: Value = serde_json::from_str(&session.ask(
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"record","arguments":{"text":"hi","reason":"SECRET"}}}"#,
+    ))
+    .unwrap();
+    assert_eq!(
+        called["result"]["content"][0]["text"], r#"{"text":"hi"}"#,
+        "{called}"
+    );
+    let received = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        received.contains("tools/call") && !received.contains("SECRET"),
+        "{received}"
+    );
 }
 
 #[test]

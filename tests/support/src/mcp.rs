@@ -264,6 +264,12 @@ pub fn http_echo_with(log: &Path, flags: &[&str]) -> Listening {
     Listening::start(&node("http-echo.mjs", &args), "/mcp")
 }
 
+/// The tests' own server on the legacy HTTP+SSE transport (`tests/mcp/sse-server.mjs`),
+/// at its SSE endpoint, appending the body of each message POSTed to it to `log`.
+pub fn sse_server(log: &Path) -> Listening {
+    Listening::start(&node("sse-server.mjs", &[log.to_str().unwrap()]), "/sse")
+}
+
 /// What `http-echo.mjs` logged: each HTTP request's method, headers and body.
 pub fn http_received(log: &Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(log)
@@ -345,12 +351,18 @@ impl Session {
     /// Starts `command` with its stderr going to `stderr` and `env` added to its
     /// environment.
     pub fn start_env(command: &[String], stderr: Stdio, env: &[(&str, &Path)]) -> Session {
-        let mut child = Command::new(&command[0])
-            .args(&command[1..])
+        let mut line = Command::new(&command[0]);
+        line.args(&command[1..])
             .envs(env.iter().copied())
+            .stderr(stderr);
+        Session::start_command(line)
+    }
+
+    /// Starts `command`, as it is set up, speaking to it over its stdin and stdout.
+    pub fn start_command(mut command: Command) -> Session {
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(stderr)
             .spawn()
             .expect("the command starts");
         let stdout = child.stdout.take().unwrap();

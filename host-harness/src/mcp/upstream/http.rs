@@ -11,9 +11,15 @@
 //!   `MCP-Protocol-Version`, with `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*` (see
 //!   `headers.rs`).
 //!
+//! - 2024-11-05's HTTP+SSE transport, for a server that has nothing to POST the first
+//!   `initialize` to (404, 405), as the specification's backwards-compatibility section
+//!   says (`legacy.rs`).
+//!
 //! Fails closed: a request the server does not answer (an error status, a connection
 //! that cannot be made, a stream that ends or breaks off first) gets a JSON-RPC error
 //! naming the server and what happened, never silence.
+
+mod legacy;
 
 use super::headers::{Outline, ParamHeaders};
 use super::sse;
@@ -170,6 +176,8 @@ struct Session {
     /// Whether the session was ended: the GET stream is not asked for again.
     closed: bool,
     params: ParamHeaders,
+    /// Where every message goes, when the server speaks the legacy HTTP+SSE transport.
+    legacy: Option<String>,
 }
 
 impl Http {
@@ -274,6 +282,10 @@ impl Link {
     }
 
     fn post(&self, message: &[u8], outline: &Outline) {
+        let legacy = self.lock().legacy.clone();
+        if let Some(endpoint) = legacy {
+            return self.post_legacy(message, outline, &endpoint);
+        }
         let mut owed = outline.ids.clone();
         let url = &self.remote.shown;
         let response = match self.request(outline).send(message) {
@@ -296,6 +308,21 @@ impl Link {
         let stream = text_header(&response, "content-type")
             .is_some_and(|kind| kind.starts_with("text/event-stream"));
         let body = response.into_body();
+        // A server of the legacy HTTP+SSE transport has nothing to POST `initialize` to
+        // (404, 405): its stream is asked for, and every message goes where it says. An
+        // answer that means something else (401, a 400 with an error) stands.
+        let absent = matches!(status.as_u16(), 404 | 405);
+        if absent && outline.method.as_deref() == Some("initialize") {
+            drop(body);
+            let why = match self.open_legacy() {
+                Ok(endpoint) => return self.post_legacy(message, outline, &endpoint),
+                Err(why) => why,
+            };
+            let message = format!(
+                "the MCP server at {url} answered HTTP {status}, and serves no HTTP+SSE stream either ({why})"
+            );
+            return self.answer(owed, &message);
+        }
         if !status.is_success() {
             // A JSON-RPC error in the body answers the request it names; every other
             // request of the message gets one naming the status.

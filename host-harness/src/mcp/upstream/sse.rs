@@ -39,10 +39,20 @@ pub fn read(body: impl Read, cap: usize, message: impl FnMut(String)) -> Result<
 /// [`read`], keeping `place` up to date as events come. The stream breaks off when more
 /// than `cap` bytes come with no event ending among them: the parser would hold them all.
 pub fn read_from(
-    mut body: impl Read,
+    body: impl Read,
     place: &mut Place,
     cap: usize,
     mut message: impl FnMut(String),
+) -> Result<(), Broken> {
+    read_events(body, place, cap, |_, data| message(data))
+}
+
+/// [`read_from`], handing each event's kind (`message` when it names none) with its data.
+pub fn read_events(
+    mut body: impl Read,
+    place: &mut Place,
+    cap: usize,
+    mut event_of: impl FnMut(&str, String),
 ) -> Result<(), Broken> {
     // Bytes read since the last event came out of the parser.
     let unended = std::cell::Cell::new(0usize);
@@ -82,10 +92,14 @@ pub fn read_from(
         if event.retry.is_some() {
             place.retry = event.retry;
         }
-        // An event without data (a keep-alive, an `endpoint` of the old transport's
-        // shape) carries no message.
+        // An event without data (a keep-alive) carries nothing.
         if !event.data.is_empty() {
-            message(event.data);
+            let kind = if event.event.is_empty() {
+                "message"
+            } else {
+                &event.event
+            };
+            event_of(kind, event.data);
         }
     }
     Ok(())
