@@ -34,7 +34,7 @@ struct Row {
 pub fn run(file: &Path, reasons: &Path, param: &str) -> anyhow::Result<String> {
     let text = crate::files::read_text(file)?;
     let wrapped = wrap::edit(&text, file, Way::Wrap, &reasons.display().to_string())?;
-    let config: Value = serde_json::from_str(&wrap::readable(&wrapped.text, file)?)?;
+    let config = wrap::as_json(&wrapped.text, file)?;
     let mut rows = Vec::new();
     for (server, fate) in wrapped.servers {
         let row = |tool: &str, verdict: String| Row {

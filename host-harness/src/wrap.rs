@@ -31,6 +31,8 @@
 //! reader the first) is refused, as is a server that cannot be wrapped: `run` then says
 //! which and why, and changes nothing.
 
+mod toml;
+
 use crate::files::{read_text, write_like};
 use crate::json;
 use anyhow::{Context, bail};
@@ -80,6 +82,9 @@ type Edit = (usize, usize, String);
 /// `text` (a config file's, `file` naming it in messages) wrapped or unwrapped, with
 /// `reasons` as the command that runs the proxy.
 pub fn edit(original: &str, file: &Path, way: Way, reasons: &str) -> anyhow::Result<Edited> {
+    if is_toml(file) {
+        return toml::edit(original, file, way, reasons);
+    }
     // Read as plain JSON, every offset where it is in the original, to which the edits go:
     // its comments and layout stay.
     let text = &readable(original, file)?;
@@ -118,6 +123,20 @@ pub fn edit(original: &str, file: &Path, way: Way, reasons: &str) -> anyhow::Res
         text: edited,
         servers,
     })
+}
+
+/// Whether `file` is TOML (Codex's `config.toml`) rather than JSON.
+fn is_toml(file: &Path) -> bool {
+    file.extension()
+        .is_some_and(|extension| extension == "toml")
+}
+
+/// The config `text` of `file` as the JSON value it holds, whatever its format.
+pub fn as_json(text: &str, file: &Path) -> anyhow::Result<serde_json::Value> {
+    match is_toml(file) {
+        true => toml::as_json(text),
+        false => Ok(serde_json::from_str(&readable(text, file)?)?),
+    }
 }
 
 /// A list of servers in the config.
@@ -218,7 +237,7 @@ fn no_repeats<'a>(
 /// every byte where it was: each comment and each trailing comma made spaces, line breaks
 /// kept. Offsets in the one are offsets in the other, so an edit found in this text is
 /// made in the original, comments and all.
-pub fn readable(text: &str, file: &Path) -> anyhow::Result<String> {
+fn readable(text: &str, file: &Path) -> anyhow::Result<String> {
     use jsonc_parser::tokens::Token;
     let options = jsonc_parser::ParseOptions {
         allow_comments: true,
@@ -278,15 +297,18 @@ fn elements(value: &RawValue) -> Option<Vec<&RawValue>> {
 /// path, under any name that begins so) and its first argument `mcp`.
 fn wrapped(members: &[json::Member<'_>]) -> bool {
     let command = member(members, "command").and_then(json::string);
-    let is_reasons = command.is_some_and(|command| {
-        Path::new(&*String::from_utf8_lossy(&command))
-            .file_name()
-            .is_some_and(|name| name.to_string_lossy().starts_with("reasons"))
-    });
+    let is_reasons = command.is_some_and(|command| is_reasons(&String::from_utf8_lossy(&command)));
     let first = member(members, "args")
         .and_then(elements)
         .and_then(|args| args.first().and_then(|first| json::string(first)));
     is_reasons && first.as_deref() == Some(b"mcp")
+}
+
+/// Whether `command` runs a `reasons` binary: by any path, under any name beginning so.
+fn is_reasons(command: &str) -> bool {
+    Path::new(command)
+        .file_name()
+        .is_some_and(|name| name.to_string_lossy().starts_with("reasons"))
 }
 
 /// The keys that make an entry a remote server's, which a wrapped one keeps aside.
@@ -510,10 +532,14 @@ pub fn client_configs(client: &str) -> anyhow::Result<Vec<PathBuf>> {
             return Ok(files);
         }
         "cursor" => home.join(".cursor/mcp.json"),
+        "codex" => std::env::var_os("CODEX_HOME")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| home.join(".codex"))
+            .join("config.toml"),
         "vscode" if mac => support.join("Code/User/mcp.json"),
         "vscode" => config.join("Code/User/mcp.json"),
         other => bail!(
-            "no known client `{other}`: claude-desktop, claude-code, cursor or vscode \
+            "no known client `{other}`: claude-desktop, claude-code, cursor, vscode or codex \
              (or name any file with --config)"
         ),
     };

@@ -524,3 +524,77 @@ fn without_trailing_commas(text: &str) -> String {
     }
     out
 }
+
+const CODEX: &str = r#"# Codex's settings, with its servers
+model = "o3"
+
+[mcp_servers.docs]
+command = "npx"   # fetched each time
+args = ["-y", "mcp-docs"]
+env = { "API_KEY" = "k" }
+
+[mcp_servers.bare]
+command = "tool"
+
+[mcp_servers.remote]
+url = "https://example.com/mcp"
+http_headers = { "Authorization" = "Bearer t0ken" }
+startup_timeout_sec = 20
+"#;
+
+/// `text` read as TOML by the `toml` crate, which wrap does not use.
+fn toml_value(text: &str) -> Value {
+    let value: toml::Value = toml::from_str(text).unwrap_or_else(|error| panic!("{error}: {text}"));
+    serde_json::to_value(value).unwrap()
+}
+
+#[test]
+fn codex_s_toml_is_wrapped_in_place_and_unwrapped_whole() {
+    // Codex CLI (`~/.codex/config.toml`, `[mcp_servers.NAME]`): each server behind the
+    // proxy, its comments and every other setting kept, the remote one's URL and header
+    // through the environment and its own keys kept; unwrap gives back every value.
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join(".codex/config.toml");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, CODEX).unwrap();
+    let report = ok(&reasons_at(home.path(), &["wrap", "--client", "codex"]));
+    assert!(
+        report.contains("docs: now runs behind reasons mcp"),
+        "{report}"
+    );
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        text.contains("# Codex's settings, with its servers"),
+        "{text}"
+    );
+    assert!(text.contains("# fetched each time"), "{text}");
+    let wrapped = toml_value(&text);
+    let servers = &wrapped["mcp_servers"];
+    assert!(
+        behind_reasons(&servers["docs"], &["npx", "-y", "mcp-docs"]),
+        "{text}"
+    );
+    assert_eq!(servers["docs"]["env"], json!({"API_KEY": "k"}));
+    assert!(behind_reasons(&servers["bare"], &["tool"]), "{text}");
+    let remote = &servers["remote"];
+    assert_eq!(
+        remote["args"],
+        json!([
+            "mcp",
+            "--url-env",
+            "REASONS_URL",
+            "--header-env",
+            "Authorization=REASONS_HEADER_0"
+        ])
+    );
+    assert_eq!(remote["env"]["REASONS_URL"], "https://example.com/mcp");
+    assert_eq!(remote["env"]["REASONS_HEADER_0"], "Bearer t0ken");
+    assert_eq!(remote["startup_timeout_sec"], 20);
+    assert_eq!(wrapped["model"], "o3");
+    // From the entries themselves, with no backup to lean on.
+    std::fs::remove_file(home.path().join(".codex/config.toml.reasons-backup")).unwrap();
+    ok(&reasons_at(home.path(), &["unwrap", "--client", "codex"]));
+    let unwrapped = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(toml_value(&unwrapped), toml_value(CODEX), "{unwrapped}");
+    assert!(unwrapped.contains("# fetched each time"), "{unwrapped}");
+}

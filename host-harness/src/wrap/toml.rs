@@ -1,0 +1,190 @@
+//! Codex's `config.toml`: each `[mcp_servers.NAME]` table wrapped and unwrapped as a JSON
+//! config's entries are, edited with toml_edit (cargo's editor), which keeps every
+//! comment, blank line and key order of the file. TOML allows no key twice; the parser
+//! refuses a file that gives one.
+
+use super::{Edited, Fate, KEPT, Server, URL_VARIABLE, Way, is_reasons, pointer_token};
+use anyhow::{Context, bail};
+use std::path::Path;
+use toml_edit::{Array, DocumentMut, InlineTable, Item, TableLike, Value};
+
+/// `text` wrapped or unwrapped, with `reasons` as the command that runs the proxy.
+pub(super) fn edit(text: &str, file: &Path, way: Way, reasons: &str) -> anyhow::Result<Edited> {
+    let mut document: DocumentMut = text
+        .parse()
+        .with_context(|| format!("{} is not TOML", file.display()))?;
+    let Some(servers) = document
+        .get_mut("mcp_servers")
+        .and_then(Item::as_table_like_mut)
+    else {
+        bail!("{} has no [mcp_servers] table", file.display());
+    };
+    let mut fates = Vec::new();
+    for (name, entry) in servers.iter_mut() {
+        let name = name.get().to_string();
+        let fate = match entry.as_table_like_mut() {
+            None => Fate::Skipped("not a table".into()),
+            Some(entry) => match way {
+                Way::Wrap => wrap(entry, reasons),
+                Way::Unwrap => unwrap(entry),
+            },
+        };
+        let pointer = format!("/mcp_servers/{}", pointer_token(&name));
+        fates.push((Server { name, pointer }, fate));
+    }
+    Ok(Edited {
+        text: document.to_string(),
+        servers: fates,
+    })
+}
+
+/// `text` as the JSON value it holds, for a reader of JSON (doctor).
+pub(super) fn as_json(text: &str) -> anyhow::Result<serde_json::Value> {
+    Ok(toml_edit::de::from_str(text)?)
+}
+
+fn text<'a>(entry: &'a dyn TableLike, key: &str) -> Option<&'a str> {
+    entry.get(key).and_then(Item::as_str)
+}
+
+fn strings(entry: &dyn TableLike, key: &str) -> Option<Vec<String>> {
+    let array = entry.get(key)?.as_array()?;
+    array
+        .iter()
+        .map(|value| value.as_str().map(str::to_string))
+        .collect()
+}
+
+/// Whether `entry` runs behind `reasons mcp`.
+fn wrapped(entry: &dyn TableLike) -> bool {
+    let first = strings(entry, "args").and_then(|args| args.first().cloned());
+    text(entry, "command").is_some_and(is_reasons) && first.as_deref() == Some("mcp")
+}
+
+/// Replaces the value of `key` with `value`, keeping the old one's spacing and comments.
+fn replace(entry: &mut dyn TableLike, key: &str, value: impl Into<Value>) {
+    let mut value = value.into();
+    if let Some(old) = entry.get(key).and_then(Item::as_value) {
+        *value.decor_mut() = old.decor().clone();
+    }
+    entry.insert(key, Item::Value(value));
+}
+
+fn wrap(entry: &mut dyn TableLike, reasons: &str) -> Fate {
+    if wrapped(entry) {
+        return Fate::AsItWas;
+    }
+    let Some(command) = text(entry, "command").map(str::to_string) else {
+        return match text(entry, "url").map(str::to_string) {
+            Some(url) => wrap_remote(entry, &url, reasons),
+            None => Fate::Skipped("no `command` string and no `url`".into()),
+        };
+    };
+    let head = ["mcp", "--", command.as_str()];
+    match entry.get_mut("args").map(|args| args.as_array_mut()) {
+        Some(None) => return Fate::Skipped("`args` is not a list".into()),
+        Some(Some(args)) => {
+            // The list keeps its layout: `["mcp", "--", "npx", "-y"]` from `["-y"]`.
+            if let Some(first) = args.get_mut(0)
+                && first
+                    .decor()
+                    .prefix()
+                    .is_none_or(|prefix| prefix.as_str() == Some(""))
+            {
+                first.decor_mut().set_prefix(" ");
+            }
+            for (at, arg) in head.iter().enumerate() {
+                let prefix = if at == 0 { "" } else { " " };
+                args.insert_formatted(at, Value::from(*arg).decorated(prefix, ""));
+            }
+        }
+        None => {
+            entry.insert("args", Item::Value(Array::from_iter(head).into()));
+        }
+    }
+    replace(entry, "command", reasons);
+    Fate::Changed
+}
+
+/// The keys that make a Codex entry a remote server's, which a wrapped one keeps aside.
+const REMOTE_KEYS: [&str; 2] = ["url", "http_headers"];
+
+fn wrap_remote(entry: &mut dyn TableLike, url: &str, reasons: &str) -> Fate {
+    for by_variable in ["bearer_token_env_var", "env_http_headers"] {
+        if entry.contains_key(by_variable) {
+            return Fate::Skipped(format!(
+                "its `{by_variable}` has Codex read a header from the environment, which \
+                 reasons does not do for it yet: wrap it by hand"
+            ));
+        }
+    }
+    let mut args = vec!["mcp".to_string(), "--url-env".into(), URL_VARIABLE.into()];
+    let mut env = InlineTable::new();
+    env.insert(URL_VARIABLE, url.into());
+    if let Some(headers) = entry.get("http_headers") {
+        let Some(headers) = headers.as_table_like() else {
+            return Fate::Skipped("its `http_headers` are not a table".into());
+        };
+        for (at, (name, value)) in headers.iter().enumerate() {
+            let Some(value) = value.as_str() else {
+                return Fate::Skipped("a header's value is not a string".into());
+            };
+            let variable = format!("REASONS_HEADER_{at}");
+            args.push("--header-env".into());
+            args.push(format!("{name}={variable}"));
+            env.insert(&variable, value.into());
+        }
+    }
+    let mut kept = InlineTable::new();
+    for key in REMOTE_KEYS {
+        if let Some(value) = entry.remove(key).and_then(|item| item.into_value().ok()) {
+            kept.insert(key, value);
+        }
+    }
+    entry.insert("command", toml_edit::value(reasons));
+    entry.insert("args", Item::Value(Array::from_iter(args).into()));
+    entry.insert("env", Item::Value(env.into()));
+    entry.insert(KEPT, Item::Value(kept.into()));
+    Fate::Changed
+}
+
+fn unwrap(entry: &mut dyn TableLike) -> Fate {
+    if !wrapped(entry) {
+        return Fate::AsItWas;
+    }
+    if let Some(kept) = entry.remove(KEPT) {
+        let Some(kept) = kept.as_table_like() else {
+            return Fate::Skipped(format!("its `{KEPT}` is not a table: unwrap it by hand"));
+        };
+        for key in ["command", "args", "env"] {
+            entry.remove(key);
+        }
+        for (key, value) in kept.iter() {
+            entry.insert(key, value.clone());
+        }
+        return Fate::Changed;
+    }
+    let args = strings(entry, "args").unwrap_or_default();
+    if args.get(1).map(String::as_str) != Some("--") {
+        return Fate::Skipped(
+            "it runs behind `reasons mcp` with flags of its own: unwrap it by hand".into(),
+        );
+    }
+    let Some(original) = args.get(2).cloned() else {
+        return Fate::Skipped("nothing follows the `--` of its `reasons mcp` arguments".into());
+    };
+    replace(entry, "command", original);
+    let Some(list) = entry.get_mut("args").and_then(Item::as_array_mut) else {
+        return Fate::Changed;
+    };
+    for _ in 0..3 {
+        list.remove(0);
+    }
+    if let Some(first) = list.get_mut(0) {
+        first.decor_mut().set_prefix("");
+    } else {
+        // No arguments of its own: wrap added the list.
+        entry.remove("args");
+    }
+    Fate::Changed
+}
