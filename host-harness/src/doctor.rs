@@ -33,7 +33,11 @@ struct Row {
 /// memory, and each server's command, arguments and environment read from that.
 pub fn run(file: &Path, reasons: &Path, param: &str) -> anyhow::Result<String> {
     let text = crate::files::read_text(file)?;
-    let wrapped = wrap::edit(&text, file, Way::Wrap, &reasons.display().to_string())?;
+    let proxy = wrap::Wrapper {
+        command: reasons.display().to_string(),
+        audit: None,
+    };
+    let wrapped = wrap::edit(&text, file, Way::Wrap, &proxy)?;
     let config = wrap::as_json(&wrapped.text, file)?;
     let mut rows = Vec::new();
     for (server, fate) in wrapped.servers {

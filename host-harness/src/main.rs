@@ -10,6 +10,7 @@ use reasons_harness::wrap::Way;
 use reasons_harness::{Limits, Plugin, mcp, transform};
 use reasons_transform::{Options, Position};
 use std::ffi::OsString;
+use std::os::unix::fs::DirBuilderExt;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -45,6 +46,10 @@ enum Command {
         /// is this binary on PATH, else this binary's path].
         #[arg(long, value_name = "PATH")]
         reasons: Option<PathBuf>,
+        /// Give each server an audit log of its own in this folder, named for the server
+        /// (`DIR/NAME.jsonl`); every record names the server. Unwrap undoes it.
+        #[arg(long, value_name = "DIR")]
+        audit: Option<PathBuf>,
     },
     /// Undo `reasons wrap`: each server runs as it did before.
     Unwrap {
@@ -91,6 +96,9 @@ enum Command {
         /// On exit, print calls per tool and how many carried a reason to stderr.
         #[arg(long)]
         stats: bool,
+        /// The server's name, as the client's config calls it: every audit record names it.
+        #[arg(long, value_name = "NAME")]
+        name: Option<String>,
         #[command(flatten)]
         options: OptionArgs,
         #[command(flatten)]
@@ -229,13 +237,29 @@ fn edit_config(
     way: Way,
     dry_run: bool,
     reasons: Option<PathBuf>,
+    audit: Option<PathBuf>,
 ) -> anyhow::Result<u8> {
     let files = config.files()?;
-    let reasons = match reasons {
+    let command = match reasons {
         Some(reasons) => reasons,
         None => proxy_command()?,
     };
-    let reasons = reasons.to_string_lossy();
+    let audit = match audit {
+        // The logs hold the model's reasons: the folder is its owner's alone.
+        Some(folder) => {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(&folder)
+                .with_context(|| format!("cannot create {}", folder.display()))?;
+            Some(std::fs::canonicalize(&folder)?)
+        }
+        None => None,
+    };
+    let reasons = reasons_harness::wrap::Wrapper {
+        command: command.to_string_lossy().into_owned(),
+        audit,
+    };
     for file in &files {
         reasons_harness::wrap::run(file, way, true, &reasons)?;
     }
@@ -346,8 +370,11 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             config,
             dry_run,
             reasons,
-        } => edit_config(config, Way::Wrap, dry_run, reasons),
-        Command::Unwrap { config, dry_run } => edit_config(config, Way::Unwrap, dry_run, None),
+            audit,
+        } => edit_config(config, Way::Wrap, dry_run, reasons, audit),
+        Command::Unwrap { config, dry_run } => {
+            edit_config(config, Way::Unwrap, dry_run, None, None)
+        }
         Command::Doctor { config } => {
             let reasons = std::env::current_exe().context("cannot tell where this binary is")?;
             for file in config.files()? {
@@ -418,6 +445,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Mcp {
             audit,
             stats,
+            name,
             options,
             plugin,
             command,
@@ -453,6 +481,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                 server,
                 audit,
                 stats,
+                name,
                 listen: listen.map(|address| mcp::Listen {
                     address,
                     max_sessions: max_sessions.into(),

@@ -76,12 +76,64 @@ pub enum Way {
     Unwrap,
 }
 
+/// How a wrapped server runs the proxy: the command, and the folder each server's audit
+/// log goes to, if any (`wrap --audit DIR`).
+pub struct Wrapper {
+    /// The command that runs `reasons`.
+    pub command: String,
+    /// Where each server gets an audit log of its own, named for it.
+    pub audit: Option<PathBuf>,
+}
+
+impl Wrapper {
+    /// The proxy's arguments before the server's: `mcp`, and with an audit folder the
+    /// server's name and its log (`--name NAME --audit DIR/NAME.jsonl`).
+    fn head(&self, name: &str) -> Vec<String> {
+        let mut head = vec!["mcp".to_string()];
+        if let Some(folder) = &self.audit {
+            let log = folder.join(audit_file(name));
+            head.extend(["--name".into(), name.into(), "--audit".into()]);
+            head.push(log.display().to_string());
+        }
+        head
+    }
+}
+
+/// The file a server's audit log is named, in `wrap --audit`'s folder: its name, with
+/// anything a file name could not hold safely made `_`.
+fn audit_file(name: &str) -> String {
+    let safe: String = name
+        .chars()
+        .map(|c| match c.is_ascii_alphanumeric() || "-_.".contains(c) {
+            true => c,
+            false => '_',
+        })
+        .collect();
+    format!("{}.jsonl", safe.trim_start_matches('.'))
+}
+
+/// How many of a wrapped server's `args` are wrap's own (`mcp`, and the name and audit
+/// log `--audit` gave it), when they are exactly what wrap writes for the server `name`;
+/// what follows is the server's (`--`, its command) or the remote's (`--url-env`).
+fn own_flags(args: &[String], name: &str) -> Option<usize> {
+    let audited = args.len() > 5
+        && args[1] == "--name"
+        && args[2] == name
+        && args[3] == "--audit"
+        && Path::new(&args[4]).file_name() == Some(audit_file(name).as_ref());
+    match (args.first().map(String::as_str), audited) {
+        (Some("mcp"), true) => Some(5),
+        (Some("mcp"), false) => Some(1),
+        _ => None,
+    }
+}
+
 /// One span of the original text and what replaces it.
 type Edit = (usize, usize, String);
 
 /// `text` (a config file's, `file` naming it in messages) wrapped or unwrapped, with
 /// `reasons` as the command that runs the proxy.
-pub fn edit(original: &str, file: &Path, way: Way, reasons: &str) -> anyhow::Result<Edited> {
+pub fn edit(original: &str, file: &Path, way: Way, reasons: &Wrapper) -> anyhow::Result<Edited> {
     if is_toml(file) {
         return toml::edit(original, file, way, reasons);
     }
@@ -106,8 +158,8 @@ pub fn edit(original: &str, file: &Path, way: Way, reasons: &str) -> anyhow::Res
             };
             let members = unique(entry.get(), &format!("the server {}", server.name))?;
             let fate = match way {
-                Way::Wrap => wrap(text, entry, &members, reasons, &mut edits),
-                Way::Unwrap => unwrap(text, entry, &members, &mut edits),
+                Way::Wrap => wrap(text, entry, &members, &name, reasons, &mut edits),
+                Way::Unwrap => unwrap(text, entry, &members, &name, &mut edits),
             };
             servers.push((server, fate));
         }
@@ -318,7 +370,8 @@ fn wrap(
     text: &str,
     entry: &RawValue,
     members: &[json::Member<'_>],
-    reasons: &str,
+    name: &str,
+    reasons: &Wrapper,
     edits: &mut Vec<Edit>,
 ) -> Fate {
     if wrapped(members) {
@@ -331,13 +384,19 @@ fn wrap(
             .iter()
             .find_map(|key| member(members, key).and_then(json::string));
         return match url {
-            Some(url) => wrap_remote(text, entry, members, &url, reasons, edits),
+            Some(url) => {
+                let remote = Remote {
+                    url: &url,
+                    head: reasons.head(name),
+                };
+                wrap_remote(text, entry, members, remote, &reasons.command, edits)
+            }
             None => Fate::Skipped("no `command` string and no `url`".into()),
         };
     };
-    let reasons = serde_json::to_string(reasons).unwrap_or_default();
     let (start, end) = span(text, command.get());
-    let head = format!(r#""mcp", "--", {}"#, command.get());
+    let head = json_head(&reasons.head(name), command.get());
+    let reasons = serde_json::to_string(&reasons.command).unwrap_or_default();
     match member(members, "args") {
         Some(args) => {
             let Some(list) = elements(args) else {
@@ -356,6 +415,23 @@ fn wrap(
     Fate::Changed
 }
 
+/// The head wrap puts in a stdio server's `args`, as JSON text: the proxy's arguments,
+/// `--`, and the server's command (its exact text).
+fn json_head(proxy: &[String], command: &str) -> String {
+    let mut head: Vec<String> = proxy
+        .iter()
+        .map(|arg| serde_json::to_string(arg).unwrap_or_default())
+        .collect();
+    head.extend([r#""--""#.to_string(), command.to_string()]);
+    head.join(", ")
+}
+
+/// A remote server to wrap: its URL, and the proxy's arguments before `--url-env`.
+struct Remote<'a> {
+    url: &'a [u8],
+    head: Vec<String>,
+}
+
 /// The key under which a wrapped remote server keeps its remote keys as they were.
 const KEPT: &str = "reasons-unwrap";
 
@@ -368,11 +444,13 @@ fn wrap_remote(
     text: &str,
     entry: &RawValue,
     members: &[json::Member<'_>],
-    url: &[u8],
+    remote: Remote,
     reasons: &str,
     edits: &mut Vec<Edit>,
 ) -> Fate {
-    let mut args = vec!["mcp".to_string(), "--url-env".into(), URL_VARIABLE.into()];
+    let Remote { url, mut head } = remote;
+    head.extend(["--url-env".into(), URL_VARIABLE.into()]);
+    let mut args = head;
     let mut env = serde_json::Map::new();
     env.insert(
         URL_VARIABLE.into(),
@@ -436,6 +514,7 @@ fn unwrap(
     text: &str,
     entry: &RawValue,
     members: &[json::Member<'_>],
+    name: &str,
     edits: &mut Vec<Edit>,
 ) -> Fate {
     if !wrapped(members) {
@@ -448,14 +527,21 @@ fn unwrap(
         return Fate::AsItWas;
     };
     let list = elements(args).unwrap_or_default();
-    // Only what `wrap` writes is undone: `mcp`, `--`, the command. A server put behind
-    // `reasons mcp` with flags of its own was put there by someone, on purpose.
-    if list.get(1).and_then(|arg| json::string(arg)).as_deref() != Some(b"--") {
+    let texts: Vec<String> = list
+        .iter()
+        .map(|arg| json::string(arg).map(|arg| String::from_utf8_lossy(&arg).into_owned()))
+        .collect::<Option<_>>()
+        .unwrap_or_default();
+    // Only what `wrap` writes is undone: `mcp` (with the name and log `--audit` gave),
+    // `--`, the command. A server put behind `reasons mcp` with flags of its own was put
+    // there by someone, on purpose.
+    let dashes = own_flags(&texts, name).filter(|at| texts.get(*at).is_some_and(|arg| arg == "--"));
+    let Some(dashes) = dashes else {
         return Fate::Skipped(
             "it runs behind `reasons mcp` with flags of its own: unwrap it by hand".into(),
         );
-    }
-    let Some(original) = list.get(2).filter(|arg| json::string(arg).is_some()) else {
+    };
+    let Some(original) = list.get(dashes + 1) else {
         return Fate::Skipped("nothing follows the `--` of its `reasons mcp` arguments".into());
     };
     let (command_start, command_end) = span(text, command.get());
@@ -463,7 +549,7 @@ fn unwrap(
     edits.push((command_start, command_end, original.get().to_string()));
     // What wrap put at the head of the list goes, up to the server's own first argument,
     // however the list has been laid out since.
-    if let Some(own) = list.get(3) {
+    if let Some(own) = list.get(dashes + 2) {
         let (head, _) = span(text, list[0].get());
         let (first, _) = span(text, own.get());
         edits.push((head, first, String::new()));
@@ -472,7 +558,10 @@ fn unwrap(
     // No arguments of its own: wrap added `, "args": [...]` right after the command in
     // exactly this spelling; when that is still there it goes, else the list is emptied
     // of what wrap put in it, the space around it kept.
-    let added = format!(r#", "args": ["mcp", "--", {}]"#, original.get());
+    let added = format!(
+        r#", "args": [{}]"#,
+        json_head(&texts[..dashes], original.get())
+    );
     if text[command_end..].starts_with(&added) && command_end + added.len() == args_end {
         edits.push((command_end, args_end, String::new()));
     } else {
@@ -562,7 +651,7 @@ pub fn backup_of(file: &Path) -> PathBuf {
 /// while this ran (a client saving it), which is refused. Unwrapping a file that is still
 /// exactly what wrapping its backup gave, when the backup ran nothing behind `reasons`,
 /// restores the backup's bytes.
-pub fn run(file: &Path, way: Way, dry_run: bool, reasons: &str) -> anyhow::Result<String> {
+pub fn run(file: &Path, way: Way, dry_run: bool, reasons: &Wrapper) -> anyhow::Result<String> {
     // A config kept elsewhere and linked into place (dotfiles) is edited where it is, so
     // the link stays a link.
     let file =
@@ -650,7 +739,7 @@ pub fn run(file: &Path, way: Way, dry_run: bool, reasons: &str) -> anyhow::Resul
 /// Whether `now` is exactly what wrapping `before` gives, and `before` ran no server
 /// behind `reasons mcp` that wrap would have had to put there: then `before` is what
 /// unwrapping `now` means, byte for byte.
-fn wrapped_from(before: &str, now: &str, file: &Path, reasons: &str) -> bool {
+fn wrapped_from(before: &str, now: &str, file: &Path, reasons: &Wrapper) -> bool {
     let ran_nothing_wrapped = edit(before, file, Way::Unwrap, reasons).is_ok_and(|unwrapped| {
         unwrapped
             .servers

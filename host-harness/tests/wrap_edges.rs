@@ -598,3 +598,73 @@ fn codex_s_toml_is_wrapped_in_place_and_unwrapped_whole() {
     assert_eq!(toml_value(&unwrapped), toml_value(CODEX), "{unwrapped}");
     assert!(unwrapped.contains("# fetched each time"), "{unwrapped}");
 }
+
+#[test]
+fn wrap_audit_gives_each_server_a_log_of_its_own_and_unwrap_undoes_it() {
+    // `wrap --audit DIR`: each server's calls go to DIR/NAME.jsonl, each record naming
+    // the server; unwrap takes the flags off again, JSON and TOML alike.
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("audit");
+    let own = own_server();
+    let original = json!({"mcpServers": {"files": {"command": own[0], "args": own[1..]}, "bare": {"command": "x"}}});
+    let file = dir.path().join("mcp.json");
+    std::fs::write(&file, original.to_string()).unwrap();
+    let audit = logs.to_str().unwrap();
+    ok(&reasons_at(
+        dir.path(),
+        &["wrap", "--audit", audit, "--config", file.to_str().unwrap()],
+    ));
+    let entry = &read(&file)["mcpServers"]["files"];
+    let line = started(entry);
+    let log = std::fs::canonicalize(&logs).unwrap().join("files.jsonl");
+    assert_eq!(
+        line[1..6],
+        ["mcp", "--name", "files", "--audit", log.to_str().unwrap()]
+    );
+    let mut session = Session::start(&line);
+    session.ask(INITIALIZE);
+    session.send(INITIALIZED);
+    session.ask(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
+    session.ask(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"record","arguments":{"text":"hi","reason":"to see"}}}"#);
+    session.finish();
+    let records: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(records.len(), 1, "{records:?}");
+    assert_eq!(records[0]["server"], "files");
+    assert_eq!(records[0]["reason"], "to see");
+    std::fs::remove_file(dir.path().join("mcp.json.reasons-backup")).unwrap();
+    ok(&reasons_at(
+        dir.path(),
+        &["unwrap", "--config", file.to_str().unwrap()],
+    ));
+    assert_eq!(read(&file), original);
+    let codex = dir.path().join("config.toml");
+    std::fs::write(&codex, CODEX).unwrap();
+    ok(&reasons_at(
+        dir.path(),
+        &[
+            "wrap",
+            "--audit",
+            audit,
+            "--config",
+            codex.to_str().unwrap(),
+        ],
+    ));
+    assert!(
+        std::fs::read_to_string(&codex)
+            .unwrap()
+            .contains("docs.jsonl")
+    );
+    std::fs::remove_file(dir.path().join("config.toml.reasons-backup")).unwrap();
+    ok(&reasons_at(
+        dir.path(),
+        &["unwrap", "--config", codex.to_str().unwrap()],
+    ));
+    assert_eq!(
+        toml_value(&std::fs::read_to_string(&codex).unwrap()),
+        toml_value(CODEX)
+    );
+}

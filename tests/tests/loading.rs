@@ -162,6 +162,7 @@ fn the_mcp_proxy_refuses_a_plugin_without_the_reasons_surface() {
         server: reasons_harness::mcp::Server::Command(vec!["true".into()]),
         audit: None,
         stats: false,
+        name: None,
         listen: None,
         max_message: usize::from(reasons_harness::mcp::DEFAULT_MAX_MESSAGE_MIB) << 20,
     };

@@ -67,6 +67,9 @@ pub enum Outcome<'a> {
 #[derive(Serialize)]
 struct Record<'a> {
     time: String,
+    /// The server's name in the client's config, when the proxy was told it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    server: Option<&'a str>,
     id: &'a RawValue,
     tool: &'a str,
     reason: Option<&'a RawValue>,
@@ -83,6 +86,8 @@ struct Record<'a> {
 #[derive(Default)]
 pub struct Audit {
     log: Option<File>,
+    /// The server's name, for every record.
+    server: Option<String>,
     /// Whether `--stats` will be printed.
     stats: bool,
     coverage: BTreeMap<String, Coverage>,
@@ -113,9 +118,15 @@ impl Audit {
         };
         Ok(Audit {
             log,
+            server: None,
             stats,
             coverage: BTreeMap::new(),
         })
+    }
+
+    /// The audit, each record naming the server `server`.
+    pub fn named(self, server: Option<String>) -> Audit {
+        Audit { server, ..self }
     }
 
     /// Whether anything will be made of the model's reasons: reading them costs a parse
@@ -140,6 +151,7 @@ impl Audit {
         };
         let record = Record {
             time: humantime::format_rfc3339_millis(call.time).to_string(),
+            server: self.server.as_deref(),
             id,
             tool: &call.tool,
             reason: call.reason.as_deref(),

@@ -57,6 +57,8 @@ pub struct Settings {
     pub audit: Option<PathBuf>,
     /// Whether to print calls per tool, and how many carried a reason, on exit.
     pub stats: bool,
+    /// The server's name in the client's config, which each audit record carries.
+    pub name: Option<String>,
     /// Serve clients over Streamable HTTP instead of stdio.
     pub listen: Option<Listen>,
     /// The most bytes one message may have, from the client or the server, on every
@@ -245,7 +247,8 @@ impl Session {
         events: mpsc::Sender<Event>,
     ) -> anyhow::Result<Session> {
         let layer = ProxyLayer::new(plugin, options.clone())?;
-        let audit = Audit::new(settings.audit.as_deref(), settings.stats)?;
+        let audit =
+            Audit::new(settings.audit.as_deref(), settings.stats)?.named(settings.name.clone());
         let server = match &settings.server {
             Server::Command(command) => {
                 let (program, arguments) = command

@@ -3,13 +3,15 @@
 //! comment, blank line and key order of the file. TOML allows no key twice; the parser
 //! refuses a file that gives one.
 
-use super::{Edited, Fate, KEPT, Server, URL_VARIABLE, Way, is_reasons, pointer_token};
+use super::{
+    Edited, Fate, KEPT, Server, URL_VARIABLE, Way, Wrapper, is_reasons, own_flags, pointer_token,
+};
 use anyhow::{Context, bail};
 use std::path::Path;
 use toml_edit::{Array, DocumentMut, InlineTable, Item, TableLike, Value};
 
 /// `text` wrapped or unwrapped, with `reasons` as the command that runs the proxy.
-pub(super) fn edit(text: &str, file: &Path, way: Way, reasons: &str) -> anyhow::Result<Edited> {
+pub(super) fn edit(text: &str, file: &Path, way: Way, reasons: &Wrapper) -> anyhow::Result<Edited> {
     let mut document: DocumentMut = text
         .parse()
         .with_context(|| format!("{} is not TOML", file.display()))?;
@@ -25,8 +27,8 @@ pub(super) fn edit(text: &str, file: &Path, way: Way, reasons: &str) -> anyhow::
         let fate = match entry.as_table_like_mut() {
             None => Fate::Skipped("not a table".into()),
             Some(entry) => match way {
-                Way::Wrap => wrap(entry, reasons),
-                Way::Unwrap => unwrap(entry),
+                Way::Wrap => wrap(entry, reasons.head(&name), &reasons.command),
+                Way::Unwrap => unwrap(entry, &name),
             },
         };
         let pointer = format!("/mcp_servers/{}", pointer_token(&name));
@@ -70,17 +72,20 @@ fn replace(entry: &mut dyn TableLike, key: &str, value: impl Into<Value>) {
     entry.insert(key, Item::Value(value));
 }
 
-fn wrap(entry: &mut dyn TableLike, reasons: &str) -> Fate {
+/// Puts `entry` behind the proxy: `reasons` with `proxy` (its arguments before the
+/// server's) in front of its command.
+fn wrap(entry: &mut dyn TableLike, proxy: Vec<String>, reasons: &str) -> Fate {
     if wrapped(entry) {
         return Fate::AsItWas;
     }
     let Some(command) = text(entry, "command").map(str::to_string) else {
         return match text(entry, "url").map(str::to_string) {
-            Some(url) => wrap_remote(entry, &url, reasons),
+            Some(url) => wrap_remote(entry, &url, proxy, reasons),
             None => Fate::Skipped("no `command` string and no `url`".into()),
         };
     };
-    let head = ["mcp", "--", command.as_str()];
+    let mut head = proxy;
+    head.extend(["--".to_string(), command]);
     match entry.get_mut("args").map(|args| args.as_array_mut()) {
         Some(None) => return Fate::Skipped("`args` is not a list".into()),
         Some(Some(args)) => {
@@ -95,7 +100,7 @@ fn wrap(entry: &mut dyn TableLike, reasons: &str) -> Fate {
             }
             for (at, arg) in head.iter().enumerate() {
                 let prefix = if at == 0 { "" } else { " " };
-                args.insert_formatted(at, Value::from(*arg).decorated(prefix, ""));
+                args.insert_formatted(at, Value::from(arg.as_str()).decorated(prefix, ""));
             }
         }
         None => {
@@ -109,7 +114,7 @@ fn wrap(entry: &mut dyn TableLike, reasons: &str) -> Fate {
 /// The keys that make a Codex entry a remote server's, which a wrapped one keeps aside.
 const REMOTE_KEYS: [&str; 2] = ["url", "http_headers"];
 
-fn wrap_remote(entry: &mut dyn TableLike, url: &str, reasons: &str) -> Fate {
+fn wrap_remote(entry: &mut dyn TableLike, url: &str, proxy: Vec<String>, reasons: &str) -> Fate {
     for by_variable in ["bearer_token_env_var", "env_http_headers"] {
         if entry.contains_key(by_variable) {
             return Fate::Skipped(format!(
@@ -118,7 +123,8 @@ fn wrap_remote(entry: &mut dyn TableLike, url: &str, reasons: &str) -> Fate {
             ));
         }
     }
-    let mut args = vec!["mcp".to_string(), "--url-env".into(), URL_VARIABLE.into()];
+    let mut args = proxy;
+    args.extend(["--url-env".into(), URL_VARIABLE.into()]);
     let mut env = InlineTable::new();
     env.insert(URL_VARIABLE, url.into());
     if let Some(headers) = entry.get("http_headers") {
@@ -148,7 +154,7 @@ fn wrap_remote(entry: &mut dyn TableLike, url: &str, reasons: &str) -> Fate {
     Fate::Changed
 }
 
-fn unwrap(entry: &mut dyn TableLike) -> Fate {
+fn unwrap(entry: &mut dyn TableLike, name: &str) -> Fate {
     if !wrapped(entry) {
         return Fate::AsItWas;
     }
@@ -165,19 +171,20 @@ fn unwrap(entry: &mut dyn TableLike) -> Fate {
         return Fate::Changed;
     }
     let args = strings(entry, "args").unwrap_or_default();
-    if args.get(1).map(String::as_str) != Some("--") {
+    let dashes = own_flags(&args, name).filter(|at| args.get(*at).is_some_and(|arg| arg == "--"));
+    let Some(dashes) = dashes else {
         return Fate::Skipped(
             "it runs behind `reasons mcp` with flags of its own: unwrap it by hand".into(),
         );
-    }
-    let Some(original) = args.get(2).cloned() else {
+    };
+    let Some(original) = args.get(dashes + 1).cloned() else {
         return Fate::Skipped("nothing follows the `--` of its `reasons mcp` arguments".into());
     };
     replace(entry, "command", original);
     let Some(list) = entry.get_mut("args").and_then(Item::as_array_mut) else {
         return Fate::Changed;
     };
-    for _ in 0..3 {
+    for _ in 0..dashes + 2 {
         list.remove(0);
     }
     if let Some(first) = list.get_mut(0) {
