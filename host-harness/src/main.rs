@@ -158,7 +158,7 @@ enum Command {
 #[group(required = true, multiple = false)]
 struct ConfigArgs {
     /// A known client's config, at its documented place: claude-desktop, claude-code,
-    /// cursor, vscode or codex.
+    /// cursor, vscode, windsurf, gemini, lmstudio, cline, roo, zed or codex.
     #[arg(long, value_name = "NAME")]
     client: Option<String>,
     /// Any config file (`.mcp.json`, `.cursor/mcp.json`, `.vscode/mcp.json`, …).

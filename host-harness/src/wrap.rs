@@ -208,9 +208,12 @@ fn server_lists<'a>(text: &'a str, file: &Path) -> anyhow::Result<Vec<List<'a>>>
         json::members(text).with_context(|| format!("{} is not a JSON object", file.display()))?;
     let top = no_repeats(top, &file.display().to_string())?;
     let mut lists = Vec::new();
-    let mut found = top
-        .iter()
-        .filter(|(key, _)| matches!(key.as_ref(), b"mcpServers" | b"servers"));
+    let mut found = top.iter().filter(|(key, _)| {
+        matches!(
+            key.as_ref(),
+            b"mcpServers" | b"servers" | b"context_servers"
+        )
+    });
     if let Some((key, servers)) = found.next() {
         let key = String::from_utf8_lossy(key).into_owned();
         lists.push(List {
@@ -250,7 +253,8 @@ fn server_lists<'a>(text: &'a str, file: &Path) -> anyhow::Result<Vec<List<'a>>>
     }
     if lists.is_empty() {
         bail!(
-            "{} has no `mcpServers` (or, as VS Code writes it, `servers`) object",
+            "{} has no `mcpServers` (or, as VS Code writes it, `servers`; Zed, \
+             `context_servers`) object",
             file.display()
         );
     }
@@ -390,6 +394,13 @@ fn wrap(
                     head: reasons.head(name),
                 };
                 wrap_remote(text, entry, members, remote, &reasons.command, edits)
+            }
+            None if member(members, "command").is_some_and(|c| c.get().starts_with('{')) => {
+                Fate::Skipped(
+                    "its `command` is an object (Zed's older form): write it as `command`, \
+                     `args` and `env`, then wrap"
+                        .into(),
+                )
             }
             None => Fate::Skipped("no `command` string and no `url`".into()),
         };
@@ -597,6 +608,10 @@ fn unwrap_remote(
     Fate::Changed
 }
 
+/// The clients `--client` knows.
+const KNOWN: &str = "claude-desktop, claude-code, cursor, vscode, windsurf, gemini, lmstudio, \
+                     cline, roo, zed or codex";
+
 /// The config files a known client reads its servers from, at their documented places
 /// for this system: for Claude Code, `~/.claude.json` (its user scope, and each project's
 /// local scope) and the project scope's `.mcp.json` in this folder, when there is one.
@@ -612,9 +627,20 @@ pub fn client_configs(client: &str) -> anyhow::Result<Vec<PathBuf>> {
         .unwrap_or_else(|| home.join(".config"));
     let mac = cfg!(target_os = "macos");
     let support = home.join("Library/Application Support");
+    // Where VS Code keeps an extension's own files (Cline's, Roo Code's).
+    let code = match mac {
+        true => support.join("Code/User/globalStorage"),
+        false => config.join("Code/User/globalStorage"),
+    };
     let file = match client {
         "claude-desktop" if mac => support.join("Claude/claude_desktop_config.json"),
         "claude-desktop" => config.join("Claude/claude_desktop_config.json"),
+        "windsurf" => home.join(".codeium/windsurf/mcp_config.json"),
+        "gemini" => home.join(".gemini/settings.json"),
+        "lmstudio" => home.join(".lmstudio/mcp.json"),
+        "cline" => code.join("saoudrizwan.claude-dev/settings/cline_mcp_settings.json"),
+        "roo" => code.join("rooveterinaryinc.roo-cline/settings/mcp_settings.json"),
+        "zed" => config.join("zed/settings.json"),
         "claude-code" => {
             let mut files = vec![home.join(".claude.json")];
             files.extend(Some(PathBuf::from(".mcp.json")).filter(|project| project.is_file()));
@@ -627,10 +653,7 @@ pub fn client_configs(client: &str) -> anyhow::Result<Vec<PathBuf>> {
             .join("config.toml"),
         "vscode" if mac => support.join("Code/User/mcp.json"),
         "vscode" => config.join("Code/User/mcp.json"),
-        other => bail!(
-            "no known client `{other}`: claude-desktop, claude-code, cursor, vscode or codex \
-             (or name any file with --config)"
-        ),
+        other => bail!("no known client `{other}`: {KNOWN} (or name any file with --config)"),
     };
     Ok(vec![file])
 }

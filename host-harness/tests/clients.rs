@@ -209,6 +209,17 @@ fn known_clients_are_found_where_they_keep_their_config() {
         ("claude-code", ".claude.json"),
         ("cursor", ".cursor/mcp.json"),
         ("vscode", ".config/Code/User/mcp.json"),
+        ("windsurf", ".codeium/windsurf/mcp_config.json"),
+        ("gemini", ".gemini/settings.json"),
+        ("lmstudio", ".lmstudio/mcp.json"),
+        (
+            "cline",
+            ".config/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json",
+        ),
+        (
+            "roo",
+            ".config/Code/User/globalStorage/rooveterinaryinc.roo-cline/settings/mcp_settings.json",
+        ),
     ] {
         let file = home.path().join(place);
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();
@@ -225,6 +236,18 @@ fn known_clients_are_found_where_they_keep_their_config() {
             "{client}"
         );
     }
+    // Zed keeps its servers in `context_servers`, in its settings (JSON with comments).
+    let zed = home.path().join(".config/zed/settings.json");
+    std::fs::create_dir_all(zed.parent().unwrap()).unwrap();
+    let settings = "{\n  // Zed\n  \"theme\": \"One Dark\",\n  \"context_servers\": {\"s\": {\"command\": \"srv\", \"args\": []}},\n}\n";
+    std::fs::write(&zed, settings).unwrap();
+    let out = ok(&reasons_in(home.path(), &["wrap", "--client", "zed"]));
+    assert!(out.contains("s: now runs behind reasons mcp"), "zed: {out}");
+    let edited = std::fs::read_to_string(&zed).unwrap();
+    assert!(
+        edited.contains("// Zed") && edited.contains(r#""args": ["mcp", "--", "srv"]"#),
+        "{edited}"
+    );
     let unknown = reasons_in(home.path(), &["wrap", "--client", "notepad"]);
     assert!(!unknown.status.success());
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("no known client `notepad`"));
