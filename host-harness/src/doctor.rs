@@ -81,6 +81,14 @@ fn listed(entry: &Value) -> anyhow::Result<Vec<Value>> {
         args.extend(text(arg)?);
     }
     let mut env = Vec::new();
+    // VS Code's `envFile` first: the entry's own `env` wins over it, as there.
+    if let Some(file) = text(&entry["envFile"])? {
+        let read = dotenvy::from_path_iter(&file)
+            .with_context(|| format!("its envFile {file} cannot be read"))?;
+        for pair in read {
+            env.push(pair.with_context(|| format!("its envFile {file} is not a dotenv file"))?);
+        }
+    }
     for (name, value) in entry["env"].as_object().into_iter().flatten() {
         env.extend(text(value)?.map(|value| (name.clone(), value)));
     }

@@ -408,9 +408,20 @@ fn the_doctor_expands_variables_as_clients_do_and_starts_no_disabled_server() {
         "vars": {"command": "node", "args": ["${REASONS_DOCTOR_PEERS}/own-server.mjs"],
                  "env": {"UNUSED": "${REASONS_NO_SUCH:-fallback}"}, "cwd": "${workspaceFolder}"},
         "off": {"command": "/nonexistent/server", "disabled": true},
-        "asks": {"command": "node", "args": ["${input:script}"]}
+        "asks": {"command": "node", "args": ["${input:script}"]},
+        "dotenv": {"command": "node", "args": ["-e", "import(process.env.REASONS_DOCTOR_SCRIPT)"], "envFile": "${workspaceFolder}/.env"}
     }});
     let (dir, file) = written("mcp.json", &config.to_string());
+    // The script the server runs, named only in its environment, from the envFile.
+    let script = peers.join("own-server.mjs");
+    std::fs::write(
+        dir.path().join(".env"),
+        format!(
+            "# for the dotenv server\nREASONS_DOCTOR_SCRIPT={}\n",
+            script.display()
+        ),
+    )
+    .unwrap();
     let output = Command::new(reasons())
         .args(["doctor", "--config", file.to_str().unwrap()])
         .env("HOME", dir.path())
@@ -421,7 +432,12 @@ fn the_doctor_expands_variables_as_clients_do_and_starts_no_disabled_server() {
         .unwrap();
     let table = ok(&output);
     let rows: Vec<&str> = table.lines().collect();
-    assert_eq!(rows.len(), 1 + 5 + 1 + 1, "{table}");
+    assert_eq!(rows.len(), 1 + 5 + 1 + 1 + 5, "{table}");
+    assert!(
+        rows.iter()
+            .any(|row| row.starts_with("dotenv") && row.contains("record")),
+        "{table}"
+    );
     assert!(
         rows.iter().any(|row| row.starts_with("vars")
             && row.contains("record")
