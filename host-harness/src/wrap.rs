@@ -32,6 +32,7 @@
 //! which and why, and changes nothing.
 
 mod toml;
+mod yaml;
 
 use crate::files::{read_text, write_like};
 use crate::json;
@@ -137,6 +138,9 @@ pub fn edit(original: &str, file: &Path, way: Way, reasons: &Wrapper) -> anyhow:
     if is_toml(file) {
         return toml::edit(original, file, way, reasons);
     }
+    if is_yaml(file) {
+        return yaml::edit(original, file, way, reasons);
+    }
     // Read as plain JSON, every offset where it is in the original, to which the edits go:
     // its comments and layout stay.
     let text = &readable(original, file)?;
@@ -183,12 +187,21 @@ fn is_toml(file: &Path) -> bool {
         .is_some_and(|extension| extension == "toml")
 }
 
+/// Whether `file` is YAML (Goose's and Continue's `config.yaml`).
+fn is_yaml(file: &Path) -> bool {
+    file.extension()
+        .is_some_and(|extension| extension == "yaml" || extension == "yml")
+}
+
 /// The config `text` of `file` as the JSON value it holds, whatever its format.
 pub fn as_json(text: &str, file: &Path) -> anyhow::Result<serde_json::Value> {
-    match is_toml(file) {
-        true => toml::as_json(text),
-        false => Ok(serde_json::from_str(&readable(text, file)?)?),
+    if is_toml(file) {
+        return toml::as_json(text);
     }
+    if is_yaml(file) {
+        return yaml::as_json(text);
+    }
+    Ok(serde_json::from_str(&readable(text, file)?)?)
 }
 
 /// A list of servers in the config.
@@ -610,7 +623,7 @@ fn unwrap_remote(
 
 /// The clients `--client` knows.
 const KNOWN: &str = "claude-desktop, claude-code, cursor, vscode, windsurf, gemini, lmstudio, \
-                     cline, roo, zed or codex";
+                     cline, roo, zed, codex, goose or continue";
 
 /// The config files a known client reads its servers from, at their documented places
 /// for this system: for Claude Code, `~/.claude.json` (its user scope, and each project's
@@ -641,6 +654,8 @@ pub fn client_configs(client: &str) -> anyhow::Result<Vec<PathBuf>> {
         "cline" => code.join("saoudrizwan.claude-dev/settings/cline_mcp_settings.json"),
         "roo" => code.join("rooveterinaryinc.roo-cline/settings/mcp_settings.json"),
         "zed" => config.join("zed/settings.json"),
+        "goose" => config.join("goose/config.yaml"),
+        "continue" => home.join(".continue/config.yaml"),
         "claude-code" => {
             let mut files = vec![home.join(".claude.json")];
             files.extend(Some(PathBuf::from(".mcp.json")).filter(|project| project.is_file()));

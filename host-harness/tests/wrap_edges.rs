@@ -668,3 +668,174 @@ fn wrap_audit_gives_each_server_a_log_of_its_own_and_unwrap_undoes_it() {
         toml_value(CODEX)
     );
 }
+
+const GOOSE: &str = r#"# Goose, with a server of each layout
+GOOSE_PROVIDER: openai
+extensions:
+  developer:
+    enabled: true
+    name: developer
+    type: builtin
+  github:
+    name: GitHub
+    cmd: npx   # fetched each time
+    args: [-y, "@modelcontextprotocol/server-github"]
+    enabled: true
+    envs: { "GITHUB_PERSONAL_ACCESS_TOKEN": "t0ken" }
+    type: stdio
+    timeout: 300
+  files:
+    cmd: "uvx"
+    args:
+      - mcp-files
+      - /home/me
+    type: stdio
+  bare:
+    cmd: tool
+    type: stdio
+"#;
+
+const CONTINUE: &str = r#"name: my assistant
+version: 1.0.0
+schema: v1
+mcpServers:
+  - name: SQLite
+    command: npx
+    args:
+      - "-y"
+      - mcp-sqlite
+      - /db.sqlite
+  - name: Bare
+    command: tool
+"#;
+
+/// `text` read as YAML by serde_yaml (libyaml's reading), which wrap does not use.
+fn yaml_value(text: &str) -> Value {
+    serde_yaml::from_str(text).unwrap_or_else(|error| panic!("{error}: {text}"))
+}
+
+#[test]
+fn goose_and_continue_yaml_are_wrapped_in_place_and_unwrapped_byte_for_byte() {
+    // Goose's `extensions` and Continue's `mcpServers` list, in flow and block layouts,
+    // with and without arguments: each stdio server behind the proxy, a builtin left as
+    // it is, comments and every other line kept; unwrap from the entries alone gives the
+    // file back byte for byte.
+    for (client, place, text) in [
+        ("goose", ".config/goose/config.yaml", GOOSE),
+        ("continue", ".continue/config.yaml", CONTINUE),
+    ] {
+        let home = tempfile::tempdir().unwrap();
+        let file = home.path().join(place);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, text).unwrap();
+        ok(&reasons_at(home.path(), &["wrap", "--client", client]));
+        let wrapped = std::fs::read_to_string(&file).unwrap();
+        let value = yaml_value(&wrapped);
+        let mut expected = yaml_value(text);
+        match client {
+            "goose" => {
+                assert!(wrapped.contains("# fetched each time"), "{wrapped}");
+                let servers = &value["extensions"];
+                let started = |name: &str| {
+                    let entry = &servers[name];
+                    let mut line = vec![entry["cmd"].as_str().unwrap().to_string()];
+                    line.extend(
+                        entry["args"]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .map(|a| a.as_str().unwrap().to_string()),
+                    );
+                    line
+                };
+                let behind = |name: &str, server: &[&str]| {
+                    let line = started(name);
+                    line[0] == reasons() && line[1..3] == ["mcp", "--"] && line[3..] == *server
+                };
+                assert!(
+                    behind(
+                        "github",
+                        &["npx", "-y", "@modelcontextprotocol/server-github"]
+                    ),
+                    "{wrapped}"
+                );
+                assert!(
+                    behind("files", &["uvx", "mcp-files", "/home/me"]),
+                    "{wrapped}"
+                );
+                assert!(behind("bare", &["tool"]), "{wrapped}");
+                for name in ["github", "files", "bare"] {
+                    expected["extensions"][name]["cmd"] = servers[name]["cmd"].clone();
+                    expected["extensions"][name]["args"] = servers[name]["args"].clone();
+                }
+            }
+            _ => {
+                let servers = value["mcpServers"].as_array().unwrap();
+                assert_eq!(servers.len(), 2);
+                assert_eq!(
+                    servers[0]["args"],
+                    json!(["mcp", "--", "npx", "-y", "mcp-sqlite", "/db.sqlite"])
+                );
+                assert_eq!(servers[1]["args"], json!(["mcp", "--", "tool"]));
+                for at in 0..2 {
+                    assert_eq!(servers[at]["command"], reasons());
+                    expected["mcpServers"][at]["command"] = servers[at]["command"].clone();
+                    expected["mcpServers"][at]["args"] = servers[at]["args"].clone();
+                }
+            }
+        }
+        // Nothing else changed: the builtin, every other key, the other settings.
+        assert_eq!(value, expected, "{client}: {wrapped}");
+        std::fs::remove_file(format!("{}.reasons-backup", file.display())).unwrap();
+        ok(&reasons_at(home.path(), &["unwrap", "--client", client]));
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), text, "{client}");
+    }
+}
+
+#[test]
+fn yaml_rewritten_by_another_writer_still_unwraps_and_what_wrap_cannot_edit_is_refused() {
+    // Goose's config written back by a YAML library (every list in block layout, keys
+    // reordered) unwraps value for value; a command given through an alias, which an edit
+    // in place could not follow, is refused with nothing changed.
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join(".config/goose/config.yaml");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, GOOSE).unwrap();
+    ok(&reasons_at(home.path(), &["wrap", "--client", "goose"]));
+    let rewritten =
+        serde_yaml::to_string(&yaml_value(&std::fs::read_to_string(&file).unwrap())).unwrap();
+    std::fs::write(&file, &rewritten).unwrap();
+    ok(&reasons_at(home.path(), &["unwrap", "--client", "goose"]));
+    assert_eq!(
+        yaml_value(&std::fs::read_to_string(&file).unwrap()),
+        yaml_value(GOOSE)
+    );
+    // Continue's list written back in flow layout, on one line each.
+    let continued = home.path().join(".continue/config.yaml");
+    std::fs::create_dir_all(continued.parent().unwrap()).unwrap();
+    let flow = format!(
+        "mcpServers:\n  - {{name: Bare, command: {0}, args: [mcp, --, tool]}}\n  - {{name: S, command: {0}, args: [mcp, --, npx, -y]}}\n",
+        reasons()
+    );
+    std::fs::write(&continued, &flow).unwrap();
+    ok(&reasons_at(
+        home.path(),
+        &["unwrap", "--client", "continue"],
+    ));
+    let unwrapped = yaml_value(&std::fs::read_to_string(&continued).unwrap());
+    let servers = unwrapped["mcpServers"].as_array().unwrap();
+    assert_eq!(servers.len(), 2);
+    assert_eq!(servers[0]["command"], "tool");
+    assert!(
+        servers[0]["args"]
+            .as_array()
+            .is_none_or(|args| args.is_empty())
+    );
+    assert_eq!(servers[1]["command"], "npx");
+    assert_eq!(servers[1]["args"], json!(["-y"]));
+    let aliased = "tools: &tool npx\nextensions:\n  a:\n    cmd: *tool\n    type: stdio\n";
+    std::fs::write(&file, aliased).unwrap();
+    let stderr = refused(&reasons_at(home.path(), &["wrap", "--client", "goose"]));
+    assert!(stderr.contains("a: no `cmd` string"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), aliased);
+}
