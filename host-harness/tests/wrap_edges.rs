@@ -371,7 +371,10 @@ fn only_a_regular_file_of_a_config_s_size_is_read() {
     let huge = dir.path().join("huge.json");
     let file = std::fs::File::create(&huge).unwrap();
     file.set_len(64 << 20).unwrap();
+    let dangling = dir.path().join("dangling.json");
+    std::os::unix::fs::symlink(dir.path().join("gone.json"), &dangling).unwrap();
     for (path, says) in [
+        (dangling, "cannot read"),
         (fifo, "not a regular file"),
         (PathBuf::from("/dev/zero"), "not a regular file"),
         (dir.path().to_path_buf(), "not a regular file"),
@@ -597,6 +600,15 @@ fn codex_s_toml_is_wrapped_in_place_and_unwrapped_whole() {
     let unwrapped = std::fs::read_to_string(&file).unwrap();
     assert_eq!(toml_value(&unwrapped), toml_value(CODEX), "{unwrapped}");
     assert!(unwrapped.contains("# fetched each time"), "{unwrapped}");
+    // And after the file went through another TOML writer while wrapped.
+    ok(&reasons_at(home.path(), &["wrap", "--client", "codex"]));
+    let value: toml::Value = toml::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    std::fs::write(&file, toml::to_string(&value).unwrap()).unwrap();
+    ok(&reasons_at(home.path(), &["unwrap", "--client", "codex"]));
+    assert_eq!(
+        toml_value(&std::fs::read_to_string(&file).unwrap()),
+        toml_value(CODEX)
+    );
 }
 
 #[test]
