@@ -46,9 +46,16 @@ pub fn run(file: &Path, reasons: &Path, param: &str) -> anyhow::Result<String> {
             tool: tool.to_string(),
             verdict,
         };
-        if let Fate::Skipped(why) = fate {
-            rows.push(row("-", format!("not checked: {why}")));
-            continue;
+        match fate {
+            Fate::Skipped(why) => {
+                rows.push(row("-", format!("not checked: {why}")));
+                continue;
+            }
+            Fate::Outside(what) => {
+                rows.push(row("-", format!("{what}: not a server")));
+                continue;
+            }
+            Fate::Changed | Fate::AsItWas => {}
         }
         let entry = config
             .pointer(&server.pointer)

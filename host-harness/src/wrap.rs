@@ -49,6 +49,8 @@ pub enum Fate {
     AsItWas,
     /// Not a server this can change; the reason.
     Skipped(String),
+    /// Nothing the client starts as a server (Goose's built-in extensions); what it is.
+    Outside(String),
 }
 
 /// One server of the config.
@@ -728,6 +730,7 @@ pub fn run(file: &Path, way: Way, dry_run: bool, reasons: &Wrapper) -> anyhow::R
             (Fate::AsItWas, Way::Wrap) => "already runs behind reasons mcp".to_string(),
             (Fate::AsItWas, Way::Unwrap) => "does not run behind reasons mcp".to_string(),
             (Fate::Skipped(why), _) => format!("left as it is: {why}"),
+            (Fate::Outside(what), _) => format!("left as it is: {what}, not a server"),
         };
         report.push_str(&format!("{}: {said}\n", server.name));
     }

@@ -740,7 +740,13 @@ fn goose_and_continue_yaml_are_wrapped_in_place_and_unwrapped_byte_for_byte() {
         let file = home.path().join(place);
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();
         std::fs::write(&file, text).unwrap();
-        ok(&reasons_at(home.path(), &["wrap", "--client", client]));
+        let report = ok(&reasons_at(home.path(), &["wrap", "--client", client]));
+        if client == "goose" {
+            assert!(
+                report.contains("developer: left as it is: a `builtin` extension"),
+                "{report}"
+            );
+        }
         let wrapped = std::fs::read_to_string(&file).unwrap();
         let value = yaml_value(&wrapped);
         let mut expected = yaml_value(text);

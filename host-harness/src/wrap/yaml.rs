@@ -373,7 +373,9 @@ fn not_editable(entry: &Node, shape: Shape) -> Option<Fate> {
     if let Some(kind) = entry.get("type").and_then(Node::text)
         && matches!(kind, "builtin" | "platform" | "frontend" | "inline_python")
     {
-        return Some(Fate::AsItWas);
+        return Some(Fate::Outside(format!(
+            "a `{kind}` extension, run inside Goose"
+        )));
     }
     entry
         .get(shape.command())
