@@ -23,7 +23,13 @@ fn workspace() -> &'static Path {
 pub fn build_component(package: &str, artifact: &str) -> PathBuf {
     ensure_target();
     let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").unwrap());
-    let target_dir = out_dir.join("wasm-target");
+    // The mutation check builds the guest again for every mutant, each time from a build
+    // script of its own: one folder it names for all of them builds the guest's
+    // dependencies once.
+    println!("cargo:rerun-if-env-changed=REASONS_MUTANT_WASM_TARGET");
+    let target_dir = std::env::var_os("REASONS_MUTANT_WASM_TARGET")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| out_dir.join("wasm-target"));
     let mut build = Build::new(package, artifact, &target_dir);
     if package == "reasons-guest"
         && let Some(mutant) = mutant()
