@@ -112,24 +112,8 @@ fn listed(entry: &Value) -> anyhow::Result<Vec<Value>> {
         .spawn()
         .with_context(|| format!("cannot start {program}"))?;
     let mut to = child.stdin.take().context("its stdin")?;
-    let stderr = child.stderr.take().context("its stderr")?;
-    let (said, words) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if said.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let from = child.stdout.take().context("its stdout")?;
-    let (lines, inbox) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(from).lines().map_while(Result::ok) {
-            if lines.send(line).is_err() {
-                break;
-            }
-        }
-    });
+    let words = lines_of(child.stderr.take().context("its stderr")?);
+    let inbox = lines_of(child.stdout.take().context("its stdout")?);
     let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {},
         "clientInfo": {"name": "reasons-doctor", "version": env!("CARGO_PKG_VERSION")}}});
@@ -166,6 +150,19 @@ fn listed(entry: &Value) -> anyhow::Result<Vec<Value>> {
         Some(last) => error.context(last.trim().to_string()),
         None => error,
     })
+}
+
+/// Each line `from` gives, as it comes, from a thread of its own.
+fn lines_of(from: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> {
+    let (lines, inbox) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(from).lines().map_while(Result::ok) {
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    inbox
 }
 
 /// Ends the proxy as a client would: SIGTERM, which it passes on to its server before it

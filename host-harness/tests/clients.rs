@@ -7,27 +7,7 @@
 use reasons_test_support::mcp::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-
-/// `reasons <args...>` with `HOME` (and the config folder) at `home`.
-fn reasons_in(home: &Path, args: &[&str]) -> Output {
-    Command::new(reasons())
-        .args(args)
-        .env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join(".config"))
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
-
-fn ok(output: &Output) -> String {
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout.clone()).unwrap()
-}
+use std::process::{Command, Stdio};
 
 /// A config with every kind of server, in `key` (`mcpServers`, or VS Code's `servers`),
 /// with `newline` between lines; the `files` server runs the tests' own MCP server.

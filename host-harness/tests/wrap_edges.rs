@@ -6,28 +6,7 @@
 use reasons_test_support::mcp::*;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-
-/// `reasons <args...>` in `dir`, with `HOME` there.
-fn reasons_at(dir: &Path, args: &[&str]) -> Output {
-    Command::new(reasons())
-        .args(args)
-        .current_dir(dir)
-        .env("HOME", dir)
-        .env("XDG_CONFIG_HOME", dir.join(".config"))
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
-
-fn ok(output: &Output) -> String {
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout.clone()).unwrap()
-}
+use std::process::{Command, Output};
 
 fn refused(output: &Output) -> String {
     assert!(
@@ -54,6 +33,17 @@ fn started(entry: &Value) -> Vec<String> {
             .map(|arg| arg.as_str().unwrap().to_string()),
     );
     line
+}
+
+/// The process an entry starts, as a client starts it: its command line and `env`.
+fn command_of(entry: &Value) -> Command {
+    let line = started(entry);
+    let mut command = Command::new(&line[0]);
+    command.args(&line[1..]);
+    for (name, value) in entry["env"].as_object().into_iter().flatten() {
+        command.env(name, value.as_str().unwrap());
+    }
+    command
 }
 
 /// Whether `entry` starts `reasons mcp` in front of `server`.
@@ -85,7 +75,7 @@ fn claude_code_s_every_scope_is_wrapped_and_unwrapped() {
         r#"{"mcpServers": {"shared": {"command": "uvx", "args": ["tool"]}}}"#,
     )
     .unwrap();
-    let report = ok(&reasons_at(
+    let report = ok(&reasons_in(
         home.path(),
         &["wrap", "--client", "claude-code"],
     ));
@@ -105,7 +95,7 @@ fn claude_code_s_every_scope_is_wrapped_and_unwrapped() {
         &read(&project)["mcpServers"]["shared"],
         &["uvx", "tool"]
     ));
-    ok(&reasons_at(
+    ok(&reasons_in(
         home.path(),
         &["unwrap", "--client", "claude-code"],
     ));
@@ -141,7 +131,7 @@ fn unwrap_survives_the_client_re_serialising_the_file_and_keeps_its_edits() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("mcp.json");
         std::fs::write(&file, serde_json::to_string_pretty(&original).unwrap()).unwrap();
-        ok(&reasons_at(
+        ok(&reasons_in(
             dir.path(),
             &["wrap", "--config", file.to_str().unwrap()],
         ));
@@ -149,7 +139,7 @@ fn unwrap_survives_the_client_re_serialising_the_file_and_keeps_its_edits() {
         assert_eq!(wrapped["mcpServers"]["remote"]["disabled"], true, "{how}");
         wrapped["mcpServers"]["added"] = json!({"command": "later"});
         std::fs::write(&file, reserialised(&wrapped, how)).unwrap();
-        let report = ok(&reasons_at(
+        let report = ok(&reasons_in(
             dir.path(),
             &["unwrap", "--config", file.to_str().unwrap()],
         ));
@@ -179,12 +169,12 @@ fn wrap_add_a_server_wrap_again_and_unwrap_gives_both_back() {
     let file = dir.path().join("mcp.json");
     let config = file.to_str().unwrap();
     std::fs::write(&file, r#"{"mcpServers": {"one": {"command": "a"}}}"#).unwrap();
-    ok(&reasons_at(dir.path(), &["wrap", "--config", config]));
+    ok(&reasons_in(dir.path(), &["wrap", "--config", config]));
     let mut value = read(&file);
     value["mcpServers"]["two"] = json!({"command": "b"});
     std::fs::write(&file, serde_json::to_string(&value).unwrap()).unwrap();
-    ok(&reasons_at(dir.path(), &["wrap", "--config", config]));
-    ok(&reasons_at(dir.path(), &["unwrap", "--config", config]));
+    ok(&reasons_in(dir.path(), &["wrap", "--config", config]));
+    ok(&reasons_in(dir.path(), &["unwrap", "--config", config]));
     let servers = &read(&file)["mcpServers"];
     assert_eq!(servers.as_object().unwrap().len(), 2, "{servers}");
     for (name, command) in [("one", "a"), ("two", "b")] {
@@ -217,7 +207,7 @@ fn a_key_given_twice_is_refused_and_nothing_changes() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("mcp.json");
         std::fs::write(&file, text).unwrap();
-        let stderr = refused(&reasons_at(
+        let stderr = refused(&reasons_in(
             dir.path(),
             &["wrap", "--config", file.to_str().unwrap()],
         ));
@@ -238,7 +228,7 @@ fn a_server_that_cannot_be_wrapped_leaves_the_whole_file_as_it_was() {
     let file = dir.path().join("mcp.json");
     let text = r#"{"mcpServers": {"ok": {"command": "a"}, "odd": {"transport": "websocket"}}}"#;
     std::fs::write(&file, text).unwrap();
-    let stderr = refused(&reasons_at(
+    let stderr = refused(&reasons_in(
         dir.path(),
         &["wrap", "--config", file.to_str().unwrap()],
     ));
@@ -262,20 +252,12 @@ fn a_legacy_http_sse_server_works_after_wrap_as_it_did_before() {
     let file = dir.path().join("mcp.json");
     let config = json!({"mcpServers": {"old": {"type": "sse", "url": server.url}}});
     std::fs::write(&file, config.to_string()).unwrap();
-    ok(&reasons_at(
+    ok(&reasons_in(
         dir.path(),
         &["wrap", "--config", file.to_str().unwrap()],
     ));
     let entry = &read(&file)["mcpServers"]["old"];
-    let env: Vec<(String, String)> = entry["env"]
-        .as_object()
-        .unwrap()
-        .iter()
-        .map(|(name, value)| (name.clone(), value.as_str().unwrap().to_string()))
-        .collect();
-    let mut command = Command::new(&started(entry)[0]);
-    command.args(&started(entry)[1..]).envs(env);
-    let mut session = Session::start_command(command);
+    let mut session = Session::start_command(command_of(entry));
     let answer: Value = serde_json::from_str(&session.ask(INITIALIZE)).unwrap();
     assert_eq!(
         answer["result"]["serverInfo"]["name"], "own-sse",
@@ -319,39 +301,18 @@ fn a_url_s_secret_never_reaches_the_proxy_s_arguments() {
     let url = format!("{}?api_key=s3cret-token", server.url);
     let config = json!({"mcpServers": {"remote": {"url": url, "headers": {"Authorization": "Bearer s3cret-header"}}}});
     std::fs::write(&file, config.to_string()).unwrap();
-    ok(&reasons_at(
+    ok(&reasons_in(
         dir.path(),
         &["wrap", "--config", file.to_str().unwrap()],
     ));
     let entry = &read(&file)["mcpServers"]["remote"];
-    let line = started(entry);
-    let env: Vec<(String, String)> = entry["env"]
-        .as_object()
-        .unwrap()
-        .iter()
-        .map(|(name, value)| (name.clone(), value.as_str().unwrap().to_string()))
-        .collect();
-    let mut proxy = Command::new(&line[0])
-        .args(&line[1..])
-        .envs(env)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let cmdline = std::fs::read(format!("/proc/{}/cmdline", proxy.id())).unwrap();
+    let mut proxy = Session::start_command(command_of(entry));
+    let cmdline = std::fs::read(format!("/proc/{}/cmdline", proxy.pid())).unwrap();
     let cmdline = String::from_utf8_lossy(&cmdline);
     assert!(!cmdline.contains("s3cret"), "{cmdline}");
-    use std::io::{BufRead, Write};
-    let mut stdin = proxy.stdin.take().unwrap();
-    writeln!(stdin, "{INITIALIZE}").unwrap();
-    let mut answer = String::new();
-    std::io::BufReader::new(proxy.stdout.take().unwrap())
-        .read_line(&mut answer)
-        .unwrap();
+    let answer = proxy.ask(INITIALIZE);
     assert!(answer.contains("http-echo"), "{answer}");
-    drop(stdin);
-    proxy.wait().unwrap();
+    proxy.finish();
     let requests = http_received(&log);
     assert!(!requests.is_empty());
     assert_eq!(
@@ -380,7 +341,7 @@ fn only_a_regular_file_of_a_config_s_size_is_read() {
         (dir.path().to_path_buf(), "not a regular file"),
         (huge, "over 16 MiB"),
     ] {
-        let stderr = refused(&reasons_at(
+        let stderr = refused(&reasons_in(
             dir.path(),
             &["wrap", "--config", path.to_str().unwrap()],
         ));
@@ -400,7 +361,7 @@ fn the_new_file_keeps_the_old_one_s_mode_and_group() {
     let group = std::fs::metadata("/etc/passwd").unwrap().gid();
     let given = std::os::unix::fs::chown(&file, None, Some(group + 1)).is_ok();
     let before = std::fs::metadata(&file).unwrap();
-    ok(&reasons_at(
+    ok(&reasons_in(
         dir.path(),
         &["wrap", "--config", file.to_str().unwrap()],
     ));
@@ -446,7 +407,7 @@ fn json_with_comments_is_edited_in_place_comments_and_trailing_commas_kept() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("mcp.json");
     std::fs::write(&file, text).unwrap();
-    ok(&reasons_at(
+    ok(&reasons_in(
         dir.path(),
         &["wrap", "--config", file.to_str().unwrap()],
     ));
@@ -468,7 +429,7 @@ fn json_with_comments_is_edited_in_place_comments_and_trailing_commas_kept() {
         "{wrapped}"
     );
     std::fs::remove_file(dir.path().join("mcp.json.reasons-backup")).unwrap();
-    ok(&reasons_at(
+    ok(&reasons_in(
         dir.path(),
         &["unwrap", "--config", file.to_str().unwrap()],
     ));
@@ -560,7 +521,7 @@ fn codex_s_toml_is_wrapped_in_place_and_unwrapped_whole() {
     let file = home.path().join(".codex/config.toml");
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();
     std::fs::write(&file, CODEX).unwrap();
-    let report = ok(&reasons_at(home.path(), &["wrap", "--client", "codex"]));
+    let report = ok(&reasons_in(home.path(), &["wrap", "--client", "codex"]));
     assert!(
         report.contains("docs: now runs behind reasons mcp"),
         "{report}"
@@ -596,15 +557,15 @@ fn codex_s_toml_is_wrapped_in_place_and_unwrapped_whole() {
     assert_eq!(wrapped["model"], "o3");
     // From the entries themselves, with no backup to lean on.
     std::fs::remove_file(home.path().join(".codex/config.toml.reasons-backup")).unwrap();
-    ok(&reasons_at(home.path(), &["unwrap", "--client", "codex"]));
+    ok(&reasons_in(home.path(), &["unwrap", "--client", "codex"]));
     let unwrapped = std::fs::read_to_string(&file).unwrap();
     assert_eq!(toml_value(&unwrapped), toml_value(CODEX), "{unwrapped}");
     assert!(unwrapped.contains("# fetched each time"), "{unwrapped}");
     // And after the file went through another TOML writer while wrapped.
-    ok(&reasons_at(home.path(), &["wrap", "--client", "codex"]));
+    ok(&reasons_in(home.path(), &["wrap", "--client", "codex"]));
     let value: toml::Value = toml::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     std::fs::write(&file, toml::to_string(&value).unwrap()).unwrap();
-    ok(&reasons_at(home.path(), &["unwrap", "--client", "codex"]));
+    ok(&reasons_in(home.path(), &["unwrap", "--client", "codex"]));
     assert_eq!(
         toml_value(&std::fs::read_to_string(&file).unwrap()),
         toml_value(CODEX)
@@ -622,7 +583,7 @@ fn wrap_audit_gives_each_server_a_log_of_its_own_and_unwrap_undoes_it() {
     let file = dir.path().join("mcp.json");
     std::fs::write(&file, original.to_string()).unwrap();
     let audit = logs.to_str().unwrap();
-    ok(&reasons_at(
+    ok(&reasons_in(
         dir.path(),
         &["wrap", "--audit", audit, "--config", file.to_str().unwrap()],
     ));
@@ -648,14 +609,14 @@ fn wrap_audit_gives_each_server_a_log_of_its_own_and_unwrap_undoes_it() {
     assert_eq!(records[0]["server"], "files");
     assert_eq!(records[0]["reason"], "to see");
     std::fs::remove_file(dir.path().join("mcp.json.reasons-backup")).unwrap();
-    ok(&reasons_at(
+    ok(&reasons_in(
         dir.path(),
         &["unwrap", "--config", file.to_str().unwrap()],
     ));
     assert_eq!(read(&file), original);
     let codex = dir.path().join("config.toml");
     std::fs::write(&codex, CODEX).unwrap();
-    ok(&reasons_at(
+    ok(&reasons_in(
         dir.path(),
         &[
             "wrap",
@@ -671,7 +632,7 @@ fn wrap_audit_gives_each_server_a_log_of_its_own_and_unwrap_undoes_it() {
             .contains("docs.jsonl")
     );
     std::fs::remove_file(dir.path().join("config.toml.reasons-backup")).unwrap();
-    ok(&reasons_at(
+    ok(&reasons_in(
         dir.path(),
         &["unwrap", "--config", codex.to_str().unwrap()],
     ));
@@ -740,7 +701,7 @@ fn goose_and_continue_yaml_are_wrapped_in_place_and_unwrapped_byte_for_byte() {
         let file = home.path().join(place);
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();
         std::fs::write(&file, text).unwrap();
-        let report = ok(&reasons_at(home.path(), &["wrap", "--client", client]));
+        let report = ok(&reasons_in(home.path(), &["wrap", "--client", client]));
         if client == "goose" {
             assert!(
                 report.contains("developer: left as it is: a `builtin` extension"),
@@ -805,7 +766,7 @@ fn goose_and_continue_yaml_are_wrapped_in_place_and_unwrapped_byte_for_byte() {
         // Nothing else changed: the builtin, every other key, the other settings.
         assert_eq!(value, expected, "{client}: {wrapped}");
         std::fs::remove_file(format!("{}.reasons-backup", file.display())).unwrap();
-        ok(&reasons_at(home.path(), &["unwrap", "--client", client]));
+        ok(&reasons_in(home.path(), &["unwrap", "--client", client]));
         assert_eq!(std::fs::read_to_string(&file).unwrap(), text, "{client}");
     }
 }
@@ -819,11 +780,11 @@ fn yaml_rewritten_by_another_writer_still_unwraps_and_what_wrap_cannot_edit_is_r
     let file = home.path().join(".config/goose/config.yaml");
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();
     std::fs::write(&file, GOOSE).unwrap();
-    ok(&reasons_at(home.path(), &["wrap", "--client", "goose"]));
+    ok(&reasons_in(home.path(), &["wrap", "--client", "goose"]));
     let rewritten =
         serde_yaml::to_string(&yaml_value(&std::fs::read_to_string(&file).unwrap())).unwrap();
     std::fs::write(&file, &rewritten).unwrap();
-    ok(&reasons_at(home.path(), &["unwrap", "--client", "goose"]));
+    ok(&reasons_in(home.path(), &["unwrap", "--client", "goose"]));
     assert_eq!(
         yaml_value(&std::fs::read_to_string(&file).unwrap()),
         yaml_value(GOOSE)
@@ -836,7 +797,7 @@ fn yaml_rewritten_by_another_writer_still_unwraps_and_what_wrap_cannot_edit_is_r
         reasons()
     );
     std::fs::write(&continued, &flow).unwrap();
-    ok(&reasons_at(
+    ok(&reasons_in(
         home.path(),
         &["unwrap", "--client", "continue"],
     ));
@@ -853,7 +814,7 @@ fn yaml_rewritten_by_another_writer_still_unwraps_and_what_wrap_cannot_edit_is_r
     assert_eq!(servers[1]["args"], json!(["-y"]));
     let aliased = "tools: &tool npx\nextensions:\n  a:\n    cmd: *tool\n    type: stdio\n";
     std::fs::write(&file, aliased).unwrap();
-    let stderr = refused(&reasons_at(home.path(), &["wrap", "--client", "goose"]));
+    let stderr = refused(&reasons_in(home.path(), &["wrap", "--client", "goose"]));
     assert!(stderr.contains("a: no `cmd` string"), "{stderr}");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), aliased);
 }

@@ -23,6 +23,29 @@ pub fn reasons() -> String {
         .expect("CARGO_BIN_EXE_reasons is set: run this from the harness's tests or benches")
 }
 
+/// `reasons <args...>` run in `home`, as its `HOME` (and its config folder): a client's
+/// configs are found there, and a project's in the folder it runs in.
+pub fn reasons_in(home: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(reasons())
+        .args(args)
+        .current_dir(home)
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// The stdout of a command that must have succeeded; its stderr when it did not.
+pub fn ok(output: &std::process::Output) -> String {
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
 /// `node <peers>/<script> args...` as a command line.
 pub fn node(script: &str, args: &[&str]) -> Vec<String> {
     let mut line = vec![

@@ -305,8 +305,7 @@ impl Link {
             self.lock().id = Some(id);
         }
         let status = response.status();
-        let stream = text_header(&response, "content-type")
-            .is_some_and(|kind| kind.starts_with("text/event-stream"));
+        let stream = is_event_stream(&response);
         let body = response.into_body();
         // A server of the legacy HTTP+SSE transport has nothing to POST `initialize` to
         // (404, 405): its stream is asked for, and every message goes where it says. An
@@ -362,6 +361,17 @@ impl Link {
         if outline.method.as_deref() == Some("notifications/initialized") {
             self.listen();
         }
+    }
+
+    /// A GET of the server's event stream, which is silent until the server has
+    /// something to say: no read timeout.
+    fn event_stream(&self) -> ureq::RequestBuilder<ureq::typestate::WithoutBody> {
+        self.agent
+            .get(&self.remote.url)
+            .config()
+            .timeout_per_read(None)
+            .build()
+            .header("Accept", "text/event-stream")
     }
 
     /// Why a request is answered when the server went silent on it.
@@ -515,14 +525,7 @@ impl Link {
             if session.closed {
                 return Stream::Refused;
             }
-            // The stream is silent until the server has something to say.
-            let mut get = self
-                .agent
-                .get(&self.remote.url)
-                .config()
-                .timeout_per_read(None)
-                .build()
-                .header("Accept", "text/event-stream");
+            let mut get = self.event_stream();
             if let Some(id) = &place.last_event_id {
                 get = get.header("Last-Event-ID", id);
             }
@@ -536,8 +539,7 @@ impl Link {
         if matches!(status.as_u16(), 404 | 405) {
             return Stream::Refused;
         }
-        let stream = text_header(&response, "content-type")
-            .is_some_and(|kind| kind.starts_with("text/event-stream"));
+        let stream = is_event_stream(&response);
         if !status.is_success() || !stream {
             return Stream::Fruitless;
         }
@@ -577,6 +579,11 @@ const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 /// a `retry: 0` would have it ask without pause, a huge one never.
 const MIN_RETRY: Duration = Duration::from_millis(100);
 const MAX_RETRY: Duration = Duration::from_secs(60);
+
+/// Whether `response` is an event stream (SSE).
+fn is_event_stream(response: &ureq::http::Response<ureq::Body>) -> bool {
+    text_header(response, "content-type").is_some_and(|kind| kind.starts_with("text/event-stream"))
+}
 
 fn text_header(response: &ureq::http::Response<ureq::Body>, name: &str) -> Option<String> {
     response

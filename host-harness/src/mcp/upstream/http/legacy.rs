@@ -17,20 +17,10 @@ impl Link {
     /// Opens the server's event stream and waits for its endpoint, the URL every message
     /// goes to, or says why there is none.
     pub(super) fn open_legacy(&self) -> Result<String, String> {
-        // The stream is silent until the server has something to say.
-        let get = self
-            .agent
-            .get(&self.remote.url)
-            .config()
-            .timeout_per_read(None)
-            .build()
-            .header("Accept", "text/event-stream");
-        let request = self.carrying(get, &self.lock(), None);
+        let request = self.carrying(self.event_stream(), &self.lock(), None);
         let response = request.call().map_err(|error| error.to_string())?;
         let status = response.status();
-        let stream = super::text_header(&response, "content-type")
-            .is_some_and(|kind| kind.starts_with("text/event-stream"));
-        if !status.is_success() || !stream {
+        if !status.is_success() || !super::is_event_stream(&response) {
             return Err(format!(
                 "its GET answered HTTP {status}, not an event stream"
             ));
