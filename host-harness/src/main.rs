@@ -144,6 +144,10 @@ enum Command {
         /// secret stays out of the client's config. Repeatable.
         #[arg(long, value_name = "NAME=VARIABLE")]
         header_env: Vec<String>,
+        /// `Authorization: Bearer` with the token read from this environment variable
+        /// (what Codex's `bearer_token_env_var` means).
+        #[arg(long, value_name = "VARIABLE")]
+        bearer_env: Option<String>,
         /// With --url: the most seconds the server may send nothing while it owes a
         /// request an answer; the request is then answered with an error saying so.
         #[arg(long, value_name = "SECONDS",
@@ -453,6 +457,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             url_env,
             header,
             header_env,
+            bearer_env,
             read_timeout,
             listen,
             max_sessions,
@@ -465,15 +470,20 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                 })?),
                 None => url,
             };
-            let remote_only = !header.is_empty() || !header_env.is_empty();
+            let remote_only = !header.is_empty() || !header_env.is_empty() || bearer_env.is_some();
             if url.is_none() && remote_only {
-                anyhow::bail!("--header and --header-env are for a server at --url or --url-env");
+                anyhow::bail!(
+                    "--header, --header-env and --bearer-env are for a server at --url or --url-env"
+                );
             }
             let server = match url {
-                Some(url) => mcp::Server::Url(
-                    mcp::Remote::new(&url, &header, &header_env)?
-                        .read_timeout(Duration::from_secs(read_timeout.into())),
-                ),
+                Some(url) => {
+                    let mut remote = mcp::Remote::new(&url, &header, &header_env)?;
+                    if let Some(variable) = bearer_env {
+                        remote = remote.bearer_from(&variable)?;
+                    }
+                    mcp::Server::Url(remote.read_timeout(Duration::from_secs(read_timeout.into())))
+                }
                 None => mcp::Server::Command(command),
             };
             let plugin = plugin.load()?;

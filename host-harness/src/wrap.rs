@@ -21,7 +21,9 @@
 //! the headers go through the proxy's environment, which only its user can read, never
 //! through its arguments, which anyone's `ps` shows. Its other keys (`disabled`,
 //! `timeout`, `autoApprove`, …) stay; its remote keys as they were written are kept under
-//! `reasons-unwrap`, and are what unwrapping puts back.
+//! `reasons-unwrap` (in YAML, each renamed `reasons-unwrap-KEY`), and are what unwrapping
+//! puts back. Codex's headers read from the environment (`bearer_token_env_var`,
+//! `env_http_headers`) are read so by the proxy, the variables forwarded to it by name.
 //!
 //! A server on the legacy HTTP+SSE transport (`type: "sse"`, Gemini's `url`) is wrapped
 //! the same way: `reasons mcp --url` falls back to that transport as the specification
@@ -464,6 +466,41 @@ const KEPT: &str = "reasons-unwrap";
 /// The variable a wrapped remote server's URL is passed in.
 const URL_VARIABLE: &str = "REASONS_URL";
 
+/// What runs a remote server behind the proxy: the proxy's arguments (`head`, then the
+/// URL's and each header's variable) and the environment that gives them their values,
+/// so that neither the URL nor a header is ever an argument.
+struct Proxied {
+    args: Vec<String>,
+    env: Vec<(String, String)>,
+}
+
+impl Proxied {
+    fn new(mut head: Vec<String>, url: &str) -> Proxied {
+        head.extend(["--url-env".into(), URL_VARIABLE.into()]);
+        Proxied {
+            args: head,
+            env: vec![(URL_VARIABLE.into(), url.into())],
+        }
+    }
+
+    /// A header the server is sent, with its value.
+    fn header(&mut self, name: &str, value: &str) {
+        let variable = format!("REASONS_HEADER_{}", self.env.len() - 1);
+        self.args.push("--header-env".into());
+        self.args.push(format!("{name}={variable}"));
+        self.env.push((variable, value.into()));
+    }
+
+    /// The environment as a JSON object.
+    fn env_json(&self) -> serde_json::Value {
+        let env = self
+            .env
+            .iter()
+            .map(|(name, value)| (name.clone(), value.as_str().into()));
+        serde_json::Value::Object(env.collect())
+    }
+}
+
 /// A remote server's entry replaced by one that runs `reasons mcp --url-env` in front of
 /// it: its other keys stay, its remote keys go under [`KEPT`].
 fn wrap_remote(
@@ -474,14 +511,7 @@ fn wrap_remote(
     reasons: &str,
     edits: &mut Vec<Edit>,
 ) -> Fate {
-    let Remote { url, mut head } = remote;
-    head.extend(["--url-env".into(), URL_VARIABLE.into()]);
-    let mut args = head;
-    let mut env = serde_json::Map::new();
-    env.insert(
-        URL_VARIABLE.into(),
-        String::from_utf8_lossy(url).into_owned().into(),
-    );
+    let mut proxied = Proxied::new(remote.head, &String::from_utf8_lossy(remote.url));
     if let Some(headers) = member(members, "headers") {
         let Some(headers) = json::members(headers.get()) else {
             return Fate::Skipped("its `headers` are not an object".into());
@@ -489,16 +519,13 @@ fn wrap_remote(
         let Ok(headers) = no_repeats(headers, "") else {
             return Fate::Skipped("its `headers` give a name more than once".into());
         };
-        for (at, (name, value)) in headers.iter().enumerate() {
+        for (name, value) in &headers {
             let Some(value) = json::string(value) else {
                 return Fate::Skipped("a header's value is not a string".into());
             };
-            let variable = format!("REASONS_HEADER_{at}");
-            args.push("--header-env".into());
-            args.push(format!("{}={variable}", String::from_utf8_lossy(name)));
-            env.insert(
-                variable,
-                String::from_utf8_lossy(&value).into_owned().into(),
+            proxied.header(
+                &String::from_utf8_lossy(name),
+                &String::from_utf8_lossy(&value),
             );
         }
     }
@@ -515,9 +542,9 @@ fn wrap_remote(
         ),
         format!(
             r#""args": {}"#,
-            serde_json::to_string(&args).unwrap_or_default()
+            serde_json::to_string(&proxied.args).unwrap_or_default()
         ),
-        format!(r#""env": {}"#, serde_json::Value::Object(env)),
+        format!(r#""env": {}"#, proxied.env_json()),
     ];
     rebuilt.extend(
         members

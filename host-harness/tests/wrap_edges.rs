@@ -573,6 +573,64 @@ fn codex_s_toml_is_wrapped_in_place_and_unwrapped_whole() {
 }
 
 #[test]
+fn codex_s_headers_read_from_the_environment_are_read_so_behind_the_proxy() {
+    // Codex reads a remote's token from a variable it names (`bearer_token_env_var`,
+    // `env_http_headers`) and starts a stdio server with a bare environment: the wrapped
+    // entry forwards those variables by name (`env_vars`) and the proxy reads them as
+    // Codex did. Started as Codex starts it, the server gets both headers; the config
+    // and the proxy's arguments hold neither secret; unwrap gives back every value.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("http.jsonl");
+    let server = http_echo(&log);
+    let file = dir.path().join("config.toml");
+    let original = format!(
+        "[mcp_servers.remote]\nurl = \"{}\"\nbearer_token_env_var = \"MY_TOKEN\"\n\
+         env_http_headers = {{ \"X-Team\" = \"MY_TEAM\" }}\n",
+        server.url
+    );
+    std::fs::write(&file, &original).unwrap();
+    ok(&reasons_in(
+        dir.path(),
+        &["wrap", "--config", file.to_str().unwrap()],
+    ));
+    let text = std::fs::read_to_string(&file).unwrap();
+    let entry = &toml_value(&text)["mcp_servers"]["remote"];
+    assert_eq!(entry["env_vars"], json!(["MY_TEAM", "MY_TOKEN"]), "{text}");
+    assert!(entry.get("bearer_token_env_var").is_none(), "{text}");
+    // Codex's start of a stdio server: its `env`, and the variables `env_vars` names.
+    let mut command = command_of(entry);
+    command
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap());
+    for (name, value) in entry["env"].as_object().unwrap() {
+        command.env(name, value.as_str().unwrap());
+    }
+    command
+        .env("MY_TOKEN", "s3cret-token")
+        .env("MY_TEAM", "blue");
+    let mut proxy = Session::start_command(command);
+    let cmdline = std::fs::read(format!("/proc/{}/cmdline", proxy.pid())).unwrap();
+    assert!(!String::from_utf8_lossy(&cmdline).contains("s3cret"));
+    let answer = proxy.ask(INITIALIZE);
+    assert!(answer.contains("http-echo"), "{answer}");
+    proxy.finish();
+    let requests = http_received(&log);
+    assert!(!requests.is_empty());
+    assert_eq!(
+        requests[0]["headers"]["authorization"],
+        "Bearer s3cret-token"
+    );
+    assert_eq!(requests[0]["headers"]["x-team"], "blue");
+    std::fs::remove_file(dir.path().join("config.toml.reasons-backup")).unwrap();
+    ok(&reasons_in(
+        dir.path(),
+        &["unwrap", "--config", file.to_str().unwrap()],
+    ));
+    let unwrapped = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(toml_value(&unwrapped), toml_value(&original), "{unwrapped}");
+}
+
+#[test]
 fn wrap_audit_gives_each_server_a_log_of_its_own_and_unwrap_undoes_it() {
     // `wrap --audit DIR`: each server's calls go to DIR/NAME.jsonl, each record naming
     // the server; unwrap takes the flags off again, JSON and TOML alike.
@@ -817,4 +875,165 @@ fn yaml_rewritten_by_another_writer_still_unwraps_and_what_wrap_cannot_edit_is_r
     let stderr = refused(&reasons_in(home.path(), &["wrap", "--client", "goose"]));
     assert!(stderr.contains("a: no `cmd` string"), "{stderr}");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), aliased);
+}
+
+/// Goose's and Continue's remote servers, each kind as their documentation writes it, at
+/// `url` (the tests' own HTTP server).
+fn yaml_remotes(url: &str) -> [(&'static str, &'static str, String); 2] {
+    let goose = format!(
+        r#"extensions:
+  search:
+    enabled: true
+    name: search
+    type: streamable_http
+    uri: {url}
+    headers:
+      Authorization: Bearer s3cret   # the team's token
+    envs: {{}}
+    env_keys: []
+    timeout: 300
+  legacy: {{type: sse, uri: "{url}", enabled: false}}
+"#
+    );
+    let continued = format!(
+        r#"name: my assistant
+mcpServers:
+  - name: Search
+    type: streamable-http
+    url: {url}
+    requestOptions:
+      headers:
+        Authorization: "Bearer s3cret"
+  - {{name: Flow, type: sse, url: "{url}"}}
+"#
+    );
+    [
+        ("goose", ".config/goose/config.yaml", goose),
+        ("continue", ".continue/config.yaml", continued),
+    ]
+}
+
+#[test]
+fn goose_and_continue_remote_servers_run_behind_the_proxy_and_come_back_whole() {
+    // A remote server in YAML becomes a stdio one running `reasons mcp --url-env`: its
+    // remote keys kept aside under `reasons-unwrap-…`, its other keys (`enabled`,
+    // `timeout`) as they were. Started as the client starts a stdio server, it reaches
+    // the server with its header, which no argument holds; unwrap gives the file back
+    // byte for byte, and value for value after a YAML library rewrote it.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("http.jsonl");
+    let server = http_echo(&log);
+    for (client, place, text) in yaml_remotes(&server.url) {
+        let home = tempfile::tempdir().unwrap();
+        let file = home.path().join(place);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, &text).unwrap();
+        ok(&reasons_in(home.path(), &["wrap", "--client", client]));
+        let wrapped = std::fs::read_to_string(&file).unwrap();
+        let value = yaml_value(&wrapped);
+        let (entry, flow, command, env) = match client {
+            "goose" => {
+                assert!(wrapped.contains("# the team's token"), "{wrapped}");
+                let servers = &value["extensions"];
+                assert_eq!(servers["search"]["timeout"], 300);
+                assert_eq!(servers["search"]["reasons-unwrap-type"], "streamable_http");
+                assert_eq!(servers["legacy"]["enabled"], false);
+                (&servers["search"], &servers["legacy"], "cmd", "envs")
+            }
+            _ => {
+                let servers = value["mcpServers"].as_array().unwrap();
+                assert_eq!(servers.len(), 2);
+                assert_eq!(servers[0]["name"], "Search");
+                (&servers[0], &servers[1], "command", "env")
+            }
+        };
+        for entry in [entry, flow] {
+            assert_eq!(entry["type"], "stdio", "{wrapped}");
+            assert_eq!(entry[command], reasons(), "{wrapped}");
+            assert_eq!(entry[env]["REASONS_URL"], server.url.as_str(), "{wrapped}");
+        }
+        assert_eq!(
+            entry["args"],
+            json!([
+                "mcp",
+                "--url-env",
+                "REASONS_URL",
+                "--header-env",
+                "Authorization=REASONS_HEADER_0"
+            ]),
+            "{wrapped}"
+        );
+        assert_eq!(flow["args"], json!(["mcp", "--url-env", "REASONS_URL"]));
+        // Started as the client starts a stdio server: its command, arguments and env.
+        let mut start = Command::new(entry[command].as_str().unwrap());
+        for arg in entry["args"].as_array().unwrap() {
+            start.arg(arg.as_str().unwrap());
+        }
+        for (name, value) in entry[env].as_object().unwrap() {
+            start.env(name, value.as_str().unwrap());
+        }
+        std::fs::write(&log, "").unwrap();
+        let mut proxy = Session::start_command(start);
+        let cmdline = std::fs::read(format!("/proc/{}/cmdline", proxy.pid())).unwrap();
+        assert!(!String::from_utf8_lossy(&cmdline).contains("s3cret"));
+        let answer = proxy.ask(INITIALIZE);
+        assert!(answer.contains("http-echo"), "{answer}");
+        proxy.finish();
+        let requests = http_received(&log);
+        assert!(!requests.is_empty());
+        assert_eq!(requests[0]["headers"]["authorization"], "Bearer s3cret");
+        // From the entries alone, byte for byte.
+        std::fs::remove_file(format!("{}.reasons-backup", file.display())).unwrap();
+        ok(&reasons_in(home.path(), &["unwrap", "--client", client]));
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), text, "{client}");
+        // And after a YAML library wrote the wrapped file back, value for value.
+        ok(&reasons_in(home.path(), &["wrap", "--client", client]));
+        let rewritten =
+            serde_yaml::to_string(&yaml_value(&std::fs::read_to_string(&file).unwrap())).unwrap();
+        std::fs::write(&file, &rewritten).unwrap();
+        std::fs::remove_file(format!("{}.reasons-backup", file.display())).unwrap();
+        ok(&reasons_in(home.path(), &["unwrap", "--client", client]));
+        let unwrapped = std::fs::read_to_string(&file).unwrap();
+        assert_eq!(
+            yaml_value(&unwrapped),
+            yaml_value(&text),
+            "{client}: {rewritten}\n→\n{unwrapped}"
+        );
+    }
+}
+
+#[test]
+fn a_yaml_remote_server_the_proxy_cannot_reach_as_the_client_does_is_refused() {
+    // A header the client fills in itself, request options the proxy does not apply,
+    // repeated headers: each names the server and why, and nothing is written.
+    for (entry, says) in [
+        (
+            "    uri: http://127.0.0.1:1/mcp\n    headers: {Authorization: \"Bearer ${TOKEN}\"}\n",
+            "remote: its URL or a header holds a `${…}`",
+        ),
+        (
+            "    uri: http://127.0.0.1:1/mcp\n    headers: {X-A: a, X-A: b}\n",
+            "duplicated key",
+        ),
+    ] {
+        let home = tempfile::tempdir().unwrap();
+        let file = home.path().join(".config/goose/config.yaml");
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        let text = format!("extensions:\n  remote:\n    type: streamable_http\n{entry}");
+        std::fs::write(&file, &text).unwrap();
+        let stderr = refused(&reasons_in(home.path(), &["wrap", "--client", "goose"]));
+        assert!(stderr.contains(says), "{stderr}");
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+    }
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join(".continue/config.yaml");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let text = "mcpServers:\n  - name: R\n    url: http://127.0.0.1:1/mcp\n    requestOptions:\n      timeout: 5\n";
+    std::fs::write(&file, text).unwrap();
+    let stderr = refused(&reasons_in(home.path(), &["wrap", "--client", "continue"]));
+    assert!(
+        stderr.contains("R: ") && stderr.contains("`timeout`"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
 }

@@ -4,7 +4,7 @@
 //! refuses a file that gives one.
 
 use super::{
-    Edited, Fate, KEPT, Server, URL_VARIABLE, Way, Wrapper, is_reasons, own_flags, pointer_token,
+    Edited, Fate, KEPT, Proxied, Server, Way, Wrapper, is_reasons, own_flags, pointer_token,
 };
 use anyhow::{Context, bail};
 use std::path::Path;
@@ -112,35 +112,56 @@ fn wrap(entry: &mut dyn TableLike, proxy: Vec<String>, reasons: &str) -> Fate {
 }
 
 /// The keys that make a Codex entry a remote server's, which a wrapped one keeps aside.
-const REMOTE_KEYS: [&str; 2] = ["url", "http_headers"];
+const REMOTE_KEYS: [&str; 4] = [
+    "url",
+    "http_headers",
+    "env_http_headers",
+    "bearer_token_env_var",
+];
 
+/// A remote entry made a stdio one running the proxy in front of its URL. Codex starts a
+/// stdio server with a bare environment, so the variables the remote's headers were read
+/// from (`env_http_headers`, `bearer_token_env_var`) are forwarded to it by name
+/// (`env_vars`), and read by the proxy as they were by Codex.
 fn wrap_remote(entry: &mut dyn TableLike, url: &str, proxy: Vec<String>, reasons: &str) -> Fate {
-    for by_variable in ["bearer_token_env_var", "env_http_headers"] {
-        if entry.contains_key(by_variable) {
-            return Fate::Skipped(format!(
-                "its `{by_variable}` has Codex read a header from the environment, which \
-                 reasons does not do for it yet: wrap it by hand"
-            ));
+    if entry.contains_key("env_vars") {
+        return Fate::Skipped("a remote server with `env_vars`, which only stdio ones have".into());
+    }
+    let mut proxied = Proxied::new(proxy, url);
+    let http_headers = match string_table(entry, "http_headers") {
+        Ok(headers) => headers,
+        Err(why) => return Fate::Skipped(why),
+    };
+    for (name, value) in &http_headers {
+        proxied.header(name, value);
+    }
+    // Read by the proxy from the variables Codex would have read them from.
+    let mut forwarded = Array::new();
+    let env_http_headers = match string_table(entry, "env_http_headers") {
+        Ok(headers) => headers,
+        Err(why) => return Fate::Skipped(why),
+    };
+    for (name, variable) in env_http_headers {
+        proxied.args.push("--header-env".into());
+        proxied.args.push(format!("{name}={variable}"));
+        forwarded.push(variable);
+    }
+    match entry.get("bearer_token_env_var").map(Item::as_str) {
+        None => {}
+        Some(None) => return Fate::Skipped("its `bearer_token_env_var` is not a string".into()),
+        Some(Some(variable)) => {
+            proxied
+                .args
+                .extend(["--bearer-env".into(), variable.to_string()]);
+            forwarded.push(variable);
         }
     }
-    let mut args = proxy;
-    args.extend(["--url-env".into(), URL_VARIABLE.into()]);
-    let mut env = InlineTable::new();
-    env.insert(URL_VARIABLE, url.into());
-    if let Some(headers) = entry.get("http_headers") {
-        let Some(headers) = headers.as_table_like() else {
-            return Fate::Skipped("its `http_headers` are not a table".into());
-        };
-        for (at, (name, value)) in headers.iter().enumerate() {
-            let Some(value) = value.as_str() else {
-                return Fate::Skipped("a header's value is not a string".into());
-            };
-            let variable = format!("REASONS_HEADER_{at}");
-            args.push("--header-env".into());
-            args.push(format!("{name}={variable}"));
-            env.insert(&variable, value.into());
-        }
-    }
+    let env: InlineTable = proxied
+        .env
+        .iter()
+        .map(|(name, value)| (name.as_str(), Value::from(value.as_str())))
+        .collect();
+    let args = proxied.args;
     let mut kept = InlineTable::new();
     for key in REMOTE_KEYS {
         if let Some(value) = entry.remove(key).and_then(|item| item.into_value().ok()) {
@@ -150,8 +171,29 @@ fn wrap_remote(entry: &mut dyn TableLike, url: &str, proxy: Vec<String>, reasons
     entry.insert("command", toml_edit::value(reasons));
     entry.insert("args", Item::Value(Array::from_iter(args).into()));
     entry.insert("env", Item::Value(env.into()));
+    if !forwarded.is_empty() {
+        entry.insert("env_vars", Item::Value(forwarded.into()));
+    }
     entry.insert(KEPT, Item::Value(kept.into()));
     Fate::Changed
+}
+
+/// The table at `key` of `entry` as names and their string values, in its order (none
+/// when it is absent); why not when it is not one.
+fn string_table(entry: &dyn TableLike, key: &str) -> Result<Vec<(String, String)>, String> {
+    let Some(item) = entry.get(key) else {
+        return Ok(Vec::new());
+    };
+    let table = item
+        .as_table_like()
+        .ok_or_else(|| format!("its `{key}` is not a table"))?;
+    table
+        .iter()
+        .map(|(name, value)| match value.as_str() {
+            Some(value) => Ok((name.to_string(), value.to_string())),
+            None => Err(format!("a value of its `{key}` is not a string")),
+        })
+        .collect()
 }
 
 fn unwrap(entry: &mut dyn TableLike, name: &str) -> Fate {
@@ -162,7 +204,7 @@ fn unwrap(entry: &mut dyn TableLike, name: &str) -> Fate {
         let Some(kept) = kept.as_table_like() else {
             return Fate::Skipped(format!("its `{KEPT}` is not a table: unwrap it by hand"));
         };
-        for key in ["command", "args", "env"] {
+        for key in ["command", "args", "env", "env_vars"] {
             entry.remove(key);
         }
         for (key, value) in kept.iter() {

@@ -1,15 +1,23 @@
 //! Goose's `config.yaml` (`extensions`, a map of servers with `cmd` and `args`) and
 //! Continue's (`mcpServers`, a list of servers with `name`, `command` and `args`): each
-//! stdio server wrapped and unwrapped as a JSON config's entries are, by edits of the
-//! text at the places yaml-rust2's parser reports, so that every comment and every line
-//! wrap does not touch stays. What the edit gives is read again and compared, value for
-//! value, with the document as it is meant to be; anything else refuses the edit.
+//! server wrapped and unwrapped as a JSON config's entries are, by edits of the text at
+//! the places yaml-rust2's parser reports, so that every comment and every line wrap does
+//! not touch stays. What the edit gives is read again and compared, value for value, with
+//! the document as it is meant to be; anything else refuses the edit.
+//!
+//! A remote server (Goose's `uri` and `headers`, Continue's `url` and
+//! `requestOptions.headers`) becomes a stdio one: its remote keys are renamed in place to
+//! `reasons-unwrap-KEY`, which the clients ignore, and the proxy's keys (`type: stdio`,
+//! the command, `args`, the environment holding the URL and headers) are written before
+//! its first key. Unwrap takes those keys out and the prefix off again.
 //!
 //! Fails closed: a server written in a way this does not edit (a multi-line or tagged
-//! scalar, an alias) is refused with why, as is a remote one (`uri`, `url`), which the
-//! proxy reaches but this does not yet rewrite.
+//! scalar, an alias), or one whose URL or headers the client fills in itself (`${…}`), is
+//! refused with why.
 
-use super::{Edited, Fate, Server, Way, Wrapper, is_reasons, own_flags, pointer_token};
+use super::{
+    Edited, Fate, KEPT, Proxied, Server, Way, Wrapper, is_reasons, own_flags, pointer_token,
+};
 use anyhow::{Context, bail};
 use std::path::Path;
 use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser};
@@ -29,6 +37,7 @@ enum Node {
         items: Vec<Node>,
     },
     Map {
+        at: usize,
         entries: Vec<(Node, Node)>,
     },
     /// An alias, or what this does not read.
@@ -37,24 +46,31 @@ enum Node {
 
 impl Node {
     fn get(&self, key: &str) -> Option<&Node> {
-        let Node::Map { entries } = self else {
+        self.entry(key).map(|(_, value)| value)
+    }
+
+    /// The key `key` of this map, and its value.
+    fn entry(&self, key: &str) -> Option<&(Node, Node)> {
+        let Node::Map { entries, .. } = self else {
             return None;
         };
-        entries
-            .iter()
-            .find(|(name, _)| name.text() == Some(key))
-            .map(|(_, value)| value)
+        entries.iter().find(|(name, _)| name.text() == Some(key))
     }
 
     /// Where the key `key` of this map starts.
     fn key_at(&self, key: &str) -> Option<usize> {
-        let Node::Map { entries } = self else {
-            return None;
-        };
-        entries.iter().find_map(|(name, _)| match name {
-            Node::Scalar { value, at, .. } if value == key => Some(*at),
+        match self.entry(key) {
+            Some((Node::Scalar { at, .. }, _)) => Some(*at),
             _ => None,
-        })
+        }
+    }
+
+    /// Where this node starts in the text.
+    fn at(&self) -> Option<usize> {
+        match self {
+            Node::Scalar { at, .. } | Node::Seq { at, .. } | Node::Map { at, .. } => Some(*at),
+            Node::Other => None,
+        }
     }
 
     fn text(&self) -> Option<&str> {
@@ -84,7 +100,7 @@ impl Tree {
         match self.open.last_mut() {
             None => self.root = Some(node),
             Some((Node::Seq { items, .. }, _)) => items.push(node),
-            Some((Node::Map { entries }, pending)) => match pending.take() {
+            Some((Node::Map { entries, .. }, pending)) => match pending.take() {
                 None => *pending = Some(node),
                 Some(key) => entries.push((key, node)),
             },
@@ -108,6 +124,7 @@ impl MarkedEventReceiver for Tree {
             )),
             Event::MappingStart(..) => self.open.push((
                 Node::Map {
+                    at,
                     entries: Vec::new(),
                 },
                 None,
@@ -191,7 +208,7 @@ fn quoted(value: &str) -> String {
 
 /// Which client's shape a document is, and its servers: each name with its entry.
 fn servers<'a>(root: &'a Node, file: &Path) -> anyhow::Result<(Shape, Vec<(String, &'a Node)>)> {
-    if let Some(Node::Map { entries }) = root.get("extensions") {
+    if let Some(Node::Map { entries, .. }) = root.get("extensions") {
         let servers = entries
             .iter()
             .filter_map(|(name, entry)| Some((name.text()?.to_string(), entry)))
@@ -229,26 +246,120 @@ impl Shape {
             Shape::Continue => "command",
         }
     }
+
+    /// The key of a stdio server's environment.
+    fn env(self) -> &'static str {
+        match self {
+            Shape::Goose => "envs",
+            Shape::Continue => "env",
+        }
+    }
+
+    /// The key of a remote server's URL.
+    fn url(self) -> &'static str {
+        match self {
+            Shape::Goose => "uri",
+            Shape::Continue => "url",
+        }
+    }
+
+    /// The keys a remote server's entry has that a stdio one must not (its environment
+    /// among them, as the wrapped entry's is the proxy's), kept aside when it is wrapped.
+    fn remote_keys(self) -> [&'static str; 4] {
+        match self {
+            Shape::Goose => ["type", "uri", "headers", "envs"],
+            Shape::Continue => ["type", "url", "requestOptions", "env"],
+        }
+    }
+
+    /// The headers a remote server's entry gives, in its order; why not when they are not
+    /// names with string values, or come with request options the proxy does not apply.
+    fn headers(self, entry: &Node) -> Result<Vec<(String, String)>, String> {
+        let headers = match self {
+            Shape::Goose => entry.get("headers"),
+            Shape::Continue => match entry.get("requestOptions") {
+                None => None,
+                Some(Node::Map { entries, .. }) => {
+                    if let Some((other, _)) = entries
+                        .iter()
+                        .find(|(key, _)| key.text() != Some("headers"))
+                    {
+                        return Err(format!(
+                            "its `requestOptions` give `{}`, which reasons mcp does not apply",
+                            other.text().unwrap_or("?")
+                        ));
+                    }
+                    entry
+                        .get("requestOptions")
+                        .and_then(|options| options.get("headers"))
+                }
+                Some(_) => return Err("its `requestOptions` are not a map".into()),
+            },
+        };
+        let Some(headers) = headers else {
+            return Ok(Vec::new());
+        };
+        let Node::Map { entries, .. } = headers else {
+            return Err("its headers are not a map".into());
+        };
+        let headers: Vec<(String, String)> = entries
+            .iter()
+            .map(|(name, value)| match (name.text(), value.text()) {
+                (Some(name), Some(value)) => Ok((name.to_string(), value.to_string())),
+                _ => Err("a header of it is not a name with a string value".to_string()),
+            })
+            .collect::<Result<_, _>>()?;
+        for (at, (name, _)) in headers.iter().enumerate() {
+            if headers[..at].iter().any(|(before, _)| before == name) {
+                return Err(format!("its headers give `{name}` more than once"));
+            }
+        }
+        Ok(headers)
+    }
 }
 
 /// One span of the text and what replaces it.
 type Edit = (usize, usize, String);
 
-/// A server's command and arguments, as an edited entry is to read.
-type Run = (String, Vec<String>);
+/// What an edit does to one entry's keys, as the check reads it, in order.
+enum Change {
+    /// The key holds this value.
+    Set(&'static str, Yaml),
+    /// No arguments: `args` is absent, or an empty list, which starts the same server.
+    NoArgs,
+    /// The key is gone.
+    Remove(&'static str),
+    /// The key's value is under another name.
+    Rename(String, String),
+}
+
+/// A stdio server's command and arguments, as the check reads them.
+fn run(shape: Shape, command: &str, args: &[String]) -> Vec<Change> {
+    let args = match args.is_empty() {
+        true => Change::NoArgs,
+        false => Change::Set(
+            "args",
+            Yaml::Array(args.iter().cloned().map(Yaml::String).collect()),
+        ),
+    };
+    vec![
+        Change::Set(shape.command(), Yaml::String(command.into())),
+        args,
+    ]
+}
 
 pub(super) fn edit(text: &str, file: &Path, way: Way, reasons: &Wrapper) -> anyhow::Result<Edited> {
     let root = tree(text, file)?;
     let (shape, servers) = servers(&root, file)?;
     let mut edits = Vec::new();
     let mut fates = Vec::new();
-    let mut meant: Vec<(String, Option<Run>)> = Vec::new();
+    let mut meant: Vec<(String, Vec<Change>)> = Vec::new();
     for (name, entry) in servers {
-        let (fate, now) = match way {
+        let (fate, changes) = match way {
             Way::Wrap => wrap(text, entry, shape, &name, reasons, &mut edits),
             Way::Unwrap => unwrap(text, entry, shape, &name, &mut edits),
         };
-        meant.push((name.clone(), now));
+        meant.push((name.clone(), changes.unwrap_or_default()));
         let pointer = match shape {
             Shape::Goose => format!("/extensions/{}", pointer_token(&name)),
             Shape::Continue => format!("/mcpServers/{}", fates.len()),
@@ -267,50 +378,65 @@ pub(super) fn edit(text: &str, file: &Path, way: Way, reasons: &Wrapper) -> anyh
     })
 }
 
-/// Whether `edited` reads as `text` does with each server's command and arguments as
-/// `meant` (those it holds), and nothing else changed.
+/// Whether `edited` reads as `text` does with each server's entry changed as `meant`
+/// says, and nothing else changed.
 fn check(
     text: &str,
     edited: &str,
     shape: Shape,
-    meant: &[(String, Option<Run>)],
+    meant: &[(String, Vec<Change>)],
     file: &Path,
 ) -> anyhow::Result<()> {
-    let read = |text: &str| {
-        YamlLoader::load_from_str(text)
-            .ok()
-            .and_then(|mut docs| docs.pop())
+    let read = |text: &str| YamlLoader::load_from_str(text).map(|mut docs| docs.pop());
+    // The parser that found the places reads what a YAML loader refuses (a key given
+    // twice, which Goose's loader refuses too).
+    let mut expected = match read(text) {
+        Ok(Some(doc)) => doc,
+        Ok(None) => bail!("{} holds no YAML document", file.display()),
+        Err(error) => bail!(
+            "{} is not YAML as a loader reads it: {error}",
+            file.display()
+        ),
     };
-    let (Some(mut expected), Some(mut got)) = (read(text), read(edited)) else {
+    let Ok(Some(mut got)) = read(edited) else {
         bail!(
             "{}: the edit does not read back as YAML; nothing was written",
             file.display()
         );
     };
-    let args_key = Yaml::String("args".into());
-    for (at, (name, now)) in meant.iter().enumerate() {
-        let Some((command, args)) = now else { continue };
+    let key = |key: &str| Yaml::String(key.into());
+    for (at, (name, changes)) in meant.iter().enumerate() {
+        if changes.is_empty() {
+            continue;
+        }
         let Some(entry) = entry_mut(&mut expected, shape, name, at) else {
             bail!(
                 "{}: the server {name} was not found again; nothing was written",
                 file.display()
             );
         };
-        entry.insert(
-            Yaml::String(shape.command().into()),
-            Yaml::String(command.clone()),
-        );
-        if args.is_empty() {
-            // No arguments and an empty list start the same server.
-            entry.remove(&args_key);
-            if let Some(entry) = entry_mut(&mut got, shape, name, at)
-                && entry.get(&args_key) == Some(&Yaml::Array(Vec::new()))
-            {
-                entry.remove(&args_key);
+        for change in changes {
+            match change {
+                Change::Set(name, value) => {
+                    entry.insert(key(name), value.clone());
+                }
+                Change::NoArgs => {
+                    entry.remove(&key("args"));
+                    if let Some(entry) = entry_mut(&mut got, shape, name, at)
+                        && entry.get(&key("args")) == Some(&Yaml::Array(Vec::new()))
+                    {
+                        entry.remove(&key("args"));
+                    }
+                }
+                Change::Remove(name) => {
+                    entry.remove(&key(name));
+                }
+                Change::Rename(from, to) => {
+                    if let Some(value) = entry.remove(&key(from)) {
+                        entry.insert(key(to), value);
+                    }
+                }
             }
-        } else {
-            let list = args.iter().cloned().map(Yaml::String).collect();
-            entry.insert(args_key.clone(), Yaml::Array(list));
         }
     }
     // Compared as JSON values, whose maps have no order: where a key sits is layout.
@@ -363,13 +489,6 @@ fn strings(node: Option<&Node>) -> Option<Vec<String>> {
 
 /// Why `entry` is not a stdio server this edits, if it is not.
 fn not_editable(entry: &Node, shape: Shape) -> Option<Fate> {
-    if entry.get("uri").is_some() || entry.get("url").is_some() {
-        return Some(Fate::Skipped(
-            "a remote server in YAML, which wrap does not rewrite yet: wrap it by hand with \
-             `reasons mcp --url-env`"
-                .into(),
-        ));
-    }
     if let Some(kind) = entry.get("type").and_then(Node::text)
         && matches!(kind, "builtin" | "platform" | "frontend" | "inline_python")
     {
@@ -392,7 +511,17 @@ fn wrap(
     name: &str,
     reasons: &Wrapper,
     edits: &mut Vec<Edit>,
-) -> (Fate, Option<Run>) {
+) -> (Fate, Option<Vec<Change>>) {
+    if entry.get(shape.url()).is_some() && entry.get(shape.command()).is_none() {
+        return wrap_remote(
+            text,
+            entry,
+            shape,
+            reasons.head(name),
+            &reasons.command,
+            edits,
+        );
+    }
     if let Some(fate) = not_editable(entry, shape) {
         return (fate, None);
     }
@@ -472,7 +601,7 @@ fn wrap(
         }
     }
     edits.push((*at, end, quoted(&reasons.command)));
-    (Fate::Changed, Some((reasons.command.clone(), after)))
+    (Fate::Changed, Some(run(shape, &reasons.command, &after)))
 }
 
 /// Unwraps one entry; its fate, and its command and arguments as they are to read after.
@@ -482,7 +611,7 @@ fn unwrap(
     shape: Shape,
     name: &str,
     edits: &mut Vec<Edit>,
-) -> (Fate, Option<Run>) {
+) -> (Fate, Option<Vec<Change>>) {
     let key = shape.command();
     let Some(command_node) = entry.get(key) else {
         return (Fate::AsItWas, None);
@@ -493,7 +622,11 @@ fn unwrap(
     if !wrapped {
         return (Fate::AsItWas, None);
     }
-    let dashes = own_flags(&args, name).filter(|at| args.get(*at).is_some_and(|arg| arg == "--"));
+    let own = own_flags(&args, name);
+    if own.is_some_and(|at| args.get(at).is_some_and(|arg| arg == "--url-env")) {
+        return unwrap_remote(text, entry, shape, edits);
+    }
+    let dashes = own.filter(|at| args.get(*at).is_some_and(|arg| arg == "--"));
     let (Some(dashes), Some(original)) = (dashes, dashes.and_then(|at| args.get(at + 1))) else {
         return (
             Fate::Skipped(
@@ -556,7 +689,263 @@ fn unwrap(
     }
     let command = spelled(text, &items[dashes + 1]).unwrap_or_else(|| quoted(original));
     edits.push((*at, end, command));
-    (Fate::Changed, Some((original.clone(), own.to_vec())))
+    (Fate::Changed, Some(run(shape, original, own)))
+}
+
+/// The name a remote server's key `key` is kept under while it runs behind the proxy.
+fn kept(key: &str) -> String {
+    format!("{KEPT}-{key}")
+}
+
+/// The key scalar `key` of `entry`, where its name starts (after a quote) in the text.
+fn name_at(text: &str, entry: &Node, key: &str) -> Option<usize> {
+    let (Node::Scalar { at, style, .. }, _) = entry.entry(key)? else {
+        return None;
+    };
+    end_of(text, &entry.entry(key)?.0)?;
+    Some(at + usize::from(!matches!(style, TScalarStyle::Plain)))
+}
+
+/// The keys wrap gives a remote server's entry, with their values as it writes them, in
+/// the order it writes them.
+fn stdio_keys(shape: Shape, reasons: &str, proxied: &Proxied) -> Vec<(&'static str, String)> {
+    let args: Vec<String> = proxied.args.iter().map(|arg| quoted(arg)).collect();
+    let env: Vec<String> = proxied
+        .env
+        .iter()
+        .map(|(name, value)| format!("{}: {}", quoted(name), quoted(value)))
+        .collect();
+    vec![
+        ("type", "stdio".into()),
+        (shape.command(), quoted(reasons)),
+        ("args", format!("[{}]", args.join(", "))),
+        (shape.env(), format!("{{{}}}", env.join(", "))),
+    ]
+}
+
+/// `keys` as the text wrap puts before the entry's first key: one per line at the key's
+/// column in a block map, or `key: value, ` each in a flow one.
+fn written(keys: &[(&str, String)], flow: bool, column: usize) -> String {
+    let indent = " ".repeat(column);
+    keys.iter()
+        .map(|(key, value)| match flow {
+            true => format!("{key}: {value}, "),
+            false => format!("{key}: {value}\n{indent}"),
+        })
+        .collect()
+}
+
+/// Where the first key of the map `entry` starts, whether the map is a flow one, and the
+/// column of its keys; none when its first key does not start a line of a block map (or
+/// follow its list item's `- `).
+fn first_key(text: &str, entry: &Node) -> Option<(usize, bool, usize)> {
+    let Node::Map { at, entries } = entry else {
+        return None;
+    };
+    let first = entries.first()?.0.at()?;
+    let flow = text[*at..].starts_with('{');
+    let line = text[..first].rfind('\n').map_or(0, |at| at + 1);
+    let prefix = &text[line..first];
+    let dashed = prefix.trim_matches(' ') == "-";
+    let block = prefix.chars().all(|c| c == ' ') || dashed;
+    (flow || block).then(|| (first, flow, prefix.chars().count()))
+}
+
+/// A remote server (`uri` or `url`, its headers) made a stdio one running the proxy in
+/// front of it: its remote keys renamed in place to be kept ([`kept`]), and the proxy's
+/// keys written before its first key. Its URL and headers go through the proxy's
+/// environment, never its arguments.
+fn wrap_remote(
+    text: &str,
+    entry: &Node,
+    shape: Shape,
+    head: Vec<String>,
+    reasons: &str,
+    edits: &mut Vec<Edit>,
+) -> (Fate, Option<Vec<Change>>) {
+    let skipped = |why: String| (Fate::Skipped(why), None);
+    let Some(url) = entry.get(shape.url()).and_then(Node::text) else {
+        return skipped(format!("its `{}` is not a string", shape.url()));
+    };
+    let Node::Map { entries, .. } = entry else {
+        return skipped("not a map".into());
+    };
+    if entries
+        .iter()
+        .any(|(key, _)| key.text().is_some_and(|key| key.starts_with(KEPT)))
+    {
+        return skipped(format!(
+            "it has keys named `{KEPT}-…` already: unwrap it by hand"
+        ));
+    }
+    if entry.get("args").is_some() {
+        return skipped("a remote server with `args`".into());
+    }
+    let headers = match shape.headers(entry) {
+        Ok(headers) => headers,
+        Err(why) => return skipped(why),
+    };
+    // A value the client fills in itself (Goose's `${VAR}`, Continue's `${{ secrets.X }}`)
+    // would reach the proxy as written.
+    if std::iter::once(url)
+        .chain(headers.iter().map(|(_, value)| value.as_str()))
+        .any(|value| value.contains("${"))
+    {
+        return skipped(
+            "its URL or a header holds a `${…}` the client fills in, which reasons mcp does not"
+                .into(),
+        );
+    }
+    let Some((first, flow, column)) = first_key(text, entry) else {
+        return skipped("it is laid out in a way wrap does not edit".into());
+    };
+    let mut proxied = Proxied::new(head, url);
+    for (name, value) in &headers {
+        proxied.header(name, value);
+    }
+    let mut changes = Vec::new();
+    for key in shape.remote_keys() {
+        if entry.get(key).is_none() {
+            continue;
+        }
+        let Some(at) = name_at(text, entry, key) else {
+            return skipped(format!(
+                "its `{key}` is written in a way wrap does not edit"
+            ));
+        };
+        edits.push((at, at, format!("{KEPT}-")));
+        changes.push(Change::Rename(key.to_string(), kept(key)));
+    }
+    let keys = stdio_keys(shape, reasons, &proxied);
+    edits.push((first, first, written(&keys, flow, column)));
+    let yaml = |values: &[String]| Yaml::Array(values.iter().cloned().map(Yaml::String).collect());
+    let env = proxied
+        .env
+        .iter()
+        .map(|(name, value)| (Yaml::String(name.clone()), Yaml::String(value.clone())))
+        .collect();
+    changes.extend([
+        Change::Set("type", Yaml::String("stdio".into())),
+        Change::Set(shape.command(), Yaml::String(reasons.into())),
+        Change::Set("args", yaml(&proxied.args)),
+        Change::Set(shape.env(), Yaml::Hash(env)),
+    ]);
+    (Fate::Changed, Some(changes))
+}
+
+/// A wrapped remote server as it was: the proxy's keys gone, its own kept keys renamed
+/// back. When the proxy's keys are still as wrap wrote them they go as one span, so the
+/// entry comes back byte for byte; else each goes with its lines (a block map only).
+fn unwrap_remote(
+    text: &str,
+    entry: &Node,
+    shape: Shape,
+    edits: &mut Vec<Edit>,
+) -> (Fate, Option<Vec<Change>>) {
+    let skipped = |why: &str| (Fate::Skipped(why.into()), None);
+    if entry.get(&kept(shape.url())).is_none() {
+        return skipped("it runs behind `reasons mcp` with flags of its own: unwrap it by hand");
+    }
+    let Some((first, flow, column)) = first_key(text, entry) else {
+        return skipped("it is laid out in a way unwrap does not edit: unwrap it by hand");
+    };
+    let mut changes = Vec::new();
+    let added = ["type", shape.command(), "args", shape.env()];
+    let as_written = match (
+        entry.get(shape.command()).and_then(Node::text),
+        strings(entry.get("args")),
+        entry.get(shape.env()),
+    ) {
+        (Some(command), Some(args), Some(Node::Map { entries, .. })) => {
+            let env: Option<Vec<(String, String)>> = entries
+                .iter()
+                .map(|(name, value)| Some((name.text()?.to_string(), value.text()?.to_string())))
+                .collect();
+            env.map(|env| {
+                written(
+                    &stdio_keys(shape, command, &Proxied { args, env }),
+                    flow,
+                    column,
+                )
+            })
+        }
+        _ => None,
+    };
+    match as_written {
+        Some(wrote) if text[first..].starts_with(&wrote) => {
+            edits.push((first, first + wrote.len(), String::new()))
+        }
+        _ if flow => {
+            return skipped(
+                "its keys are laid out in a way unwrap does not edit: unwrap it by hand",
+            );
+        }
+        _ => {
+            for key in added {
+                let Some(at) = entry.key_at(key) else {
+                    continue;
+                };
+                let Some((start, end)) = key_span(text, at) else {
+                    return skipped(
+                        "its keys are laid out in a way unwrap does not edit: unwrap it by hand",
+                    );
+                };
+                edits.push((start, end, String::new()));
+            }
+        }
+    }
+    changes.extend(added.map(Change::Remove));
+    for key in shape.remote_keys() {
+        if entry.get(&kept(key)).is_none() {
+            continue;
+        }
+        let Some(at) = name_at(text, entry, &kept(key)) else {
+            return skipped(
+                "its kept keys are written in a way unwrap does not edit: unwrap it by hand",
+            );
+        };
+        edits.push((at, at + KEPT.len() + 1, String::new()));
+        changes.push(Change::Rename(kept(key), key.to_string()));
+    }
+    (Fate::Changed, Some(changes))
+}
+
+/// The span the key starting at `at` of a block map takes with its value, for both to
+/// go: its lines, up to the next line no more indented than the key (a list's items may
+/// be as indented, as YAML writers put them), blank lines and comments after it left.
+/// When the key follows its list item's `- `, the span reaches to where the next key
+/// starts, which then takes its place; none when there is no next key.
+fn key_span(text: &str, at: usize) -> Option<(usize, usize)> {
+    let line = text[..at].rfind('\n').map_or(0, |at| at + 1);
+    let prefix = &text[line..at];
+    let column = prefix.chars().count();
+    let dashed = prefix.trim_matches(' ') == "-";
+    let mut end = text[at..].find('\n').map_or(text.len(), |to| at + to + 1);
+    let mut next = end;
+    while next < text.len() {
+        let to = text[next..]
+            .find('\n')
+            .map_or(text.len(), |to| next + to + 1);
+        let content = text[next..to].trim_start_matches(' ');
+        let indent = text[next..to].len() - content.len();
+        let blank = content.trim().is_empty() || content.starts_with('#');
+        let within = indent > column || (indent == column && content.starts_with('-'));
+        if !blank && !within {
+            break;
+        }
+        if !blank {
+            end = to;
+        }
+        next = to;
+    }
+    match dashed {
+        false => Some((line, end)),
+        true => {
+            let sibling = text.get(end..end + column)?.chars().all(|c| c == ' ')
+                && !text[end + column..].starts_with([' ', '-', '#', '\n']);
+            sibling.then_some((at, end + column))
+        }
+    }
 }
 
 /// `text` as the JSON value it holds, for a reader of JSON (doctor).

@@ -110,6 +110,22 @@ impl Remote {
         })
     }
 
+    /// `Authorization: Bearer` and the token in the environment variable `variable`
+    /// (`--bearer-env`, what Codex's `bearer_token_env_var` asks of a client).
+    pub fn bearer_from(mut self, variable: &str) -> anyhow::Result<Remote> {
+        let flag = format!("--bearer-env {variable}");
+        let token = std::env::var(variable).with_context(|| {
+            format!("{flag}: the environment has no {variable} (or it is not UTF-8)")
+        })?;
+        // The value is a secret: the message names the variable, never its value.
+        let bearer = header("Authorization", &format!("Bearer {token}"), &flag)?;
+        if self.headers.iter().any(|(name, _)| *name == bearer.0) {
+            bail!("{flag}: another flag already gives `Authorization`");
+        }
+        self.headers.push(bearer);
+        Ok(self)
+    }
+
     /// The longest the server may send nothing while it owes a request an answer
     /// (`--read-timeout`): the request is then answered with an error saying so.
     pub fn read_timeout(mut self, timeout: Duration) -> Remote {
@@ -620,5 +636,31 @@ mod tests {
         let missing = refused(url, &[], &["Authorization=REASONS_NO_SUCH_VARIABLE"]);
         assert!(missing.contains("REASONS_NO_SUCH_VARIABLE"), "{missing}");
         assert!(Remote::new(url, &["Authorization: Bearer x".into()], &[]).is_ok());
+    }
+
+    #[test]
+    fn a_bearer_token_comes_from_its_variable_alone() {
+        let url = "http://127.0.0.1:1/mcp";
+        let remote = Remote::new(url, &[], &[]).unwrap();
+        let missing = format!(
+            "{:#}",
+            remote.bearer_from("REASONS_NO_SUCH_VARIABLE").unwrap_err()
+        );
+        assert!(
+            missing.contains("--bearer-env REASONS_NO_SUCH_VARIABLE"),
+            "{missing}"
+        );
+        // PATH is set wherever tests run; its value stands in for a token.
+        let path = std::env::var("PATH").unwrap();
+        let remote = Remote::new(url, &[], &[])
+            .unwrap()
+            .bearer_from("PATH")
+            .unwrap();
+        assert_eq!(remote.headers.len(), 1);
+        assert_eq!(remote.headers[0].0, "authorization");
+        assert_eq!(remote.headers[0].1, format!("Bearer {path}").as_str());
+        let twice = Remote::new(url, &["Authorization: Bearer x".into()], &[]).unwrap();
+        let twice = format!("{:#}", twice.bearer_from("PATH").unwrap_err());
+        assert!(twice.contains("already gives `Authorization`"), "{twice}");
     }
 }
