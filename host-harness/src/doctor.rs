@@ -60,7 +60,8 @@ pub fn run(file: &Path, reasons: &Path, param: &str) -> anyhow::Result<String> {
         let entry = config
             .pointer(&server.pointer)
             .context("the wrapped config has each of its servers")?;
-        if entry["disabled"] == true {
+        // Cline's and Claude Code's `disabled`, Goose's and Codex's `enabled`.
+        if entry["disabled"] == true || entry["enabled"] == false {
             rows.push(row("-", "disabled in the config: not started".into()));
             continue;
         }
@@ -82,9 +83,20 @@ pub fn run(file: &Path, reasons: &Path, param: &str) -> anyhow::Result<String> {
 /// within [`PATIENCE`].
 fn listed(entry: &Value) -> anyhow::Result<Vec<Value>> {
     let text = |value: &Value| value.as_str().map(expand).transpose();
-    let program = text(&entry["command"])?.context("no command")?;
+    // Each client's spelling of a stdio server: `command`, `args` and `env`; Goose's `cmd`
+    // and `envs`; Zed's older form, the three in an object that is the entry's `command`
+    // (its program `path`).
+    let run = match entry["command"].is_object() {
+        true => &entry["command"],
+        false => entry,
+    };
+    let program = ["command", "cmd", "path"]
+        .iter()
+        .find_map(|key| run[*key].as_str())
+        .context("no command")?;
+    let program = expand(program)?;
     let mut args = Vec::new();
-    for arg in entry["args"].as_array().into_iter().flatten() {
+    for arg in run["args"].as_array().into_iter().flatten() {
         args.extend(text(arg)?);
     }
     let mut env = Vec::new();
@@ -96,7 +108,8 @@ fn listed(entry: &Value) -> anyhow::Result<Vec<Value>> {
             env.push(pair.with_context(|| format!("its envFile {file} is not a dotenv file"))?);
         }
     }
-    for (name, value) in entry["env"].as_object().into_iter().flatten() {
+    let own = ["env", "envs"].iter().find_map(|key| run[*key].as_object());
+    for (name, value) in own.into_iter().flatten() {
         env.extend(text(value)?.map(|value| (name.clone(), value)));
     }
     let mut command = Command::new(&program);

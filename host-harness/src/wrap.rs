@@ -164,10 +164,20 @@ pub fn edit(original: &str, file: &Path, way: Way, reasons: &Wrapper) -> anyhow:
                 },
                 pointer: format!("{}/{}", list.pointer, pointer_token(&name)),
             };
-            let members = unique(entry.get(), &format!("the server {}", server.name))?;
+            let mut members = unique(entry.get(), &format!("the server {}", server.name))?;
+            let mut stdio = Stdio::Flat;
+            // Zed's older form: the program (`path`), its arguments and environment in an
+            // object of their own, which is then what is edited.
+            let mut entry = entry;
+            if let Some(command) = member(&members, "command")
+                && command.get().starts_with('{')
+            {
+                let what = format!("the `command` of the server {}", server.name);
+                (entry, members, stdio) = (command, unique(command.get(), &what)?, Stdio::Nested);
+            }
             let fate = match way {
-                Way::Wrap => wrap(text, entry, &members, &name, reasons, &mut edits),
-                Way::Unwrap => unwrap(text, entry, &members, &name, &mut edits),
+                Way::Wrap => wrap(text, entry, &members, stdio, &name, reasons, &mut edits),
+                Way::Unwrap => unwrap(text, entry, &members, stdio, &name, &mut edits),
             };
             servers.push((server, fate));
         }
@@ -366,10 +376,28 @@ fn elements(value: &RawValue) -> Option<Vec<&RawValue>> {
     serde_json::from_str(value.get()).ok()
 }
 
-/// Whether `entry` runs behind `reasons mcp`: its command is a `reasons` binary (by any
+/// Where a stdio server's program is named.
+#[derive(Clone, Copy)]
+enum Stdio {
+    /// `command`, beside `args` in the server's entry.
+    Flat,
+    /// `path`, beside `args` in the object that is the entry's `command` (Zed's older form).
+    Nested,
+}
+
+impl Stdio {
+    fn key(self) -> &'static str {
+        match self {
+            Stdio::Flat => "command",
+            Stdio::Nested => "path",
+        }
+    }
+}
+
+/// Whether `entry` runs behind `reasons mcp`: its program is a `reasons` binary (by any
 /// path, under any name that begins so) and its first argument `mcp`.
-fn wrapped(members: &[json::Member<'_>]) -> bool {
-    let command = member(members, "command").and_then(json::string);
+fn wrapped(members: &[json::Member<'_>], stdio: Stdio) -> bool {
+    let command = member(members, stdio.key()).and_then(json::string);
     let is_reasons = command.is_some_and(|command| is_reasons(&String::from_utf8_lossy(&command)));
     let first = member(members, "args")
         .and_then(elements)
@@ -391,16 +419,20 @@ fn wrap(
     text: &str,
     entry: &RawValue,
     members: &[json::Member<'_>],
+    stdio: Stdio,
     name: &str,
     reasons: &Wrapper,
     edits: &mut Vec<Edit>,
 ) -> Fate {
-    if wrapped(members) {
+    if wrapped(members, stdio) {
         return Fate::AsItWas;
     }
     let Some(command) =
-        member(members, "command").filter(|command| json::string(command).is_some())
+        member(members, stdio.key()).filter(|command| json::string(command).is_some())
     else {
+        if let Stdio::Nested = stdio {
+            return Fate::Skipped("its `command` object has no `path` string".into());
+        }
         let url = ["httpUrl", "serverUrl", "url"]
             .iter()
             .find_map(|key| member(members, key).and_then(json::string));
@@ -411,13 +443,6 @@ fn wrap(
                     head: reasons.head(name),
                 };
                 wrap_remote(text, entry, members, remote, &reasons.command, edits)
-            }
-            None if member(members, "command").is_some_and(|c| c.get().starts_with('{')) => {
-                Fate::Skipped(
-                    "its `command` is an object (Zed's older form): write it as `command`, \
-                     `args` and `env`, then wrap"
-                        .into(),
-                )
             }
             None => Fate::Skipped("no `command` string and no `url`".into()),
         };
@@ -567,16 +592,18 @@ fn unwrap(
     text: &str,
     entry: &RawValue,
     members: &[json::Member<'_>],
+    stdio: Stdio,
     name: &str,
     edits: &mut Vec<Edit>,
 ) -> Fate {
-    if !wrapped(members) {
+    if !wrapped(members, stdio) {
         return Fate::AsItWas;
     }
     if let Some(kept) = member(members, KEPT) {
         return unwrap_remote(text, entry, members, kept, edits);
     }
-    let (Some(command), Some(args)) = (member(members, "command"), member(members, "args")) else {
+    let (Some(command), Some(args)) = (member(members, stdio.key()), member(members, "args"))
+    else {
         return Fate::AsItWas;
     };
     let list = elements(args).unwrap_or_default();

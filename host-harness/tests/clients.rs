@@ -435,3 +435,70 @@ fn the_doctor_expands_variables_as_clients_do_and_starts_no_disabled_server() {
         "{table}"
     );
 }
+
+#[test]
+fn zed_s_older_form_and_goose_s_spelling_are_wrapped_and_checked_as_those_clients_start_them() {
+    // Zed's older form nests the program (`path`), its `args` and `env` in the entry's
+    // `command`: wrap edits that object, the server started as Zed starts it runs behind
+    // the proxy, unwrap gives the file back byte for byte. The doctor starts it so too,
+    // and Goose's `cmd` and `envs`, and leaves Goose's `enabled: false` alone.
+    let own = own_server();
+    let settings = format!(
+        "{{\n  // Zed\n  \"context_servers\": {{\n    \"own\": {{\"command\": {{\"path\": {}, \"args\": {}, \"env\": {{}}}}, \"settings\": {{}}}},\n  }},\n}}\n",
+        serde_json::to_string(&own[0]).unwrap(),
+        serde_json::to_string(&own[1..]).unwrap(),
+    );
+    let (dir, file) = written("settings.json", &settings);
+    let path = file.to_str().unwrap();
+    ok(&reasons_in(dir.path(), &["wrap", "--config", path]));
+    let wrapped = std::fs::read_to_string(&file).unwrap();
+    let text = wrapped
+        .replace("// Zed", "")
+        .replace(",\n  },\n}", "\n  }\n}");
+    let value: serde_json::Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {wrapped}"));
+    let command = &value["context_servers"]["own"]["command"];
+    assert_eq!(command["path"], reasons(), "{wrapped}");
+    let args: Vec<&str> = command["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    let mut expected = vec!["mcp", "--"];
+    expected.extend(own.iter().map(String::as_str));
+    assert_eq!(args, expected, "{wrapped}");
+    let table = ok(&reasons_in(dir.path(), &["doctor", "--config", path]));
+    assert!(
+        table.lines().any(|row| row.starts_with("own")
+            && row.contains("record")
+            && row.contains("`reason` added")),
+        "{table}"
+    );
+    std::fs::remove_file(backup(&file)).unwrap();
+    ok(&reasons_in(dir.path(), &["unwrap", "--config", path]));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), settings);
+
+    let goose = format!(
+        "extensions:\n  own:\n    cmd: {}\n    args: {}\n    envs: {{}}\n    type: stdio\n  off:\n    cmd: /nonexistent/server\n    enabled: false\n    type: stdio\n",
+        serde_json::to_string(&own[0]).unwrap(),
+        serde_json::to_string(&own[1..]).unwrap(),
+    );
+    let (dir, file) = written("config.yaml", &goose);
+    let table = ok(&reasons_in(
+        dir.path(),
+        &["doctor", "--config", file.to_str().unwrap()],
+    ));
+    let rows: Vec<&str> = table.lines().collect();
+    assert_eq!(rows.len(), 1 + 5 + 1, "{table}");
+    assert!(
+        rows.iter()
+            .any(|row| row.starts_with("own") && row.contains("record")),
+        "{table}"
+    );
+    assert!(
+        rows.iter()
+            .any(|row| row.starts_with("off") && row.contains("disabled")),
+        "{table}"
+    );
+}
