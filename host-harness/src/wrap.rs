@@ -36,7 +36,7 @@
 mod toml;
 mod yaml;
 
-use crate::files::{read_text, write_like};
+use crate::files::{read_text, stage_like, write_like};
 use crate::json;
 use anyhow::{Context, bail};
 use serde_json::value::RawValue;
@@ -813,16 +813,16 @@ pub fn run(file: &Path, way: Way, dry_run: bool, reasons: &Wrapper) -> anyhow::R
         return Ok(format!("{diff}{report}"));
     }
     let metadata = std::fs::metadata(file)?;
+    let staged = stage_like(file, after.as_bytes(), &metadata)?;
     write_like(&backup_of(file), text.as_bytes(), &metadata)?;
     // A client that saved the file since it was read would lose its save.
-    if read_text(file)? != text {
+    if !staged.put_unless_changed(text.as_bytes())? {
         bail!(
             "{} changed while reasons was editing it (a client saving it?); nothing was \
              written to it: run this again",
             file.display()
         );
     }
-    write_like(file, after.as_bytes(), &metadata)?;
     report.push_str(&format!(
         "{} changed; what it was is in {}\n",
         file.display(),

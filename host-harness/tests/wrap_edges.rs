@@ -1037,3 +1037,48 @@ fn a_yaml_remote_server_the_proxy_cannot_reach_as_the_client_does_is_refused() {
     );
     assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
 }
+
+#[test]
+fn a_client_s_save_while_wrap_runs_is_never_lost() {
+    // A client saves its config (a new file renamed over the old, as clients save) at a
+    // moment spread across wrap's whole run, 300 times. Afterwards the file holds the
+    // save, as it was saved or wrapped: never the wrapped file from before it, which
+    // would mean wrap read the old file and then replaced the save. When wrap saw the save
+    // come, it says so and leaves the save as it is.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mcp.json");
+    let before = r#"{"mcpServers": {"a": {"command": "a"}}}"#;
+    let saved = r#"{"mcpServers": {"a": {"command": "a"}, "b": {"command": "b"}}}"#;
+    let save = |text: &str| {
+        let next = dir.path().join("mcp.json.saving");
+        std::fs::write(&next, text).unwrap();
+        std::fs::rename(&next, &file).unwrap();
+    };
+    let mut refusals = 0;
+    for round in 0..300u64 {
+        save(before);
+        let wrap = Command::new(reasons())
+            .args(["wrap", "--config", file.to_str().unwrap()])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // From before wrap has started to after it has ended (about 16 ms here).
+        std::thread::sleep(std::time::Duration::from_micros(round * 6_700 % 25_000));
+        save(saved);
+        let output = wrap.wait_with_output().unwrap();
+        let now = read(&file);
+        let servers = now["mcpServers"].as_object().unwrap();
+        assert_eq!(servers.len(), 2, "round {round}: the save was lost: {now}");
+        if !output.status.success() {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert!(
+                stderr.contains("changed while reasons was editing it"),
+                "{stderr}"
+            );
+            assert_eq!(std::fs::read_to_string(&file).unwrap(), saved);
+            refusals += 1;
+        }
+    }
+    eprintln!("wrap saw the save come and refused {refusals} times of 300");
+}
