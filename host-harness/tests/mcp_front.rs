@@ -1051,3 +1051,41 @@ fn a_client_that_sends_half_a_request_is_not_held_open() {
         "half a call ran"
     );
 }
+
+#[test]
+fn a_legacy_event_stream_ends_with_the_session_that_opened_it() {
+    // On the legacy HTTP+SSE transport the event stream is the session, and the server
+    // keeps it open until the client closes it. A front session over it that is DELETEd
+    // or evicted closes its stream at once; left open, every session a client opened and
+    // left would hold a connection of the proxy and a stream of the server for ever.
+    let dir = tempfile::tempdir().unwrap();
+    let server = sse_server(&dir.path().join("server.log"));
+    let front = Listening::front_to(
+        &["--max-sessions", "1"],
+        vec!["--url".into(), server.url.clone()],
+    );
+    let streams_at = server.url.replace("/sse", "/streams");
+    let streams = || -> u32 {
+        let mut answer = ureq::get(&streams_at).call().unwrap();
+        answer.body_mut().read_to_string().unwrap().parse().unwrap()
+    };
+    // Far more time than closing a socket takes; a stream left open stays open.
+    let until_streams = |count: u32| {
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while streams() != count {
+            assert!(
+                std::time::Instant::now() < until,
+                "a stream outlived its session"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    };
+    let first = legacy_session(&front);
+    until_streams(1);
+    assert_eq!(delete(&front.url, &first), 200);
+    until_streams(0);
+    // A second session past --max-sessions 1 ends the first, and the first's stream.
+    legacy_session(&front);
+    legacy_session(&front);
+    until_streams(1);
+}

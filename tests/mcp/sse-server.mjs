@@ -3,7 +3,8 @@
 // names /messages?sessionId=… as where to POST each message; answers come on the stream.
 // A POST to /sse (a Streamable HTTP client's first try) is answered 405, as such servers
 // answer it. It prints `PORT <n>` once it listens on 127.0.0.1 and appends the body of
-// each message POSTed to it to the file named by its argument, one line each.
+// each message POSTed to it to the file named by its argument, one line each. GET /streams
+// answers how many event streams are open: a client that ends a session closes its stream.
 //   note    owns a `reason` parameter, which must reach it untouched (R5)
 //   record  answers with the arguments it received, as JSON text
 import { appendFileSync } from "node:fs";
@@ -42,6 +43,9 @@ const http = createServer(async (req, res) => {
     sessions.set(transport.sessionId, transport);
     res.on("close", () => sessions.delete(transport.sessionId));
     return mcp().connect(transport);
+  }
+  if (req.method === "GET" && url.pathname === "/streams") {
+    return res.writeHead(200, { "content-type": "text/plain" }).end(`${sessions.size}`);
   }
   if (req.method === "POST" && url.pathname === "/messages") {
     const chunks = [];

@@ -243,7 +243,10 @@ impl Http {
     }
 
     /// Ends the session: a legacy session is deleted (a server that keeps none answers
-    /// 405, which is as good).
+    /// 405, which is as good), and every connection of it is closed, the streams being
+    /// read among them: a server keeps a stream open until its client closes it (the
+    /// legacy HTTP+SSE transport's stream is the session), and the thread reading it
+    /// would wait for ever.
     pub fn close(&mut self) {
         if self.outbox.take().is_none() {
             return;
@@ -262,6 +265,7 @@ impl Http {
             drop(session);
             let _ = request.call();
         }
+        link.agent.clone().shutdown();
     }
 
     /// Ends the session, as `how` says.
