@@ -161,8 +161,9 @@ enum Command {
 #[derive(Args)]
 #[group(required = true, multiple = false)]
 struct ConfigArgs {
-    /// A known client's config, at its documented place: claude-desktop, claude-code,
-    /// cursor, vscode, windsurf, gemini, lmstudio, cline, roo, zed or codex.
+    /// A known client's config, at its documented place, and its project's in this
+    /// folder: claude-desktop, claude-code, cursor, vscode, windsurf, gemini, lmstudio,
+    /// cline, roo, zed, codex, goose or continue.
     #[arg(long, value_name = "NAME")]
     client: Option<String>,
     /// Any config file (`.mcp.json`, `.cursor/mcp.json`, `.vscode/mcp.json`, …).

@@ -682,8 +682,9 @@ const KNOWN: &str = "claude-desktop, claude-code, cursor, vscode, windsurf, gemi
                      cline, roo, zed, codex, goose or continue";
 
 /// The config files a known client reads its servers from, at their documented places
-/// for this system: for Claude Code, `~/.claude.json` (its user scope, and each project's
-/// local scope) and the project scope's `.mcp.json` in this folder, when there is one.
+/// for this system (for Claude Code, `~/.claude.json`: its user scope, and each
+/// project's local scope), and those of the project in this folder that it reads too
+/// (its project scope: `.mcp.json`, `.cursor/mcp.json`, `.vscode/mcp.json`, …).
 pub fn client_configs(client: &str) -> anyhow::Result<Vec<PathBuf>> {
     if cfg!(windows) {
         bail!("--client is not supported on Windows yet: name the file with --config");
@@ -712,11 +713,7 @@ pub fn client_configs(client: &str) -> anyhow::Result<Vec<PathBuf>> {
         "zed" => config.join("zed/settings.json"),
         "goose" => config.join("goose/config.yaml"),
         "continue" => home.join(".continue/config.yaml"),
-        "claude-code" => {
-            let mut files = vec![home.join(".claude.json")];
-            files.extend(Some(PathBuf::from(".mcp.json")).filter(|project| project.is_file()));
-            return Ok(files);
-        }
+        "claude-code" => home.join(".claude.json"),
         "cursor" => home.join(".cursor/mcp.json"),
         "codex" => std::env::var_os("CODEX_HOME")
             .map(PathBuf::from)
@@ -726,7 +723,48 @@ pub fn client_configs(client: &str) -> anyhow::Result<Vec<PathBuf>> {
         "vscode" => config.join("Code/User/mcp.json"),
         other => bail!("no known client `{other}`: {KNOWN} (or name any file with --config)"),
     };
-    Ok(vec![file])
+    let mut files = vec![file];
+    files.extend(project_configs(client));
+    // Run in the home folder, a project's file is the user's own.
+    let mut seen = Vec::new();
+    files.retain(|file| {
+        let canonical = std::fs::canonicalize(file).unwrap_or_else(|_| file.clone());
+        let new = !seen.contains(&canonical);
+        seen.push(canonical);
+        new
+    });
+    Ok(files)
+}
+
+/// The config files of the project in this folder that `client` reads its servers from
+/// besides its own (its project scope), those there are.
+fn project_configs(client: &str) -> Vec<PathBuf> {
+    let named = match client {
+        "claude-code" => ".mcp.json",
+        "cursor" => ".cursor/mcp.json",
+        "vscode" => ".vscode/mcp.json",
+        "gemini" => ".gemini/settings.json",
+        "roo" => ".roo/mcp.json",
+        "zed" => ".zed/settings.json",
+        "codex" => ".codex/config.toml",
+        // Continue reads each block file of the workspace's `.continue/mcpServers`.
+        "continue" => {
+            let Ok(blocks) = std::fs::read_dir(".continue/mcpServers") else {
+                return Vec::new();
+            };
+            let mut files: Vec<PathBuf> = blocks
+                .filter_map(|entry| Some(entry.ok()?.path()))
+                .filter(|path| is_yaml(path) && path.is_file())
+                .collect();
+            files.sort();
+            return files;
+        }
+        _ => return Vec::new(),
+    };
+    Some(PathBuf::from(named))
+        .filter(|file| file.is_file())
+        .into_iter()
+        .collect()
 }
 
 /// Where `file`'s copy from before the last change is kept.

@@ -1082,3 +1082,108 @@ fn a_client_s_save_while_wrap_runs_is_never_lost() {
     }
     eprintln!("wrap saw the save come and refused {refusals} times of 300");
 }
+
+/// The servers a client starts, by name.
+type Servers = std::collections::BTreeMap<String, Value>;
+
+/// The servers a client starts from its scopes' server lists, given from the widest to
+/// the narrowest: by name, a narrower scope's entry over a wider one's, as Claude Code
+/// (user, then project, then local) and Gemini CLI (user, then workspace) resolve them.
+fn resolved(scopes: &[&Value]) -> Servers {
+    let mut servers = std::collections::BTreeMap::new();
+    for scope in scopes {
+        for (name, entry) in scope.as_object().into_iter().flatten() {
+            servers.insert(name.clone(), entry.clone());
+        }
+    }
+    servers
+}
+
+#[test]
+fn every_scope_a_client_resolves_is_wrapped_and_the_one_it_starts_runs_behind_the_proxy() {
+    // The same name at every scope: the server the client starts (the narrowest scope's)
+    // runs behind the proxy with its own command, as does every other; after the files
+    // are re-serialised (JSON.stringify's 2-space and compact layouts) unwrap gives back
+    // what the client resolved before, value for value. Run in a project's folder, for
+    // Claude Code (user, project `.mcp.json`, local `projects.<folder>`) and Gemini CLI
+    // (user, workspace `.gemini/settings.json`).
+    let home = tempfile::tempdir().unwrap();
+    let project = home.path().join("app");
+    std::fs::create_dir_all(project.join(".gemini")).unwrap();
+    std::fs::create_dir_all(home.path().join(".gemini")).unwrap();
+    let folder = project.to_str().unwrap();
+    let server = |command: &str| json!({"command": command, "args": ["--flag"]});
+    let claude = home.path().join(".claude.json");
+    let user = json!({
+        "mcpServers": {"shared": server("user-shared"), "mine": server("user-mine")},
+        "projects": {
+            folder: {"mcpServers": {"shared": server("local-shared")}},
+            "/elsewhere": {"mcpServers": {"far": server("far")}}
+        }
+    });
+    std::fs::write(&claude, serde_json::to_string_pretty(&user).unwrap()).unwrap();
+    let shared = project.join(".mcp.json");
+    let team = json!({"mcpServers": {"shared": server("project-shared"), "team": server("team")}});
+    std::fs::write(&shared, team.to_string()).unwrap();
+    let gemini_user = home.path().join(".gemini/settings.json");
+    let gemini_workspace = project.join(".gemini/settings.json");
+    let gemini = (
+        json!({"mcpServers": {"a": server("user-a"), "u": server("user-u")}}),
+        json!({"mcpServers": {"a": server("workspace-a")}}),
+    );
+    std::fs::write(&gemini_user, gemini.0.to_string()).unwrap();
+    std::fs::write(&gemini_workspace, gemini.1.to_string()).unwrap();
+    let claude_code = || {
+        let user = read(&claude);
+        let local = user["projects"][folder]["mcpServers"].clone();
+        resolved(&[&user["mcpServers"], &read(&shared)["mcpServers"], &local])
+    };
+    let gemini_cli = || {
+        resolved(&[
+            &read(&gemini_user)["mcpServers"],
+            &read(&gemini_workspace)["mcpServers"],
+        ])
+    };
+    let in_project = |args: &[&str]| {
+        let output = Command::new(reasons())
+            .args(args)
+            .current_dir(&project)
+            .env("HOME", home.path())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        ok(&output)
+    };
+    let resolvers: [(&str, &dyn Fn() -> Servers, usize); 2] =
+        [("claude-code", &claude_code, 3), ("gemini", &gemini_cli, 2)];
+    for (client, servers, count) in resolvers {
+        let before = servers();
+        assert_eq!(before.len(), count, "{client}: {before:?}");
+        in_project(&["wrap", "--client", client]);
+        let wrapped = servers();
+        assert_eq!(wrapped.len(), count, "{client}: {wrapped:?}");
+        for (name, entry) in &wrapped {
+            let command = before[name]["command"].as_str().unwrap();
+            assert!(
+                behind_reasons(entry, &[command, "--flag"]),
+                "{client} {name}: {entry}"
+            );
+        }
+        for file in [&claude, &shared, &gemini_user, &gemini_workspace] {
+            let value = read(file);
+            let rewritten = match file == &claude {
+                true => serde_json::to_string_pretty(&value).unwrap(),
+                false => value.to_string(),
+            };
+            std::fs::write(file, rewritten).unwrap();
+        }
+        in_project(&["unwrap", "--client", client]);
+        assert_eq!(servers(), before, "{client}");
+    }
+    // The other project's local scope, which Claude Code starts only there, was wrapped
+    // and unwrapped too.
+    assert_eq!(
+        read(&claude)["projects"]["/elsewhere"]["mcpServers"]["far"],
+        server("far")
+    );
+}
