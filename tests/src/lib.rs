@@ -6,8 +6,8 @@ pub mod compose;
 pub mod providers;
 
 use once_cell::sync::Lazy;
-use reasons_harness::Plugin;
-use reasons_harness::transform::{self, Layer, Report};
+use reasons_host::Plugin;
+use reasons_host::dry_run::{self as transform, Layer, Report};
 use reasons_transform::{Options, Position, ToolCall};
 use serde::Deserialize;
 use serde_json::value::RawValue;

@@ -1,6 +1,6 @@
 //! Host providers for the tests: real behaviour, including the bad kinds.
 
-use reasons_harness::{Json, Provider};
+use reasons_host::{Json, Provider};
 use reasons_transform::{ProviderError, ToolCall, ToolResult};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

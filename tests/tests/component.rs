@@ -1,7 +1,7 @@
 //! The reasons component under wasmtime: what it can reach, its state, and the host's
 //! never-throw promise around it. Plugins that misbehave are in `containment.rs`.
 
-use reasons_harness::{Plugin, Provider, WasmLayer};
+use reasons_host::{Plugin, Provider, WasmLayer};
 use reasons_tests::checks::{arguments, assert_error_mentions, error_flags};
 use reasons_tests::providers::{Behaviour, Scripted, text_call};
 use reasons_tests::unruly;
@@ -202,8 +202,8 @@ fn a_dry_run_goes_through_any_middleware_component() {
     // The `--plugin` path: a component without the reasons surface changes nothing here.
     let tools = vec![TOOL.to_string(), "[1, 2]".to_string()];
     let calls = vec![text_call("1", "t", r#"{ "reason" : "x" }"#)];
-    let report = reasons_harness::transform::run(
-        reasons_harness::transform::Layer::Component(&unruly()),
+    let report = reasons_host::dry_run::run(
+        reasons_host::dry_run::Layer::Component(&unruly()),
         Options::default(),
         tools.clone(),
         calls.clone(),

@@ -2,7 +2,7 @@
 //! the reasons component's own limits, each ending in `is_error` results, with the next
 //! call served by a fresh instance that still knows the strip set.
 
-use reasons_harness::{Limits, Plugin, Provider, Stack, WasmLayer};
+use reasons_host::{Limits, Plugin, Provider, Stack, WasmLayer};
 use reasons_tests::checks::{arguments, assert_error_mentions, error_flags};
 use reasons_tests::providers::{Behaviour, Scripted, text_call};
 use reasons_tests::unruly;

@@ -3,9 +3,9 @@
 //! and composed with a provider component into one component that the harness and Node
 //! both run.
 
-use reasons_harness::plugin::REASONS_WASM;
-use reasons_harness::provider::Catalogue;
-use reasons_harness::{Plugin, Stack};
+use reasons_host::plugin::REASONS_WASM;
+use reasons_host::provider::Catalogue;
+use reasons_host::{Plugin, Stack};
 use reasons_test_support::peers::installed;
 use reasons_tests::checks::error_flags;
 use reasons_tests::compose;

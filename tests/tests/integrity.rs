@@ -3,8 +3,8 @@
 //! amplifies calls gets none of them run. The provider below counts what reaches it; the
 //! caller gets one result per call naming the plugin and what it did; the next call works.
 
-use reasons_harness::policy::{Decision, Rule};
-use reasons_harness::{Limits, Plugin, Stack};
+use reasons_host::policy::{Decision, Rule};
+use reasons_host::{Limits, Plugin, Stack};
 use reasons_tests::checks::{arguments, assert_error_mentions, error_flags};
 use reasons_tests::providers::{Scripted, text_call};
 use reasons_tests::{liar, unruly};
@@ -154,7 +154,7 @@ fn a_plugin_runs_nothing_and_lists_once_while_it_lists() {
         let mut layer = unruly()
             .with_limits(limits())
             .layer(Box::new(provider.clone()));
-        let error = reasons_harness::Provider::tools_for_llm(&mut layer)
+        let error = reasons_host::Provider::tools_for_llm(&mut layer)
             .unwrap_err()
             .to_string();
         assert!(error.contains("the plugin `unruly`"), "{error}");

@@ -1,6 +1,6 @@
 //! Every JSON reader of the project held to serde_json and the model, verdict and value:
 //! the transform's (`reasons_transform::json`, which decides what a call holds, R10) and
-//! the proxy's strict reader (`reasons_harness::json`, which decides what a message
+//! the proxy's strict reader (`reasons_mcp::json`, which decides what a message
 //! holds, R18). Over value trees printed with random whitespace, every escape in both hex
 //! cases and numbers in every spelling, the same texts with bytes changed, nesting past
 //! 128, and a corpus of documents that must be accepted or refused.
@@ -239,7 +239,7 @@ fn agree(text: &str) -> Result<(), String> {
             object.is_some()
         ));
     }
-    let proxy = reasons_harness::json::members(text);
+    let proxy = reasons_mcp::json::members(text);
     if proxy.is_some() != object.is_some() {
         return Err(format!(
             "is an object: proxy {}, serde_json {}",

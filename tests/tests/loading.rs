@@ -1,8 +1,8 @@
 //! Loading a plugin: what is refused at load, with the file and the reason named (R15),
 //! and the compile cache, which is used only when it checks out.
 
-use reasons_harness::plugin::{Cache, Origin};
-use reasons_harness::{Plugin, Provider};
+use reasons_host::plugin::{Cache, Origin};
+use reasons_host::{Plugin, Provider};
 use reasons_tests::providers::{Scripted, text_call};
 use std::path::{Path, PathBuf};
 
@@ -72,7 +72,7 @@ fn through(dir: &Path) -> (Plugin, Origin) {
     // A new `Cache` each time: a new process, as far as the cache can tell.
     let plugin = Plugin::compile(
         "reasons",
-        reasons_harness::plugin::REASONS_WASM,
+        reasons_host::plugin::REASONS_WASM,
         &Cache::at(dir),
     )
     .unwrap();
@@ -106,7 +106,7 @@ fn cached_file(dir: &Path) -> PathBuf {
 fn a_component_is_compiled_once_and_then_loaded_from_the_cache() {
     let dir = tempfile::tempdir().unwrap();
     let cache = Cache::at(dir.path());
-    let bytes = reasons_harness::plugin::REASONS_WASM;
+    let bytes = reasons_host::plugin::REASONS_WASM;
     let first = Plugin::compile("reasons", bytes, &cache).unwrap();
     assert_eq!(first.origin(), &Origin::Compiled);
     let again = Plugin::compile("reasons", bytes, &cache).unwrap();
@@ -158,15 +158,15 @@ fn a_corrupt_or_foreign_cache_file_is_detected_and_replaced() {
 #[test]
 fn the_mcp_proxy_refuses_a_plugin_without_the_reasons_surface() {
     // It could not know which calls carry the model's reason.
-    let settings = reasons_harness::mcp::Settings {
-        server: reasons_harness::mcp::Server::Command(vec!["true".into()]),
+    let settings = reasons_mcp_transports::Settings {
+        server: reasons_mcp_transports::Server::Command(vec!["true".into()]),
         audit: None,
         stats: false,
         name: None,
         listen: None,
-        max_message: usize::from(reasons_harness::mcp::DEFAULT_MAX_MESSAGE_MIB) << 20,
+        max_message: usize::from(reasons_mcp_transports::DEFAULT_MAX_MESSAGE_MIB) << 20,
     };
-    let error = reasons_harness::mcp::run(
+    let error = reasons_mcp_transports::run(
         &reasons_tests::unruly(),
         reasons_transform::Options::default(),
         settings,

@@ -5,7 +5,7 @@
 //! process's resident memory, and the test reads the process's peak, reset before each
 //! attack: this file's other test holds little memory, so it cannot be counted.
 
-use reasons_harness::{Limits, Plugin, Provider};
+use reasons_host::{Limits, Plugin, Provider};
 use reasons_tests::checks::{assert_error_mentions, error_flags};
 use reasons_tests::providers::{Scripted, text_call};
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! The permission layer: decisions that never read the reason, and a prompt that shows
 //! it beside the arguments as inert text.
 
-use reasons_harness::{AskRequest, Decision, Plugin, Policy, ReasonSource, Rule, Stack};
+use reasons_host::{AskRequest, Decision, Plugin, Policy, ReasonSource, Rule, Stack};
 use reasons_tests::providers::{Scripted, text_call};
 use reasons_transform::Options;
 use std::sync::{Arc, Mutex};
@@ -28,7 +28,7 @@ fn policy_over(tools: &[&str], rules: Vec<Rule>) -> (Policy, ReasonSource) {
     let mut layer = Plugin::reasons()
         .unwrap()
         .layer(Box::new(Scripted::new(tools)));
-    reasons_harness::Provider::tools_for_llm(&mut layer).unwrap();
+    reasons_host::Provider::tools_for_llm(&mut layer).unwrap();
     let source = ReasonSource {
         param: "reason".into(),
         strip_set: layer.strip_set(),
@@ -128,7 +128,7 @@ fn a_tools_own_reason_is_an_argument_not_a_claim() {
             .unwrap(),
     ];
     let (policy, source) = policy_over(&[own], rules);
-    let (prompt, reason) = reasons_harness::prompt(
+    let (prompt, reason) = reasons_host::prompt(
         &text_call("1", "close", r#"{"reason":"duplicate"}"#),
         &source,
     );

@@ -5,9 +5,9 @@
 //! long run the README describes.
 
 use proptest::prelude::*;
-use reasons_harness::Plugin;
-use reasons_harness::Provider;
-use reasons_harness::transform::{self, Layer, Report};
+use reasons_host::Plugin;
+use reasons_host::Provider;
+use reasons_host::dry_run::{self as transform, Layer, Report};
 use reasons_test_support::model::{self, Called, Declared};
 use reasons_tests::providers::Scripted;
 use reasons_tests::received_calls;
@@ -446,8 +446,8 @@ fn judge_outcome(
 
 /// A layer of either build over `below`, kept for a whole session.
 enum SessionLayer {
-    Native(reasons_harness::NativeReasons),
-    Component(reasons_harness::WasmLayer),
+    Native(reasons_host::NativeReasons),
+    Component(reasons_host::WasmLayer),
 }
 
 impl SessionLayer {
@@ -455,7 +455,7 @@ impl SessionLayer {
         let below = Box::new(below.clone());
         match layer {
             Layer::Native => SessionLayer::Native(
-                reasons_harness::NativeReasons::new(below, options.clone()).unwrap(),
+                reasons_host::NativeReasons::new(below, options.clone()).unwrap(),
             ),
             Layer::Component(plugin) => {
                 let mut layer = plugin.layer(below);

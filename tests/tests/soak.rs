@@ -2,7 +2,7 @@
 //! every batch gets exactly its own results, in order, none lost, duplicated or crossed
 //! (R13, R15, R16, R17), and every call that was answered had its reason stripped.
 
-use reasons_harness::{Limits, Plugin, Stack};
+use reasons_host::{Limits, Plugin, Stack};
 use reasons_tests::providers::{Scripted, text_call};
 use reasons_tests::unruly;
 use reasons_transform::{Options, ToolCall, ToolResult};

@@ -2,8 +2,8 @@
 //! from any thread, whatever stack that thread has, and a limit out of range is refused
 //! with a message. One test in this file: the limit belongs to the process's engine.
 
-use reasons_harness::plugin::sandbox;
-use reasons_harness::{Limits, Provider};
+use reasons_host::plugin::sandbox;
+use reasons_host::{Limits, Provider};
 use reasons_tests::checks::{assert_error_mentions, error_flags};
 use reasons_tests::providers::{Scripted, text_call};
 use reasons_tests::unruly;

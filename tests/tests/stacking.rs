@@ -1,7 +1,7 @@
 //! Whole stacks: the policy over the reasons layer over real tools, with and without a
 //! non-mutating middleware between them, and one reasons layer over another.
 
-use reasons_harness::{AskRequest, Decision, FsTools, Plugin, Provider, Rule, Stack};
+use reasons_host::{AskRequest, Decision, FsTools, Plugin, Provider, Rule, Stack};
 use reasons_tests::providers::{Scripted, text_call};
 use reasons_tests::unruly;
 use reasons_transform::{Options, ToolCall};

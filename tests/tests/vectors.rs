@@ -3,9 +3,9 @@
 //! provider and through its direct surface (`augment`, `route`): each must give exactly
 //! the expected output, the first two byte for byte the same as each other.
 
-use reasons_harness::Plugin;
-use reasons_harness::provider::Catalogue;
-use reasons_harness::transform::{Layer, Report};
+use reasons_host::Plugin;
+use reasons_host::dry_run::{Layer, Report};
+use reasons_host::provider::Catalogue;
 use reasons_tests::{Case, received_calls, vectors};
 
 fn check(file: &str, case: &Case, report: &Report, build: &str) {

@@ -1,0 +1,72 @@
+//! `reasons`: the reasons layer's command line, one file per subcommand. `reasons demo`
+//! plays a scripted session; `reasons transform` runs the layer over your own catalogue;
+//! `reasons mcp` puts it in front of any MCP server; `reasons wrap` puts every server of
+//! an MCP client behind it, and `doctor` shows what each became; `reasons component`
+//! writes the component for a host of your own.
+
+mod component;
+mod demo;
+mod doctor;
+mod files;
+mod flags;
+mod mcp;
+mod transform;
+mod wrap;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Every tool call carries why, for the human watching.
+#[derive(Parser)]
+#[command(name = "reasons", version = version())]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    Demo(demo::Args),
+    Wrap(wrap::Args),
+    Unwrap(wrap::UnwrapArgs),
+    Doctor(doctor::Args),
+    Component(component::Args),
+    Transform(transform::Args),
+    Mcp(mcp::Args),
+}
+
+fn main() -> ExitCode {
+    let ran = match Cli::parse().command {
+        Command::Demo(args) => demo::command(args),
+        Command::Wrap(args) => wrap::wrap_command(args),
+        Command::Unwrap(args) => wrap::unwrap_command(args),
+        Command::Doctor(args) => doctor::command(args),
+        Command::Component(args) => component::run(args),
+        Command::Transform(args) => transform::run(args),
+        // `reasons mcp` exits as its server did.
+        Command::Mcp(args) => mcp::run(args),
+    };
+    match ran {
+        Ok(code) => ExitCode::from(code),
+        Err(error) => {
+            eprintln!("reasons: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The binary's version, and the component and WIT package inside it: what a bug report
+/// needs. The component is named by its digest, which tells two builds apart.
+fn version() -> &'static str {
+    use sha2::{Digest, Sha256};
+    let digest = format!("{:x}", Sha256::digest(reasons_host::plugin::REASONS_WASM));
+    let text = format!(
+        "{} (component reasons.wasm {}, sha256 {}; WIT {})",
+        env!("CARGO_PKG_VERSION"),
+        env!("CARGO_PKG_VERSION"),
+        &digest[..16],
+        reasons_host::plugin::WIT_PACKAGE,
+    );
+    // Asked for once per process, by the argument parser.
+    Box::leak(text.into_boxed_str())
+}

@@ -1,0 +1,1016 @@
+//! `reasons wrap` and `reasons unwrap`: an MCP client's config rewritten so that each
+//! server runs behind `reasons mcp`, and back.
+//!
+//! The file is edited as text, never re-serialised: wrapping a stdio server replaces its
+//! `command`'s value with the `reasons` binary and puts `"mcp", "--", <the command as it
+//! was written>` at the head of its `args` (adding `"args"` after the command when there
+//! were none). Every other byte stays where it was: its environment, its other keys, the
+//! file's line endings, its other servers. Every list of servers the file holds is
+//! edited: the top-level `mcpServers` (or VS Code's `servers`), and the `mcpServers` of
+//! each project in `projects` (Claude Code's local scope, in `~/.claude.json`).
+//!
+//! A wrapped entry carries everything needed to undo it, so `unwrap` finds what to undo
+//! by the entry's structure (`reasons … mcp -- <command> <args…>`), not by the bytes wrap
+//! wrote: a file a client re-serialised since (`JSON.stringify`, a formatter) unwraps as
+//! well, value for value, keeping every edit made since; a file nobody touched comes back
+//! byte for byte. A server that already runs behind `reasons mcp` is left as it is, so
+//! wrapping twice changes nothing.
+//!
+//! A remote server (`url`, Gemini's `httpUrl`, Windsurf's `serverUrl`, and its `headers`)
+//! becomes a stdio server running `reasons mcp --url-env … --header-env …`: the URL and
+//! the headers go through the proxy's environment, which only its user can read, never
+//! through its arguments, which anyone's `ps` shows. Its other keys (`disabled`,
+//! `timeout`, `autoApprove`, …) stay; its remote keys as they were written are kept under
+//! `reasons-unwrap` (in YAML, each renamed `reasons-unwrap-KEY`), and are what unwrapping
+//! puts back. Codex's headers read from the environment (`bearer_token_env_var`,
+//! `env_http_headers`) are read so by the proxy, the variables forwarded to it by name.
+//!
+//! A server on the legacy HTTP+SSE transport (`type: "sse"`, Gemini's `url`) is wrapped
+//! the same way: `reasons mcp --url` falls back to that transport as the specification
+//! says.
+//!
+//! Fails closed: a key given twice anywhere the edit reads (clients keep the last, a
+//! reader the first) is refused, as is a server that cannot be wrapped: `run` then says
+//! which and why, and changes nothing.
+
+mod toml;
+mod yaml;
+
+use crate::files::{read_text, stage_like, write_like};
+use anyhow::{Context, bail};
+use reasons_mcp::json;
+use serde_json::value::RawValue;
+use std::path::{Path, PathBuf};
+
+/// What the editing did to one server.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Fate {
+    /// Wrapped or unwrapped, as asked.
+    Changed,
+    /// Already as asked.
+    AsItWas,
+    /// Not a server this can change; the reason.
+    Skipped(String),
+    /// Nothing the client starts as a server (Goose's built-in extensions); what it is.
+    Outside(String),
+}
+
+/// One server of the config.
+#[derive(Debug)]
+pub struct Server {
+    /// Its name, with its scope when it is not the file's top-level list.
+    pub name: String,
+    /// Where its entry is, as a JSON pointer (`/mcpServers/files`).
+    pub pointer: String,
+}
+
+/// The config's text after the edit, and each server's fate, in the file's order.
+pub struct Edited {
+    /// The whole file, edited.
+    pub text: String,
+    /// Each server and what became of it.
+    pub servers: Vec<(Server, Fate)>,
+}
+
+/// Which way the edit goes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Way {
+    /// Each server behind `reasons mcp`.
+    Wrap,
+    /// Each server behind `reasons mcp` as it was before.
+    Unwrap,
+}
+
+/// How a wrapped server runs the proxy: the command, and the folder each server's audit
+/// log goes to, if any (`wrap --audit DIR`).
+pub struct Wrapper {
+    /// The command that runs `reasons`.
+    pub command: String,
+    /// Where each server gets an audit log of its own, named for it.
+    pub audit: Option<PathBuf>,
+}
+
+impl Wrapper {
+    /// The proxy's arguments before the server's: `mcp`, and with an audit folder the
+    /// server's name and its log (`--name NAME --audit DIR/NAME.jsonl`).
+    fn head(&self, name: &str) -> Vec<String> {
+        let mut head = vec!["mcp".to_string()];
+        if let Some(folder) = &self.audit {
+            let log = folder.join(audit_file(name));
+            head.extend(["--name".into(), name.into(), "--audit".into()]);
+            head.push(log.display().to_string());
+        }
+        head
+    }
+}
+
+/// The file a server's audit log is named, in `wrap --audit`'s folder: its name, with
+/// anything a file name could not hold safely made `_`.
+fn audit_file(name: &str) -> String {
+    let safe: String = name
+        .chars()
+        .map(|c| match c.is_ascii_alphanumeric() || "-_.".contains(c) {
+            true => c,
+            false => '_',
+        })
+        .collect();
+    format!("{}.jsonl", safe.trim_start_matches('.'))
+}
+
+/// How many of a wrapped server's `args` are wrap's own (`mcp`, and the name and audit
+/// log `--audit` gave it), when they are exactly what wrap writes for the server `name`;
+/// what follows is the server's (`--`, its command) or the remote's (`--url-env`).
+fn own_flags(args: &[String], name: &str) -> Option<usize> {
+    let audited = args.len() > 5
+        && args[1] == "--name"
+        && args[2] == name
+        && args[3] == "--audit"
+        && Path::new(&args[4]).file_name() == Some(audit_file(name).as_ref());
+    match (args.first().map(String::as_str), audited) {
+        (Some("mcp"), true) => Some(5),
+        (Some("mcp"), false) => Some(1),
+        _ => None,
+    }
+}
+
+/// One span of the original text and what replaces it.
+type Edit = (usize, usize, String);
+
+/// `text` (a config file's, `file` naming it in messages) wrapped or unwrapped, with
+/// `reasons` as the command that runs the proxy.
+pub fn edit(original: &str, file: &Path, way: Way, reasons: &Wrapper) -> anyhow::Result<Edited> {
+    if is_toml(file) {
+        return toml::edit(original, file, way, reasons);
+    }
+    if is_yaml(file) {
+        return yaml::edit(original, file, way, reasons);
+    }
+    // Read as plain JSON, every offset where it is in the original, to which the edits go:
+    // its comments and layout stay.
+    let text = &readable(original, file)?;
+    let mut edits: Vec<Edit> = Vec::new();
+    let mut servers = Vec::new();
+    for list in server_lists(text, file)? {
+        let entries = unique(
+            list.servers.get(),
+            &format!("{} of {}", list.label, file.display()),
+        )?;
+        for (name, entry) in entries {
+            let name = String::from_utf8_lossy(&name).into_owned();
+            let server = Server {
+                name: match &list.scope {
+                    Some(scope) => format!("{name} ({scope})"),
+                    None => name.clone(),
+                },
+                pointer: format!("{}/{}", list.pointer, pointer_token(&name)),
+            };
+            let mut members = unique(entry.get(), &format!("the server {}", server.name))?;
+            let mut stdio = Stdio::Flat;
+            // Zed's older form: the program (`path`), its arguments and environment in an
+            // object of their own, which is then what is edited.
+            let mut entry = entry;
+            if let Some(command) = member(&members, "command")
+                && command.get().starts_with('{')
+            {
+                let what = format!("the `command` of the server {}", server.name);
+                (entry, members, stdio) = (command, unique(command.get(), &what)?, Stdio::Nested);
+            }
+            let fate = match way {
+                Way::Wrap => wrap(text, entry, &members, stdio, &name, reasons, &mut edits),
+                Way::Unwrap => unwrap(text, entry, &members, stdio, &name, &mut edits),
+            };
+            servers.push((server, fate));
+        }
+    }
+    // Each edit replaces a span of the original text; applied from the end, none moves
+    // another.
+    edits.sort_by_key(|(start, _, _)| std::cmp::Reverse(*start));
+    let mut edited = original.to_string();
+    for (start, end, with) in edits {
+        edited.replace_range(start..end, &with);
+    }
+    Ok(Edited {
+        text: edited,
+        servers,
+    })
+}
+
+/// Whether `file` is TOML (Codex's `config.toml`) rather than JSON.
+fn is_toml(file: &Path) -> bool {
+    file.extension()
+        .is_some_and(|extension| extension == "toml")
+}
+
+/// Whether `file` is YAML (Goose's and Continue's `config.yaml`).
+fn is_yaml(file: &Path) -> bool {
+    file.extension()
+        .is_some_and(|extension| extension == "yaml" || extension == "yml")
+}
+
+/// The config `text` of `file` as the JSON value it holds, whatever its format.
+pub fn as_json(text: &str, file: &Path) -> anyhow::Result<serde_json::Value> {
+    if is_toml(file) {
+        return toml::as_json(text);
+    }
+    if is_yaml(file) {
+        return yaml::as_json(text);
+    }
+    Ok(serde_json::from_str(&readable(text, file)?)?)
+}
+
+/// A list of servers in the config.
+struct List<'a> {
+    /// Where it is, for messages: `mcpServers`, `projects["/home/me/app"].mcpServers`.
+    label: String,
+    /// The scope its servers are in, when it is not the top-level list.
+    scope: Option<String>,
+    /// Its JSON pointer.
+    pointer: String,
+    servers: &'a RawValue,
+}
+
+/// Every list of servers in `text`: the top-level one, and each project's.
+fn server_lists<'a>(text: &'a str, file: &Path) -> anyhow::Result<Vec<List<'a>>> {
+    let top =
+        json::members(text).with_context(|| format!("{} is not a JSON object", file.display()))?;
+    let top = no_repeats(top, &file.display().to_string())?;
+    let mut lists = Vec::new();
+    let mut found = top.iter().filter(|(key, _)| {
+        matches!(
+            key.as_ref(),
+            b"mcpServers" | b"servers" | b"context_servers"
+        )
+    });
+    if let Some((key, servers)) = found.next() {
+        let key = String::from_utf8_lossy(key).into_owned();
+        lists.push(List {
+            label: key.clone(),
+            scope: None,
+            pointer: format!("/{key}"),
+            servers,
+        });
+    }
+    if found.next().is_some() {
+        bail!("{} has more than one list of servers", file.display());
+    }
+    let projects = top
+        .iter()
+        .find(|(key, _)| key.as_ref() == b"projects")
+        .filter(|(_, projects)| projects.get().starts_with('{'));
+    if let Some((_, projects)) = projects {
+        for (path, project) in unique(projects.get(), "the projects")? {
+            let path = String::from_utf8_lossy(&path).into_owned();
+            let label = format!("projects[{path:?}]");
+            let Some(project) = json::members(project.get()) else {
+                continue;
+            };
+            let project = no_repeats(project, &label)?;
+            if let Some((_, servers)) = project
+                .iter()
+                .find(|(key, _)| key.as_ref() == b"mcpServers")
+            {
+                lists.push(List {
+                    label: format!("{label}.mcpServers"),
+                    scope: Some(format!("project {path}")),
+                    pointer: format!("/projects/{}/mcpServers", pointer_token(&path)),
+                    servers,
+                });
+            }
+        }
+    }
+    if lists.is_empty() {
+        bail!(
+            "{} has no `mcpServers` (or, as VS Code writes it, `servers`; Zed, \
+             `context_servers`) object",
+            file.display()
+        );
+    }
+    Ok(lists)
+}
+
+/// `key` as one step of a JSON pointer (RFC 6901).
+fn pointer_token(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+/// The members of the object `text` (`what`, in messages), each key given once.
+fn unique<'a>(text: &'a str, what: &str) -> anyhow::Result<Vec<json::Member<'a>>> {
+    let members = json::members(text).with_context(|| format!("{what} is not a JSON object"))?;
+    no_repeats(members, what)
+}
+
+/// `members`, refused when a key repeats: clients keep its last value, and an edit that
+/// read the first would change what the client does not read.
+fn no_repeats<'a>(
+    members: Vec<json::Member<'a>>,
+    what: &str,
+) -> anyhow::Result<Vec<json::Member<'a>>> {
+    let mut seen = std::collections::HashSet::new();
+    if let Some((key, _)) = members.iter().find(|(key, _)| !seen.insert(key.clone())) {
+        bail!(
+            "{what} gives the key {:?} more than once, which readers take differently: \
+             keep one, then try again",
+            String::from_utf8_lossy(key)
+        );
+    }
+    Ok(members)
+}
+
+/// `text`, a config in JSON or in JSON with comments (VS Code's), as plain JSON with
+/// every byte where it was: each comment and each trailing comma made spaces, line breaks
+/// kept. Offsets in the one are offsets in the other, so an edit found in this text is
+/// made in the original, comments and all.
+fn readable(text: &str, file: &Path) -> anyhow::Result<String> {
+    use jsonc_parser::tokens::Token;
+    let options = jsonc_parser::ParseOptions {
+        allow_comments: true,
+        allow_loose_object_property_names: false,
+        allow_trailing_commas: true,
+    };
+    let collect = jsonc_parser::CollectOptions {
+        comments: jsonc_parser::CommentCollectionStrategy::AsTokens,
+        tokens: true,
+    };
+    let parsed = jsonc_parser::parse_to_ast(text, &collect, &options)
+        .map_err(|error| anyhow::anyhow!("{} is not JSON: {error}", file.display()))?;
+    let tokens = parsed.tokens.unwrap_or_default();
+    let comment = |token: &Token| matches!(token, Token::CommentLine(_) | Token::CommentBlock(_));
+    let mut blanks: Vec<jsonc_parser::common::Range> = tokens
+        .iter()
+        .filter(|one| comment(&one.token))
+        .map(|one| one.range)
+        .collect();
+    let significant: Vec<_> = tokens.iter().filter(|one| !comment(&one.token)).collect();
+    blanks.extend(significant.windows(2).filter_map(|pair| {
+        let closes = matches!(pair[1].token, Token::CloseBrace | Token::CloseBracket);
+        (matches!(pair[0].token, Token::Comma) && closes).then_some(pair[0].range)
+    }));
+    let mut bytes = text.as_bytes().to_vec();
+    for range in blanks {
+        for byte in &mut bytes[range.start..range.end] {
+            if !matches!(byte, b'\n' | b'\r') {
+                *byte = b' ';
+            }
+        }
+    }
+    // Whole characters of a comment became spaces, byte by byte: still UTF-8.
+    String::from_utf8(bytes).context("a comment's characters made spaces")
+}
+
+/// Where `part` (a slice of `whole`) lies in it.
+fn span(whole: &str, part: &str) -> (usize, usize) {
+    let start = json::offset(whole, part);
+    (start, start + part.len())
+}
+
+/// The value of `key` in an entry's members (each key given once).
+fn member<'a>(members: &[json::Member<'a>], key: &str) -> Option<&'a RawValue> {
+    members
+        .iter()
+        .find(|(name, _)| name.as_ref() == key.as_bytes())
+        .map(|(_, value)| *value)
+}
+
+/// The elements of the JSON array `value`.
+fn elements(value: &RawValue) -> Option<Vec<&RawValue>> {
+    serde_json::from_str(value.get()).ok()
+}
+
+/// Where a stdio server's program is named.
+#[derive(Clone, Copy)]
+enum Stdio {
+    /// `command`, beside `args` in the server's entry.
+    Flat,
+    /// `path`, beside `args` in the object that is the entry's `command` (Zed's older form).
+    Nested,
+}
+
+impl Stdio {
+    fn key(self) -> &'static str {
+        match self {
+            Stdio::Flat => "command",
+            Stdio::Nested => "path",
+        }
+    }
+}
+
+/// Whether `entry` runs behind `reasons mcp`: its program is a `reasons` binary (by any
+/// path, under any name that begins so) and its first argument `mcp`.
+fn wrapped(members: &[json::Member<'_>], stdio: Stdio) -> bool {
+    let command = member(members, stdio.key()).and_then(json::string);
+    let is_reasons = command.is_some_and(|command| is_reasons(&String::from_utf8_lossy(&command)));
+    let first = member(members, "args")
+        .and_then(elements)
+        .and_then(|args| args.first().and_then(|first| json::string(first)));
+    is_reasons && first.as_deref() == Some(b"mcp")
+}
+
+/// Whether `command` runs a `reasons` binary: by any path, under any name beginning so.
+fn is_reasons(command: &str) -> bool {
+    Path::new(command)
+        .file_name()
+        .is_some_and(|name| name.to_string_lossy().starts_with("reasons"))
+}
+
+/// The keys that make an entry a remote server's, which a wrapped one keeps aside.
+const REMOTE_KEYS: [&str; 5] = ["url", "httpUrl", "serverUrl", "headers", "type"];
+
+fn wrap(
+    text: &str,
+    entry: &RawValue,
+    members: &[json::Member<'_>],
+    stdio: Stdio,
+    name: &str,
+    reasons: &Wrapper,
+    edits: &mut Vec<Edit>,
+) -> Fate {
+    if wrapped(members, stdio) {
+        return Fate::AsItWas;
+    }
+    let Some(command) =
+        member(members, stdio.key()).filter(|command| json::string(command).is_some())
+    else {
+        if let Stdio::Nested = stdio {
+            return Fate::Skipped("its `command` object has no `path` string".into());
+        }
+        let url = ["httpUrl", "serverUrl", "url"]
+            .iter()
+            .find_map(|key| member(members, key).and_then(json::string));
+        return match url {
+            Some(url) => {
+                let remote = Remote {
+                    url: &url,
+                    head: reasons.head(name),
+                };
+                wrap_remote(text, entry, members, remote, &reasons.command, edits)
+            }
+            None => Fate::Skipped("no `command` string and no `url`".into()),
+        };
+    };
+    let (start, end) = span(text, command.get());
+    let head = json_head(&reasons.head(name), command.get());
+    let reasons = serde_json::to_string(&reasons.command).unwrap_or_default();
+    match member(members, "args") {
+        Some(args) => {
+            let Some(list) = elements(args) else {
+                return Fate::Skipped("`args` is not a list".into());
+            };
+            let (open, _) = span(text, args.get());
+            let separator = if list.is_empty() { "" } else { ", " };
+            edits.push((start, end, reasons));
+            edits.push((open + 1, open + 1, format!("{head}{separator}")));
+        }
+        None => {
+            edits.push((start, end, reasons));
+            edits.push((end, end, format!(r#", "args": [{head}]"#)));
+        }
+    }
+    Fate::Changed
+}
+
+/// The head wrap puts in a stdio server's `args`, as JSON text: the proxy's arguments,
+/// `--`, and the server's command (its exact text).
+fn json_head(proxy: &[String], command: &str) -> String {
+    let mut head: Vec<String> = proxy
+        .iter()
+        .map(|arg| serde_json::to_string(arg).unwrap_or_default())
+        .collect();
+    head.extend([r#""--""#.to_string(), command.to_string()]);
+    head.join(", ")
+}
+
+/// A remote server to wrap: its URL, and the proxy's arguments before `--url-env`.
+struct Remote<'a> {
+    url: &'a [u8],
+    head: Vec<String>,
+}
+
+/// The key under which a wrapped remote server keeps its remote keys as they were.
+const KEPT: &str = "reasons-unwrap";
+
+/// The variable a wrapped remote server's URL is passed in.
+const URL_VARIABLE: &str = "REASONS_URL";
+
+/// What runs a remote server behind the proxy: the proxy's arguments (`head`, then the
+/// URL's and each header's variable) and the environment that gives them their values,
+/// so that neither the URL nor a header is ever an argument.
+struct Proxied {
+    args: Vec<String>,
+    env: Vec<(String, String)>,
+}
+
+impl Proxied {
+    fn new(mut head: Vec<String>, url: &str) -> Proxied {
+        head.extend(["--url-env".into(), URL_VARIABLE.into()]);
+        Proxied {
+            args: head,
+            env: vec![(URL_VARIABLE.into(), url.into())],
+        }
+    }
+
+    /// A header the server is sent, with its value.
+    fn header(&mut self, name: &str, value: &str) {
+        let variable = format!("REASONS_HEADER_{}", self.env.len() - 1);
+        self.args.push("--header-env".into());
+        self.args.push(format!("{name}={variable}"));
+        self.env.push((variable, value.into()));
+    }
+
+    /// The environment as a JSON object.
+    fn env_json(&self) -> serde_json::Value {
+        let env = self
+            .env
+            .iter()
+            .map(|(name, value)| (name.clone(), value.as_str().into()));
+        serde_json::Value::Object(env.collect())
+    }
+}
+
+/// A remote server's entry replaced by one that runs `reasons mcp --url-env` in front of
+/// it: its other keys stay, its remote keys go under [`KEPT`].
+fn wrap_remote(
+    text: &str,
+    entry: &RawValue,
+    members: &[json::Member<'_>],
+    remote: Remote,
+    reasons: &str,
+    edits: &mut Vec<Edit>,
+) -> Fate {
+    let mut proxied = Proxied::new(remote.head, &String::from_utf8_lossy(remote.url));
+    if let Some(headers) = member(members, "headers") {
+        let Some(headers) = json::members(headers.get()) else {
+            return Fate::Skipped("its `headers` are not an object".into());
+        };
+        let Ok(headers) = no_repeats(headers, "") else {
+            return Fate::Skipped("its `headers` give a name more than once".into());
+        };
+        for (name, value) in &headers {
+            let Some(value) = json::string(value) else {
+                return Fate::Skipped("a header's value is not a string".into());
+            };
+            proxied.header(
+                &String::from_utf8_lossy(name),
+                &String::from_utf8_lossy(&value),
+            );
+        }
+    }
+    let remote = |key: &[u8]| REMOTE_KEYS.iter().any(|remote| remote.as_bytes() == key);
+    let kept: Vec<String> = members
+        .iter()
+        .filter(|(key, _)| remote(key))
+        .map(|(key, value)| format!("{}: {}", key_text(key), value.get()))
+        .collect();
+    let mut rebuilt = vec![
+        format!(
+            r#""command": {}"#,
+            serde_json::to_string(reasons).unwrap_or_default()
+        ),
+        format!(
+            r#""args": {}"#,
+            serde_json::to_string(&proxied.args).unwrap_or_default()
+        ),
+        format!(r#""env": {}"#, proxied.env_json()),
+    ];
+    rebuilt.extend(
+        members
+            .iter()
+            .filter(|(key, _)| !remote(key))
+            .map(|(key, value)| format!("{}: {}", key_text(key), value.get())),
+    );
+    rebuilt.push(format!(r#""{KEPT}": {{{}}}"#, kept.join(", ")));
+    let (start, end) = span(text, entry.get());
+    edits.push((start, end, format!("{{{}}}", rebuilt.join(", "))));
+    Fate::Changed
+}
+
+/// A key as JSON text.
+fn key_text(key: &[u8]) -> String {
+    serde_json::to_string(&String::from_utf8_lossy(key)).unwrap_or_default()
+}
+
+fn unwrap(
+    text: &str,
+    entry: &RawValue,
+    members: &[json::Member<'_>],
+    stdio: Stdio,
+    name: &str,
+    edits: &mut Vec<Edit>,
+) -> Fate {
+    if !wrapped(members, stdio) {
+        return Fate::AsItWas;
+    }
+    if let Some(kept) = member(members, KEPT) {
+        return unwrap_remote(text, entry, members, kept, edits);
+    }
+    let (Some(command), Some(args)) = (member(members, stdio.key()), member(members, "args"))
+    else {
+        return Fate::AsItWas;
+    };
+    let list = elements(args).unwrap_or_default();
+    let texts: Vec<String> = list
+        .iter()
+        .map(|arg| json::string(arg).map(|arg| String::from_utf8_lossy(&arg).into_owned()))
+        .collect::<Option<_>>()
+        .unwrap_or_default();
+    // Only what `wrap` writes is undone: `mcp` (with the name and log `--audit` gave),
+    // `--`, the command. A server put behind `reasons mcp` with flags of its own was put
+    // there by someone, on purpose.
+    let dashes = own_flags(&texts, name).filter(|at| texts.get(*at).is_some_and(|arg| arg == "--"));
+    let Some(dashes) = dashes else {
+        return Fate::Skipped(
+            "it runs behind `reasons mcp` with flags of its own: unwrap it by hand".into(),
+        );
+    };
+    let Some(original) = list.get(dashes + 1) else {
+        return Fate::Skipped("nothing follows the `--` of its `reasons mcp` arguments".into());
+    };
+    let (command_start, command_end) = span(text, command.get());
+    let (_, args_end) = span(text, args.get());
+    edits.push((command_start, command_end, original.get().to_string()));
+    // What wrap put at the head of the list goes, up to the server's own first argument,
+    // however the list has been laid out since.
+    if let Some(own) = list.get(dashes + 2) {
+        let (head, _) = span(text, list[0].get());
+        let (first, _) = span(text, own.get());
+        edits.push((head, first, String::new()));
+        return Fate::Changed;
+    }
+    // No arguments of its own: wrap added `, "args": [...]` right after the command in
+    // exactly this spelling; when that is still there it goes, else the list is emptied
+    // of what wrap put in it, the space around it kept.
+    let added = format!(
+        r#", "args": [{}]"#,
+        json_head(&texts[..dashes], original.get())
+    );
+    if text[command_end..].starts_with(&added) && command_end + added.len() == args_end {
+        edits.push((command_end, args_end, String::new()));
+    } else {
+        let (head, _) = span(text, list[0].get());
+        let (_, last) = span(text, original.get());
+        edits.push((head, last, String::new()));
+    }
+    Fate::Changed
+}
+
+/// A wrapped remote server's entry as it was: its remote keys from [`KEPT`] in place of
+/// what wrap added, and every other key as it is now.
+fn unwrap_remote(
+    text: &str,
+    entry: &RawValue,
+    members: &[json::Member<'_>],
+    kept: &RawValue,
+    edits: &mut Vec<Edit>,
+) -> Fate {
+    let Some(kept) = json::members(kept.get()) else {
+        return Fate::Skipped(format!("its `{KEPT}` is not an object: unwrap it by hand"));
+    };
+    let added = |key: &[u8]| matches!(key, b"command" | b"args" | b"env") || key == KEPT.as_bytes();
+    let restored: Vec<String> =
+        kept.iter()
+            .chain(members.iter().filter(|(key, _)| {
+                !added(key) && !kept.iter().any(|(restored, _)| restored == key)
+            }))
+            .map(|(key, value)| format!("{}: {}", key_text(key), value.get()))
+            .collect();
+    let (start, end) = span(text, entry.get());
+    edits.push((start, end, format!("{{{}}}", restored.join(", "))));
+    Fate::Changed
+}
+
+/// The clients `--client` knows.
+const KNOWN: &str = "claude-desktop, claude-code, cursor, vscode, windsurf, gemini, lmstudio, \
+                     cline, roo, zed, codex, goose or continue";
+
+/// The config files a known client reads its servers from, at their documented places
+/// for this system (for Claude Code, `~/.claude.json`: its user scope, and each
+/// project's local scope), and those of the project in this folder that it reads too
+/// (its project scope: `.mcp.json`, `.cursor/mcp.json`, `.vscode/mcp.json`, …).
+pub fn client_configs(client: &str) -> anyhow::Result<Vec<PathBuf>> {
+    if cfg!(windows) {
+        bail!("--client is not supported on Windows yet: name the file with --config");
+    }
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .context("HOME is not set")?;
+    let config = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| home.join(".config"));
+    let mac = cfg!(target_os = "macos");
+    let support = home.join("Library/Application Support");
+    // Where VS Code keeps an extension's own files (Cline's, Roo Code's).
+    let code = match mac {
+        true => support.join("Code/User/globalStorage"),
+        false => config.join("Code/User/globalStorage"),
+    };
+    let file = match client {
+        "claude-desktop" if mac => support.join("Claude/claude_desktop_config.json"),
+        "claude-desktop" => config.join("Claude/claude_desktop_config.json"),
+        "windsurf" => home.join(".codeium/windsurf/mcp_config.json"),
+        "gemini" => home.join(".gemini/settings.json"),
+        "lmstudio" => home.join(".lmstudio/mcp.json"),
+        "cline" => code.join("saoudrizwan.claude-dev/settings/cline_mcp_settings.json"),
+        "roo" => code.join("rooveterinaryinc.roo-cline/settings/mcp_settings.json"),
+        "zed" => config.join("zed/settings.json"),
+        "goose" => config.join("goose/config.yaml"),
+        "continue" => home.join(".continue/config.yaml"),
+        "claude-code" => home.join(".claude.json"),
+        "cursor" => home.join(".cursor/mcp.json"),
+        "codex" => std::env::var_os("CODEX_HOME")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| home.join(".codex"))
+            .join("config.toml"),
+        "vscode" if mac => support.join("Code/User/mcp.json"),
+        "vscode" => config.join("Code/User/mcp.json"),
+        other => bail!("no known client `{other}`: {KNOWN} (or name any file with --config)"),
+    };
+    let mut files = vec![file];
+    files.extend(project_configs(client));
+    // Run in the home folder, a project's file is the user's own.
+    let mut seen = Vec::new();
+    files.retain(|file| {
+        let canonical = std::fs::canonicalize(file).unwrap_or_else(|_| file.clone());
+        let new = !seen.contains(&canonical);
+        seen.push(canonical);
+        new
+    });
+    Ok(files)
+}
+
+/// The config files of the project in this folder that `client` reads its servers from
+/// besides its own (its project scope), those there are.
+fn project_configs(client: &str) -> Vec<PathBuf> {
+    let named = match client {
+        "claude-code" => ".mcp.json",
+        "cursor" => ".cursor/mcp.json",
+        "vscode" => ".vscode/mcp.json",
+        "gemini" => ".gemini/settings.json",
+        "roo" => ".roo/mcp.json",
+        "zed" => ".zed/settings.json",
+        "codex" => ".codex/config.toml",
+        // Continue reads each block file of the workspace's `.continue/mcpServers`.
+        "continue" => {
+            let Ok(blocks) = std::fs::read_dir(".continue/mcpServers") else {
+                return Vec::new();
+            };
+            let mut files: Vec<PathBuf> = blocks
+                .filter_map(|entry| Some(entry.ok()?.path()))
+                .filter(|path| is_yaml(path) && path.is_file())
+                .collect();
+            files.sort();
+            return files;
+        }
+        _ => return Vec::new(),
+    };
+    Some(PathBuf::from(named))
+        .filter(|file| file.is_file())
+        .into_iter()
+        .collect()
+}
+
+/// Where `file`'s copy from before the last change is kept.
+pub fn backup_of(file: &Path) -> PathBuf {
+    let mut name = file.as_os_str().to_owned();
+    name.push(".reasons-backup");
+    PathBuf::from(name)
+}
+
+/// Wraps or unwraps the config `file` in place (or, with `dry_run`, only says what would
+/// change, as a diff); what became of each server, for the human, and the diff.
+///
+/// A wrap that cannot put every server behind `reasons mcp` changes nothing and says
+/// which and why. The file's bytes from before are kept beside it (`backup_of`), then it
+/// is replaced whole, by a rename, keeping its mode and group owner, unless it changed
+/// while this ran (a client saving it), which is refused. Unwrapping a file that is still
+/// exactly what wrapping its backup gave, when the backup ran nothing behind `reasons`,
+/// restores the backup's bytes.
+pub fn run(file: &Path, way: Way, dry_run: bool, reasons: &Wrapper) -> anyhow::Result<String> {
+    // A config kept elsewhere and linked into place (dotfiles) is edited where it is, so
+    // the link stays a link.
+    let file =
+        &std::fs::canonicalize(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let text = read_text(file)?;
+    let edited = edit(&text, file, way, reasons)?;
+    if way == Way::Wrap {
+        let cannot: Vec<String> = edited
+            .servers
+            .iter()
+            .filter_map(|(server, fate)| match fate {
+                Fate::Skipped(why) => Some(format!("{}: {why}", server.name)),
+                _ => None,
+            })
+            .collect();
+        if !cannot.is_empty() {
+            bail!(
+                "{} was not changed: not every server in it can run behind reasons mcp\n  {}",
+                file.display(),
+                cannot.join("\n  ")
+            );
+        }
+    }
+    let restored = match way {
+        Way::Unwrap => read_text(&backup_of(file))
+            .ok()
+            .filter(|before| wrapped_from(before, &text, file, reasons)),
+        Way::Wrap => None,
+    };
+    let after = restored.as_deref().unwrap_or(&edited.text);
+    let mut report = String::new();
+    for (server, fate) in &edited.servers {
+        let said = match (fate, way) {
+            (Fate::Changed, Way::Wrap) => "now runs behind reasons mcp".to_string(),
+            (Fate::Changed, Way::Unwrap) => "runs as it did before".to_string(),
+            (Fate::AsItWas, Way::Wrap) => "already runs behind reasons mcp".to_string(),
+            (Fate::AsItWas, Way::Unwrap) => "does not run behind reasons mcp".to_string(),
+            (Fate::Skipped(why), _) => format!("left as it is: {why}"),
+            (Fate::Outside(what), _) => format!("left as it is: {what}, not a server"),
+        };
+        report.push_str(&format!("{}: {said}\n", server.name));
+    }
+    if after == text {
+        report.push_str(&format!("{}: nothing to change\n", file.display()));
+        return Ok(report);
+    }
+    // What is written must read as the client reads it, every server where it was.
+    let check = edit(after, file, Way::Unwrap, reasons).with_context(|| {
+        format!(
+            "the edit of {} would not read back; nothing was written",
+            file.display()
+        )
+    })?;
+    if check.servers.len() != edited.servers.len() {
+        bail!(
+            "the edit of {} would lose a server; nothing was written",
+            file.display()
+        );
+    }
+    let diff = similar::TextDiff::from_lines(text.as_str(), after)
+        .unified_diff()
+        .header(&file.display().to_string(), &file.display().to_string())
+        .to_string();
+    if dry_run {
+        return Ok(format!("{diff}{report}"));
+    }
+    let metadata = std::fs::metadata(file)?;
+    let staged = stage_like(file, after.as_bytes(), &metadata)?;
+    write_like(&backup_of(file), text.as_bytes(), &metadata)?;
+    // A client that saved the file since it was read would lose its save.
+    if !staged.put_unless_changed(text.as_bytes())? {
+        bail!(
+            "{} changed while reasons was editing it (a client saving it?); nothing was \
+             written to it: run this again",
+            file.display()
+        );
+    }
+    report.push_str(&format!(
+        "{} changed; what it was is in {}\n",
+        file.display(),
+        backup_of(file).display()
+    ));
+    Ok(report)
+}
+
+/// Whether `now` is exactly what wrapping `before` gives, and `before` ran no server
+/// behind `reasons mcp` that wrap would have had to put there: then `before` is what
+/// unwrapping `now` means, byte for byte.
+fn wrapped_from(before: &str, now: &str, file: &Path, reasons: &Wrapper) -> bool {
+    let ran_nothing_wrapped = edit(before, file, Way::Unwrap, reasons).is_ok_and(|unwrapped| {
+        unwrapped
+            .servers
+            .iter()
+            .all(|(_, fate)| *fate != Fate::Changed)
+    });
+    ran_nothing_wrapped
+        && edit(before, file, Way::Wrap, reasons).is_ok_and(|wrapped| wrapped.text == now)
+}
+
+/// Rewrite an MCP client's config so that each server runs behind `reasons mcp`,
+/// keeping everything else as it was (a backup is written beside it).
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    config: ConfigArgs,
+    /// Print the change as a diff, and change nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// The command the config is to run the proxy with [default: `reasons` when that
+    /// is this binary on PATH, else this binary's path].
+    #[arg(long, value_name = "PATH")]
+    reasons: Option<PathBuf>,
+    /// Give each server an audit log of its own in this folder, named for the server
+    /// (`DIR/NAME.jsonl`); every record names the server. Unwrap undoes it.
+    #[arg(long, value_name = "DIR")]
+    audit: Option<PathBuf>,
+}
+
+/// Undo `reasons wrap`: each server runs as it did before.
+#[derive(clap::Args)]
+pub struct UnwrapArgs {
+    #[command(flatten)]
+    config: ConfigArgs,
+    /// Print the change as a diff, and change nothing.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+/// `reasons wrap`.
+pub fn wrap_command(
+    Args {
+        config,
+        dry_run,
+        reasons,
+        audit,
+    }: Args,
+) -> anyhow::Result<u8> {
+    edit_config(config, Way::Wrap, dry_run, reasons, audit)
+}
+
+/// `reasons unwrap`.
+pub fn unwrap_command(UnwrapArgs { config, dry_run }: UnwrapArgs) -> anyhow::Result<u8> {
+    edit_config(config, Way::Unwrap, dry_run, None, None)
+}
+
+/// Which MCP client config to change.
+#[derive(clap::Args)]
+#[group(required = true, multiple = false)]
+pub struct ConfigArgs {
+    /// A known client's config, at its documented place, and its project's in this
+    /// folder: claude-desktop, claude-code, cursor, vscode, windsurf, gemini, lmstudio,
+    /// cline, roo, zed, codex, goose or continue.
+    #[arg(long, value_name = "NAME")]
+    client: Option<String>,
+    /// Any config file (`.mcp.json`, `.cursor/mcp.json`, `.vscode/mcp.json`, …).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+}
+
+impl ConfigArgs {
+    /// The files to edit: the one named, or every one the client reads servers from.
+    pub fn files(self) -> anyhow::Result<Vec<PathBuf>> {
+        match (self.config, self.client) {
+            (Some(file), _) => Ok(vec![file]),
+            (None, Some(client)) => client_configs(&client),
+            (None, None) => anyhow::bail!("name a config: --client NAME or --config FILE"),
+        }
+    }
+}
+
+/// `reasons wrap` and `reasons unwrap`, over every file the client reads: each is edited
+/// only once every one of them can be, so that a refusal changes nothing.
+fn edit_config(
+    config: ConfigArgs,
+    way: Way,
+    dry_run: bool,
+    reasons: Option<PathBuf>,
+    audit: Option<PathBuf>,
+) -> anyhow::Result<u8> {
+    let files = config.files()?;
+    let command = match reasons {
+        Some(reasons) => reasons,
+        None => proxy_command()?,
+    };
+    let audit = match audit {
+        // The logs hold the model's reasons: the folder is its owner's alone.
+        Some(folder) => {
+            use std::os::unix::fs::DirBuilderExt;
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(&folder)
+                .with_context(|| format!("cannot create {}", folder.display()))?;
+            Some(std::fs::canonicalize(&folder)?)
+        }
+        None => None,
+    };
+    let reasons = Wrapper {
+        command: command.to_string_lossy().into_owned(),
+        audit,
+    };
+    for file in &files {
+        run(file, way, true, &reasons)?;
+    }
+    for file in &files {
+        print!("{}", run(file, way, dry_run, &reasons)?);
+    }
+    Ok(0)
+}
+
+/// The command a config runs the proxy with: `reasons` when that name on PATH is this
+/// binary, so that the config names no versioned path an upgrade would leave behind;
+/// else this binary's path.
+fn proxy_command() -> anyhow::Result<PathBuf> {
+    let this = std::env::current_exe().context("cannot tell where this binary is")?;
+    let this = std::fs::canonicalize(&this).unwrap_or(this);
+    let on_path = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
+        .map(|folder| folder.join("reasons"))
+        .find(|candidate| candidate.is_file());
+    let is_this = on_path
+        .and_then(|found| std::fs::canonicalize(found).ok())
+        .is_some_and(|found| found == this);
+    Ok(if is_this {
+        PathBuf::from("reasons")
+    } else {
+        this
+    })
+}

@@ -1,0 +1,206 @@
+//! What the proxy keeps of each `tools/call`: an audit log (JSON lines, one record per
+//! call, written when the call's outcome is known) and the reason coverage per tool.
+//! Neither ever goes to stdout, which is the protocol stream.
+
+use crate::Now;
+use serde::Serialize;
+use serde_json::value::RawValue;
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::time::{Instant, SystemTime};
+
+/// A `tools/call` on its way, remembered until its outcome arrives.
+pub struct Call {
+    time: SystemTime,
+    started: Instant,
+    tool: String,
+    reason: Option<Box<RawValue>>,
+    forwarded: bool,
+    sent: Option<String>,
+}
+
+impl Call {
+    /// A call to `tool` made `now`, with the model's `reason` (if the layer strips this
+    /// tool's reason and the call had one), sent to the server with these arguments
+    /// (`None`: without any).
+    pub fn sent(
+        tool: &str,
+        reason: Option<Box<RawValue>>,
+        arguments: Option<&str>,
+        now: Now,
+    ) -> Call {
+        Call {
+            forwarded: true,
+            sent: arguments.map(|arguments| format!("{:x}", Sha256::digest(arguments.as_bytes()))),
+            ..Call::kept(tool, reason, now)
+        }
+    }
+
+    /// A call to `tool` made `now` that is answered here and never sent.
+    pub fn kept(tool: &str, reason: Option<Box<RawValue>>, now: Now) -> Call {
+        Call {
+            time: now.wall,
+            started: now.instant,
+            tool: tool.to_string(),
+            reason,
+            forwarded: false,
+            sent: None,
+        }
+    }
+}
+
+/// How a call ended.
+#[derive(Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome<'a> {
+    /// The server answered with a result; its `isError`.
+    Result {
+        #[serde(rename = "isError")]
+        is_error: bool,
+    },
+    /// The server answered with a JSON-RPC error.
+    Error(&'a RawValue),
+    /// The layer answered it without sending it (a refusal, or a fault).
+    Answered(&'a str),
+    /// The server went away before answering.
+    Lost(&'a str),
+}
+
+#[derive(Serialize)]
+struct Record<'a> {
+    time: String,
+    /// The server's name in the client's config, when the proxy was told it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    server: Option<&'a str>,
+    id: &'a RawValue,
+    tool: &'a str,
+    reason: Option<&'a RawValue>,
+    /// Whether the call was sent to the server at all.
+    forwarded: bool,
+    /// SHA-256 of the arguments' text exactly as the server received it; `null` when it
+    /// was sent without arguments, or not sent.
+    arguments_sha256: Option<&'a str>,
+    outcome: Outcome<'a>,
+    ms: f64,
+}
+
+/// The audit log and the counts behind `--stats`.
+#[derive(Default)]
+pub struct Audit {
+    log: Option<Box<dyn Write + Send>>,
+    /// The server's name, for every record.
+    server: Option<String>,
+    /// Whether `--stats` will be printed.
+    stats: bool,
+    coverage: BTreeMap<String, Coverage>,
+}
+
+#[derive(Default)]
+struct Coverage {
+    calls: u64,
+    with_reason: u64,
+}
+
+impl Audit {
+    /// An audit writing its records to `log`, if given (the transport opens it), and
+    /// counting for `--stats` if `stats`.
+    pub fn new(log: Option<Box<dyn Write + Send>>, stats: bool) -> Audit {
+        Audit {
+            log,
+            server: None,
+            stats,
+            coverage: BTreeMap::new(),
+        }
+    }
+
+    /// The audit, each record naming the server `server`.
+    pub fn named(self, server: Option<String>) -> Audit {
+        Audit { server, ..self }
+    }
+
+    /// Whether anything will be made of the model's reasons: reading them costs a parse
+    /// of each call's arguments, which a proxy with neither a log nor stats skips.
+    pub fn wants_reasons(&self) -> bool {
+        self.log.is_some() || self.stats
+    }
+
+    /// Whether `--stats` was asked for.
+    pub fn stats_wanted(&self) -> bool {
+        self.stats
+    }
+
+    /// Records `call`, answered under `id`, as ending `now` with `outcome`; what to tell
+    /// the human when the log could not be written.
+    pub fn record(
+        &mut self,
+        id: &str,
+        call: Call,
+        outcome: Outcome,
+        now: Now,
+    ) -> Result<(), String> {
+        let coverage = self.coverage.entry(call.tool.clone()).or_default();
+        coverage.calls += 1;
+        coverage.with_reason += u64::from(call.reason.is_some());
+        let Some(log) = &mut self.log else {
+            return Ok(());
+        };
+        let Ok(id) = serde_json::from_str::<&RawValue>(id) else {
+            return Ok(());
+        };
+        let record = Record {
+            time: humantime::format_rfc3339_millis(call.time).to_string(),
+            server: self.server.as_deref(),
+            id,
+            tool: &call.tool,
+            reason: call.reason.as_deref(),
+            forwarded: call.forwarded,
+            arguments_sha256: call.sent.as_deref(),
+            outcome,
+            ms: now
+                .instant
+                .saturating_duration_since(call.started)
+                .as_secs_f64()
+                * 1000.0,
+        };
+        // One write per record, so a reader never sees half of one; a log that cannot be
+        // written is reported once and then left alone, never a reason to stop relaying.
+        let mut line = serde_json::to_string(&record).unwrap_or_default();
+        line.push('\n');
+        if let Err(error) = log.write_all(line.as_bytes()) {
+            self.log = None;
+            return Err(format!(
+                "the audit log cannot be written ({error}); no more records"
+            ));
+        }
+        Ok(())
+    }
+
+    /// Calls per tool and how many carried a reason, for a human on stderr.
+    pub fn stats(&self) -> String {
+        let (calls, with_reason) = self.coverage.values().fold((0, 0), |(calls, with), tool| {
+            (calls + tool.calls, with + tool.with_reason)
+        });
+        let mut out = format!(
+            "reasons: {calls} tool calls, {with_reason} with a reason ({})\n",
+            percent(with_reason, calls)
+        );
+        let width = self.coverage.keys().map(String::len).max().unwrap_or(0);
+        for (tool, coverage) in &self.coverage {
+            out.push_str(&format!(
+                "  {tool:width$}  {:>5} calls  {:>5} with a reason ({})\n",
+                coverage.calls,
+                coverage.with_reason,
+                percent(coverage.with_reason, coverage.calls)
+            ));
+        }
+        out
+    }
+}
+
+fn percent(part: u64, whole: u64) -> String {
+    match whole {
+        0 => "-".into(),
+        _ => format!("{}%", part * 100 / whole),
+    }
+}

@@ -1,0 +1,96 @@
+//! The reasons component as the proxy drives it, through its direct surface (WIT 0.1.1):
+//! `augment` for the catalogue the proxy holds, `route` for each call, which the proxy
+//! then sends on itself. The host holds what the component routes to the same rule as
+//! anything a plugin forwards (R16).
+
+use super::{Forward, Layer};
+use reasons_host::plugin::{Plugin, StripSet, WasmLayer};
+use reasons_host::provider::{Json, Provider};
+use reasons_transform::{Arguments, Options, ProviderError, ToolCall, ToolResult};
+
+/// The component, reached directly: the proxy holds the catalogue and sends the calls.
+pub struct ComponentLayer {
+    layer: WasmLayer,
+    strip_set: StripSet,
+    param: String,
+    /// Whether a call without the parameter is refused (and so must go through the layer).
+    required: bool,
+}
+
+/// Below the proxy's layer: nothing. It is reached through `augment` and `route`, which
+/// may not ask below (the gate is shut), and a fresh instance is given its catalogue
+/// again by the host; a plugin that asks anyway is refused by the gate before this.
+struct NothingBelow;
+
+impl Provider for NothingBelow {
+    fn tools_for_llm(&mut self) -> Result<Vec<Json>, ProviderError> {
+        Err(ProviderError::Failed(
+            "the proxy's layer has nothing below it: the proxy lists the server".into(),
+        ))
+    }
+
+    fn execute_tool_calls(&mut self, _: Vec<ToolCall>) -> Result<Vec<ToolResult>, ProviderError> {
+        Err(ProviderError::Failed(
+            "the proxy's layer has nothing below it: the proxy sends the calls".into(),
+        ))
+    }
+}
+
+impl ComponentLayer {
+    /// The plugin, configured with `options`.
+    pub fn new(plugin: &Plugin, options: Options) -> anyhow::Result<ComponentLayer> {
+        anyhow::ensure!(
+            plugin.is_reasons(),
+            "`{}` does not export agent:tools/reasons@0.1.1 (with `augment` and `route`): \
+             the proxy needs it to know which calls carry the model's reason",
+            plugin.name()
+        );
+        let mut layer = plugin.layer(Box::new(NothingBelow));
+        let required = options.required;
+        layer.configure(options)?;
+        Ok(ComponentLayer {
+            param: layer.reason_param()?,
+            strip_set: layer.strip_set(),
+            layer,
+            required,
+        })
+    }
+}
+
+impl Layer for ComponentLayer {
+    fn catalogue(&mut self, tools: Vec<Json>) -> Result<Vec<Json>, ProviderError> {
+        self.layer.augment(tools)
+    }
+
+    fn forward(&mut self, id: &str, tool: &str, arguments: Option<&str>) -> Forward {
+        let call = ToolCall {
+            id: id.to_string(),
+            name: tool.to_string(),
+            arguments: match arguments {
+                Some(text) => Arguments::Object(text.to_string()),
+                None => Arguments::Text(String::new()),
+            },
+        };
+        match self.layer.route(call) {
+            Ok(Ok(call)) => match (arguments, call.arguments) {
+                (Some(before), Arguments::Object(after)) if after != before => Forward::Send(after),
+                _ => Forward::AsItCame,
+            },
+            Ok(Err(answer)) => Forward::Answer(answer),
+            // A fault of the layer's (a trap, a limit, a violation): the call is not sent.
+            Err(fault) => Forward::Answer(ToolResult::error(id, fault.message())),
+        }
+    }
+
+    fn strips(&self, tool: &str) -> bool {
+        self.strip_set.contains(tool)
+    }
+
+    fn param(&self) -> &str {
+        &self.param
+    }
+
+    fn required(&self) -> bool {
+        self.required
+    }
+}

@@ -1,0 +1,624 @@
+//! The proxy's state machine: a line in, the lines out. There is no I/O here but the
+//! audit log, so that every path can be tested with strings.
+//!
+//! It changes two things and relays everything else byte for byte, in order: the `tools`
+//! of a `tools/list` result (through the layer's listing) and the `arguments` of a
+//! `tools/call` request (through the layer's forwarding). It fails closed (R18): a call
+//! goes to the server only once the proxy knows its tool's fate from a listing that is
+//! current, listing the server itself when it must, and a message it cannot read, or a
+//! call whose fate it cannot learn, is answered with an error and never relayed.
+
+use crate::Now;
+use crate::audit::{self, Audit, Outcome};
+use crate::json;
+use crate::jsonrpc::{
+    self, CallParams, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, Id, Line, Message, Read,
+};
+use crate::layer::{Forward, Layer};
+use hold::{Caller, Catalogue, HOLD_AT_MOST, Held, Listings, OwnListing, bypasses_hold};
+use serde_json::value::RawValue;
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::time::Duration;
+
+mod hold;
+
+/// A line to write, to one side or the other.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Out {
+    /// To the server's stdin.
+    Server(Vec<u8>),
+    /// To the client (the proxy's stdout).
+    Client(Vec<u8>),
+    /// For the human running the proxy (its stderr), never for either side.
+    Note(String),
+}
+
+/// What becomes of one client message.
+enum Fate {
+    /// Relayed byte for byte.
+    Keep,
+    /// Relayed as this text instead.
+    Change(String),
+    /// Not relayed: answered here with this response.
+    Answer(String),
+}
+
+/// What becomes of one server message.
+enum Relay {
+    /// Relayed to the client byte for byte.
+    Keep,
+    /// Relayed as this text instead.
+    Change(String),
+    /// Not relayed: the proxy's own, or one it cannot read or match.
+    Drop,
+    /// Held until the proxy's own listing (a page of declarations it has not listed),
+    /// made for the caller of the listing this page answers.
+    Hold(Caller),
+}
+
+/// What becomes of a held message when it leaves the hold.
+enum Release {
+    /// Its calls' tools are known from a listing newer than the message.
+    Go,
+    /// The listing it waited for failed, or the wait was too long: its calls are refused.
+    Refuse(String),
+}
+
+/// A client request the server has yet to answer.
+struct Pending {
+    kind: Kind,
+    /// The client batch it came in, when that batch has answers of the proxy's to add.
+    batch: Option<u64>,
+}
+
+enum Kind {
+    Initialize,
+    /// A `tools/list`; whether it asked for a page after the first, and whose it is.
+    List {
+        cursor: bool,
+        caller: Caller,
+    },
+    Call(audit::Call),
+    Other,
+}
+
+/// Whether the client's `initialize` has been answered, when it sent one.
+enum Handshake {
+    /// No `initialize` seen: a 2026-07-28 session, or none yet.
+    None,
+    /// Sent, not answered: the server takes no other request before it is.
+    Waiting,
+    Done,
+}
+
+/// The proxy's answers to some requests of a client batch, sent in the batch's response.
+struct Batch {
+    /// Requests of the batch the server has yet to answer.
+    left: usize,
+    answers: Vec<String>,
+}
+
+/// The proxy between one client and one server.
+pub struct Proxy<L> {
+    layer: L,
+    audit: Audit,
+    pending: HashMap<Id, Pending>,
+    catalogue: Option<Catalogue>,
+    /// Listings started so far (the proxy's own, and the client's whole ones it adopted).
+    started: u64,
+    /// The listing the catalogue must be at least, to be current: the server said its
+    /// tools changed after the listings before it started.
+    want: u64,
+    /// How far the listings made for each caller have come.
+    listings: HashMap<Caller, Listings>,
+    listing: Option<OwnListing>,
+    /// Client messages waiting, in order, and the server's listing answers waiting.
+    held: VecDeque<Held>,
+    pages: VecDeque<Held>,
+    handshake: Handshake,
+    /// Own ids given up on, whose late answers are dropped.
+    abandoned: HashSet<Id>,
+    batches: HashMap<u64, Batch>,
+    batch_ids: u64,
+    /// How long a message may wait ([`HOLD_AT_MOST`] unless a test says otherwise).
+    hold: Duration,
+    /// The time the transport last handed in, with the step it is for.
+    now: Now,
+    /// What the human running the proxy is to be told, with the next lines out.
+    notes: Vec<String>,
+}
+
+impl<L: Layer> Proxy<L> {
+    /// A proxy over `transform`, recording calls in `audit`.
+    pub fn new(layer: L, audit: Audit, now: Now) -> Proxy<L> {
+        Proxy {
+            now,
+            notes: Vec::new(),
+            layer,
+            audit,
+            pending: HashMap::new(),
+            catalogue: None,
+            started: 0,
+            want: 0,
+            listings: HashMap::new(),
+            listing: None,
+            held: VecDeque::new(),
+            pages: VecDeque::new(),
+            handshake: Handshake::None,
+            abandoned: HashSet::new(),
+            batches: HashMap::new(),
+            batch_ids: 0,
+            hold: HOLD_AT_MOST,
+        }
+    }
+
+    /// The calls recorded so far.
+    pub fn audit(&self) -> &Audit {
+        &self.audit
+    }
+
+    /// Something the human running the proxy is to be told.
+    fn note(&mut self, note: String) {
+        self.notes.push(note);
+    }
+
+    /// `out`, and the notes made on the way to it.
+    fn with_notes(&mut self, mut out: Vec<Out>) -> Vec<Out> {
+        out.extend(self.notes.drain(..).map(Out::Note));
+        out
+    }
+
+    /// Records `call`, answered under `id`, as ending now with `outcome`.
+    fn record(&mut self, id: &Id, call: audit::Call, outcome: Outcome) {
+        if let Err(note) = self.audit.record(id.json(), call, outcome, self.now) {
+            self.note(note);
+        }
+    }
+
+    /// A line from the client.
+    pub fn client_sent(&mut self, line: Vec<u8>, now: Now) -> Vec<Out> {
+        self.now = now;
+        let now = now.instant;
+        let mut out = Vec::new();
+        match jsonrpc::read_line(&line) {
+            Err(refusal) => out.push(Out::Client(refusal.answer().into_bytes())),
+            // What never waits: the client answering the server (which may need that to
+            // answer anything), and `initialized` (which a server may need before it
+            // lists its tools for the calls that wait).
+            Ok(read) if !self.held.is_empty() && !bypasses_hold(&read) => {
+                let caller = self.caller(&read);
+                self.held.push_back(self.hold(line, now, caller));
+            }
+            Ok(read) if !self.can_go(&read, None) => {
+                let caller = self.caller(&read);
+                self.held.push_back(self.hold(line, now, caller));
+            }
+            Ok(read) => self.client_line(&line, read, Release::Go, &mut out),
+        }
+        self.drain(&mut out);
+        self.with_notes(out)
+    }
+
+    /// One client line (a message or a batch), with its held calls' fate.
+    fn client_line(&mut self, line: &[u8], read: Line, release: Release, out: &mut Vec<Out>) {
+        match read {
+            Line::One(read) => match self.client_message(&read, &release, None) {
+                Fate::Keep => out.push(Out::Server(line.to_vec())),
+                Fate::Change(text) => out.push(Out::Server(text.into_bytes())),
+                Fate::Answer(text) => out.push(Out::Client(text.into_bytes())),
+            },
+            Line::Batch(reads) => self.client_batch(&reads, &release, out),
+        }
+    }
+
+    /// A client batch: sent on as a batch of what goes to the server; the proxy's own
+    /// answers join the server's response to it, so the client gets one batch back.
+    fn client_batch(&mut self, reads: &[Read], release: &Release, out: &mut Vec<Out>) {
+        self.batch_ids += 1;
+        let batch = self.batch_ids;
+        let (mut sent, mut answers, mut requests) = (Vec::new(), Vec::new(), 0);
+        for read in reads {
+            let is_request = matches!(read.message, Ok(Message::Request { .. }));
+            match self.client_message(read, release, Some(batch)) {
+                Fate::Keep => sent.push(read.text.to_string()),
+                Fate::Change(text) => sent.push(text),
+                Fate::Answer(text) => {
+                    answers.push(text);
+                    continue;
+                }
+            }
+            requests += usize::from(is_request);
+        }
+        if !sent.is_empty() {
+            out.push(Out::Server(format!("[{}]", sent.join(",")).into_bytes()));
+        }
+        match (answers.is_empty(), requests) {
+            (true, _) => self.untag(batch),
+            (false, 0) => {
+                self.untag(batch);
+                out.push(Out::Client(format!("[{}]", answers.join(",")).into_bytes()));
+            }
+            (false, left) => {
+                self.batches.insert(batch, Batch { left, answers });
+            }
+        }
+    }
+
+    /// Forgets that pending requests came in `batch`: it has no answers to add.
+    fn untag(&mut self, batch: u64) {
+        for pending in self.pending.values_mut() {
+            if pending.batch == Some(batch) {
+                pending.batch = None;
+            }
+        }
+    }
+
+    /// One client message, and what becomes of it.
+    fn client_message(&mut self, read: &Read, release: &Release, batch: Option<u64>) -> Fate {
+        let message = match &read.message {
+            Err(refusal) => return Fate::Answer(refusal.answer()),
+            Ok(message) => message,
+        };
+        match message {
+            Message::Request { id, method, params } => {
+                let own = self
+                    .listing
+                    .as_ref()
+                    .is_some_and(|listing| &listing.id == id)
+                    || self.abandoned.contains(id);
+                if self.pending.contains_key(id) || own {
+                    let why = "the id is already in use by a request not yet answered; \
+                               the request was not sent";
+                    return Fate::Answer(jsonrpc::error(Some(id), INVALID_REQUEST, why));
+                }
+                let kind = match method.as_str() {
+                    "tools/call" => return self.call(read.text, id, *params, release, batch),
+                    "tools/list" => match params.map(|params| jsonrpc::unique(params.get())) {
+                        // Whether it asks for a later page decides whether its answer is a
+                        // whole catalogue: that must be read as the server reads it.
+                        Some(Err(why)) => {
+                            let why = format!("the params {why}; the request was not sent");
+                            return Fate::Answer(jsonrpc::error(Some(id), INVALID_PARAMS, &why));
+                        }
+                        Some(Ok(members)) => Kind::List {
+                            cursor: jsonrpc::member(&members, "cursor").is_some(),
+                            caller: self.caller_of(*params),
+                        },
+                        None => Kind::List {
+                            cursor: false,
+                            caller: None,
+                        },
+                    },
+                    "initialize" => {
+                        self.handshake = Handshake::Waiting;
+                        Kind::Initialize
+                    }
+                    _ => Kind::Other,
+                };
+                self.expect(id, kind, batch);
+                Fate::Keep
+            }
+            Message::Notification { method, .. } if method == "tools/call" => {
+                Fate::Answer(jsonrpc::error(
+                    None,
+                    INVALID_REQUEST,
+                    "a tools/call needs an id; it was not sent",
+                ))
+            }
+            Message::Notification { .. } | Message::Response { .. } => Fate::Keep,
+        }
+    }
+
+    fn expect(&mut self, id: &Id, kind: Kind, batch: Option<u64>) {
+        self.pending.insert(id.clone(), Pending { kind, batch });
+    }
+
+    /// A `tools/call`: sent on stripped, sent on as it came when there is nothing of the
+    /// layer's in it, or answered here, never sent with a doubt (R18).
+    fn call(
+        &mut self,
+        text: &str,
+        id: &Id,
+        params: Option<&RawValue>,
+        release: &Release,
+        batch: Option<u64>,
+    ) -> Fate {
+        let params = match CallParams::read(params) {
+            Ok(params) => params,
+            Err(why) => {
+                let message = format!("{why}; the call was not sent");
+                return Fate::Answer(jsonrpc::error(Some(id), INVALID_PARAMS, &message));
+            }
+        };
+        let name = params.name.as_str();
+        let arguments = params.arguments.map(RawValue::get);
+        // The arguments' top-level members, read once: whether the parameter is among
+        // them, and the model's reason for the audit. `None`: not readable.
+        let members = arguments.map_or(Some(Vec::new()), json::members);
+        let reason = members
+            .as_deref()
+            .and_then(|members| self.reason(name, members));
+        let refuse = |proxy: &mut Proxy<L>, reason, code, why: String| {
+            let call = audit::Call::kept(name, reason, proxy.now);
+            proxy.record(id, call, Outcome::Answered(&why));
+            Fate::Answer(jsonrpc::error(Some(id), code, &why))
+        };
+        if let Release::Refuse(why) = release {
+            let why = format!("{why}; the call was not sent");
+            return refuse(self, reason, INTERNAL_ERROR, why);
+        }
+        let Some(members) = members else {
+            let why = "the arguments are not readable JSON".to_string();
+            return refuse(self, reason, INVALID_PARAMS, why);
+        };
+        let param = self.layer.param().as_bytes();
+        let carries = members.iter().any(|(key, _)| key.as_ref() == param);
+        let known = self
+            .catalogue
+            .as_ref()
+            .is_some_and(|catalogue| catalogue.names.contains(name));
+        if !known && carries {
+            let why = format!(
+                "the tool `{name}` is not in the server's latest tools/list, so whether `{}` \
+                 is its own argument is unknown; the call was not sent",
+                self.layer.param()
+            );
+            return refuse(self, reason, INVALID_PARAMS, why);
+        }
+        let sent = |proxy: &mut Proxy<L>, reason, arguments: Option<&str>, fate: Fate| {
+            proxy.expect(
+                id,
+                Kind::Call(audit::Call::sent(name, reason, arguments, proxy.now)),
+                batch,
+            );
+            fate
+        };
+        let through_layer = self.layer.strips(name) && (carries || self.layer.required());
+        if !through_layer {
+            // R9: nothing of the layer's in it (or a tool that owns the name, R5).
+            return sent(self, reason, arguments, Fate::Keep);
+        }
+        match self.layer.forward(id.json(), name, arguments) {
+            Forward::Answer(answer) => {
+                let message = answer_text(&answer.content);
+                let call = audit::Call::kept(name, reason, self.now);
+                self.record(id, call, Outcome::Answered(&message));
+                let result = serde_json::json!({
+                    "content": [{"type": "text", "text": message}],
+                    "isError": true,
+                });
+                Fate::Answer(jsonrpc::result(id, &result.to_string()))
+            }
+            Forward::Send(stripped) => {
+                let changed = jsonrpc::replace(text, arguments.unwrap_or_default(), &stripped);
+                sent(self, reason, Some(&stripped), Fate::Change(changed))
+            }
+            Forward::AsItCame if !carries => sent(self, reason, arguments, Fate::Keep),
+            Forward::AsItCame => refuse(
+                self,
+                reason,
+                INTERNAL_ERROR,
+                "the layer left the reason in a call it strips; the call was not sent".into(),
+            ),
+        }
+    }
+
+    /// The model's reason among a call's top-level `members` to `tool`, if the audit
+    /// wants it and it is the model's (the layer strips this tool's reason) rather than
+    /// the tool's own. A repeated key's last value is the one parsers read.
+    fn reason(&self, tool: &str, members: &[json::Member]) -> Option<Box<RawValue>> {
+        if !self.audit.wants_reasons() || !self.layer.strips(tool) {
+            return None;
+        }
+        let param = self.layer.param().as_bytes();
+        members
+            .iter()
+            .rev()
+            .find(|(key, _)| key.as_ref() == param)
+            .map(|(_, value)| (*value).to_owned())
+    }
+
+    /// A line from the server.
+    pub fn server_sent(&mut self, line: Vec<u8>, now: Now) -> Vec<Out> {
+        self.now = now;
+        let mut out = Vec::new();
+        let read = match jsonrpc::read_line(&line) {
+            Ok(read) => read,
+            Err(refusal) => {
+                // Nothing can be answered to the server about it, and nothing it says is
+                // relayed unread: the client gets no message the proxy could not check.
+                self.note(format!(
+                    "dropped a line from the server: {}",
+                    refusal.message
+                ));
+                return self.with_notes(out);
+            }
+        };
+        let mut finished = Vec::new();
+        match read {
+            Line::One(read) => {
+                match self.server_message(&read, true, &mut finished, &mut out) {
+                    Relay::Keep => out.push(Out::Client(line)),
+                    Relay::Change(text) => out.push(Out::Client(text.into_bytes())),
+                    Relay::Drop => {}
+                    Relay::Hold(caller) => {
+                        let held = self.hold(line, self.now.instant, caller);
+                        self.pages.push_back(held);
+                    }
+                }
+                for answers in finished.drain(..) {
+                    out.push(Out::Client(format!("[{}]", answers.join(",")).into_bytes()));
+                }
+            }
+            Line::Batch(reads) => {
+                let mut parts = Vec::new();
+                for read in &reads {
+                    match self.server_message(read, false, &mut finished, &mut out) {
+                        Relay::Keep => parts.push(read.text.to_string()),
+                        Relay::Change(text) => parts.push(text),
+                        Relay::Drop | Relay::Hold(_) => {}
+                    }
+                }
+                parts.extend(finished.into_iter().flatten());
+                if !parts.is_empty() {
+                    out.push(Out::Client(format!("[{}]", parts.join(",")).into_bytes()));
+                }
+            }
+        }
+        self.drain(&mut out);
+        self.with_notes(out)
+    }
+
+    /// What becomes of one server message. Only a message that is a whole line may be
+    /// held (`may_hold`); a batch's answers the proxy adds go to `finished`.
+    fn server_message(
+        &mut self,
+        read: &Read,
+        may_hold: bool,
+        finished: &mut Vec<Vec<String>>,
+        out: &mut Vec<Out>,
+    ) -> Relay {
+        let message = match &read.message {
+            Ok(message) => message,
+            Err(refusal) => {
+                self.note(format!(
+                    "dropped a message from the server: {}",
+                    refusal.message
+                ));
+                return Relay::Drop;
+            }
+        };
+        let (id, result) = match message {
+            Message::Notification { method, .. }
+                if method == "notifications/tools/list_changed" =>
+            {
+                // The catalogue is stale from now: calls wait for a listing that starts
+                // after this. Nothing is listed until a call needs it, so a server that
+                // says this on every listing cannot make the proxy list without end.
+                self.want = self.started + 1;
+                return Relay::Keep;
+            }
+            Message::Response {
+                id: Some(id),
+                result,
+            } => (id, *result),
+            Message::Response { id: None, .. } => {
+                self.note("dropped an error the server sent for no request".into());
+                return Relay::Drop;
+            }
+            _ => return Relay::Keep,
+        };
+        if self
+            .listing
+            .as_ref()
+            .is_some_and(|listing| &listing.id == id)
+        {
+            self.own_page(result, out);
+            return Relay::Drop;
+        }
+        if self.abandoned.remove(id) {
+            return Relay::Drop;
+        }
+        let Some(pending) = self.pending.remove(id) else {
+            // R19: a second answer to a request already answered, or to none.
+            self.note(format!(
+                "dropped a response to no pending request ({})",
+                id.json()
+            ));
+            return Relay::Drop;
+        };
+        if let Some(batch) = pending.batch
+            && let Some(entry) = self.batches.get_mut(&batch)
+        {
+            entry.left -= 1;
+            if entry.left == 0 {
+                finished.extend(self.batches.remove(&batch).map(|batch| batch.answers));
+            }
+        }
+        match pending.kind {
+            Kind::List { cursor, caller } => {
+                return self.page(read.text, result, cursor, caller, may_hold);
+            }
+            Kind::Call(call) => {
+                let outcome = match (result, &read.message) {
+                    (Some(result), _) => Outcome::Result {
+                        is_error: is_error(result),
+                    },
+                    _ => Outcome::Error(error_of(read.text)),
+                };
+                self.record(id, call, outcome);
+            }
+            Kind::Initialize => self.handshake = Handshake::Done,
+            Kind::Other => {}
+        }
+        Relay::Keep
+    }
+
+    /// The client has gone. What waits still goes on (the client may read answers after
+    /// it stops writing); the caller closes the server's stdin once [`Proxy::idle`].
+    pub fn client_gone(&mut self, now: Now) -> Vec<Out> {
+        self.tick(now)
+    }
+
+    /// The server has gone: every request it will never answer gets an error, and every
+    /// call among them is audited as lost. What waited was never sent.
+    pub fn server_gone(&mut self, why: &str, now: Now) -> Vec<Out> {
+        self.now = now;
+        let message = format!("the MCP server exited before answering ({why})");
+        let mut out = Vec::new();
+        for held in std::mem::take(&mut self.held) {
+            let Ok(read) = jsonrpc::read_line(&held.line) else {
+                continue;
+            };
+            self.client_line(&held.line, read, Release::Refuse(message.clone()), &mut out);
+        }
+        out.retain(|line| matches!(line, Out::Client(_)));
+        for held in std::mem::take(&mut self.pages) {
+            if let Ok(Line::One(read)) = jsonrpc::read_line(&held.line) {
+                out.push(Out::Client(read.text.as_bytes().to_vec()));
+            }
+        }
+        let mut lost: Vec<(Id, Pending)> = self.pending.drain().collect();
+        lost.sort_by(|(a, _), (b, _)| a.json().cmp(b.json()));
+        for (id, pending) in lost {
+            if let Kind::Call(call) = pending.kind {
+                self.record(&id, call, Outcome::Lost(&message));
+            }
+            out.push(Out::Client(
+                jsonrpc::error(Some(&id), INTERNAL_ERROR, &message).into_bytes(),
+            ));
+        }
+        for (_, batch) in std::mem::take(&mut self.batches) {
+            out.push(Out::Client(
+                format!("[{}]", batch.answers.join(",")).into_bytes(),
+            ));
+        }
+        self.with_notes(out)
+    }
+}
+
+/// Whether a `tools/call` result says `isError: true`.
+fn is_error(result: &RawValue) -> bool {
+    jsonrpc::unique(result.get())
+        .ok()
+        .and_then(|members| jsonrpc::member(&members, "isError").map(|value| value.get() == "true"))
+        .unwrap_or(false)
+}
+
+/// The `error` member of a response's text.
+fn error_of(text: &str) -> &RawValue {
+    jsonrpc::unique(text)
+        .ok()
+        .and_then(|members| jsonrpc::member(&members, "error"))
+        .unwrap_or_else(|| serde_json::from_str("null").expect("null is JSON"))
+}
+
+/// The text of a layer's answer: its content is JSON, a string when it is a message.
+fn answer_text(content: &str) -> String {
+    serde_json::from_str::<String>(content).unwrap_or_else(|_| content.to_string())
+}
+
+#[cfg(test)]
+mod properties;
+#[cfg(test)]
+mod tests;

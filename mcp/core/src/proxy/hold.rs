@@ -1,0 +1,466 @@
+//! What waits for the strip set, and the listings that end the wait (R18, R20): a call
+//! goes to the server only once its tool's fate is known from a listing that is current,
+//! or that started after the call arrived; the proxy lists the server itself for it, and
+//! a wait that cannot end ends in an error. The catalogue is the server's latest whole
+//! listing and nothing more.
+//!
+//! In a session without `initialize` (2026-07-28) each request carries its client's
+//! protocol version and capabilities in `_meta`, and clients that do not know each other
+//! may share it (the HTTP front's shared session): a listing the proxy makes for a
+//! waiting message carries that message's `_meta` and no other client's, and the fate of
+//! a listing (listed, failed) is its caller's alone, so that a server refusing one
+//! client's version fails no other client's calls.
+
+use super::{Handshake, Out, Proxy, Relay, Release};
+use crate::Now;
+use crate::json;
+use crate::jsonrpc::{self, CallParams, Id, Line, Message, Page, Read};
+use crate::layer::Layer;
+use reasons_transform::Json;
+use serde_json::value::RawValue;
+use std::collections::{HashMap, HashSet};
+use std::time::{Duration, Instant};
+
+/// How long a message may wait for the strip set before the calls in it are refused
+/// (never forwarded): long enough for a server fetched by `npx` on its first start.
+pub const HOLD_AT_MOST: Duration = Duration::from_secs(60);
+
+/// The most pages one listing may take: a server whose cursor never ends is a fault.
+const MOST_PAGES: usize = 1000;
+
+/// The server's tools, from its latest whole listing: all the proxy keeps of them.
+pub(super) struct Catalogue {
+    /// Which listing it was: listings are numbered in the order they started.
+    pub(super) generation: u64,
+    pub(super) names: HashSet<String>,
+    /// Each declaration as the server listed it, and as the model is to see it.
+    pub(super) declarations: HashMap<Json, Json>,
+}
+
+impl Catalogue {
+    /// Whether `tools` holds the declarations this catalogue was made of, and no others.
+    /// Their order and repeats do not matter: what the layer makes of a declaration
+    /// depends on the set of declarations beside it, not on their order (R7).
+    fn is_made_of(&self, tools: &[Json]) -> bool {
+        let distinct: HashSet<&Json> = tools.iter().collect();
+        distinct.len() == self.declarations.len()
+            && distinct
+                .iter()
+                .all(|tool| self.declarations.contains_key(*tool))
+    }
+}
+
+/// Whom a listing is for: the `_meta` of the client request that needs it, in a session
+/// without `initialize`; `None` in a session with one, where the handshake settled the
+/// version and capabilities for every request.
+pub(super) type Caller = Option<String>;
+
+/// How far the listings for one caller have come: the generation of the latest started,
+/// of the latest that completed, and of the latest that failed.
+#[derive(Clone, Copy, Default)]
+pub(super) struct Listings {
+    started: u64,
+    listed: u64,
+    failed: u64,
+}
+
+/// The proxy's own listing under way, page by page.
+pub(super) struct OwnListing {
+    pub(super) generation: u64,
+    pub(super) caller: Caller,
+    pub(super) id: Id,
+    pub(super) started: Instant,
+    pub(super) tools: Vec<Json>,
+    pub(super) cursors: HashSet<String>,
+}
+
+/// A line that waits for the strip set: a client message, or a server's answer to the
+/// client's own `tools/list` that holds declarations the proxy has not listed.
+pub(super) struct Held {
+    pub(super) line: Vec<u8>,
+    pub(super) since: Instant,
+    /// How many listings had started when it arrived: one started later must complete.
+    pub(super) arrival: u64,
+    /// Whom the listing it waits for is for.
+    pub(super) caller: Caller,
+}
+
+impl<L: Layer> Proxy<L> {
+    pub(super) fn hold(&self, line: Vec<u8>, since: Instant, caller: Caller) -> Held {
+        Held {
+            line,
+            since,
+            arrival: self.started,
+            caller,
+        }
+    }
+
+    /// Whom a listing for a client line would be for: the `_meta` of its first request
+    /// that carries one.
+    pub(super) fn caller(&self, read: &Line) -> Caller {
+        let reads = match read {
+            Line::One(read) => std::slice::from_ref(read),
+            Line::Batch(reads) => reads.as_slice(),
+        };
+        reads.iter().find_map(|read| match &read.message {
+            Ok(Message::Request { params, .. }) => self.caller_of(*params),
+            _ => None,
+        })
+    }
+
+    /// Whom a listing for a request with `params` would be for (see [`Caller`]).
+    pub(super) fn caller_of(&self, params: Option<&RawValue>) -> Caller {
+        match self.handshake {
+            Handshake::None => jsonrpc::meta(params),
+            Handshake::Waiting | Handshake::Done => None,
+        }
+    }
+
+    /// How far the listings for `caller` have come.
+    fn progress(&self, caller: &Caller) -> Listings {
+        self.listings.get(caller).copied().unwrap_or_default()
+    }
+
+    fn progress_mut(&mut self, caller: &Caller) -> &mut Listings {
+        self.listings.entry(caller.clone()).or_default()
+    }
+
+    /// Whether every call in `read` can go now: its tool is in a current catalogue, or a
+    /// listing for its caller that started after the message arrived has completed.
+    pub(super) fn can_go(&self, read: &Line, arrival: Option<(u64, &Caller)>) -> bool {
+        let listed_since = |arrival: Option<(u64, &Caller)>| {
+            arrival.is_some_and(|(arrival, caller)| self.progress(caller).listed > arrival)
+        };
+        let current = self
+            .catalogue
+            .as_ref()
+            .filter(|catalogue| catalogue.generation >= self.want);
+        calls(read).all(|tool| {
+            let Some(tool) = tool else {
+                // An unreadable call waits for nothing: it is refused when processed.
+                return true;
+            };
+            let known = current.is_some_and(|catalogue| catalogue.names.contains(&tool));
+            known || listed_since(arrival)
+        })
+    }
+
+    fn catalogue_generation(&self) -> u64 {
+        self.catalogue
+            .as_ref()
+            .map_or(0, |catalogue| catalogue.generation)
+    }
+
+    /// The server's answer to the client's `tools/list`, as the model is to see it. A
+    /// whole listing (no cursor either way) is the server's latest catalogue: the proxy
+    /// takes it as its own. A page with declarations the proxy has not listed waits for
+    /// its own listing.
+    pub(super) fn page(
+        &mut self,
+        text: &str,
+        result: Option<&RawValue>,
+        cursor: bool,
+        caller: Caller,
+        may_hold: bool,
+    ) -> Relay {
+        let Some(page) = result.and_then(Page::read) else {
+            return Relay::Keep;
+        };
+        if !cursor && page.next_cursor.is_none() {
+            self.started += 1;
+            let generation = self.started;
+            self.progress_mut(&caller).started = generation;
+            let tools = page.tools.iter().map(|tool| tool.to_string()).collect();
+            self.install(generation, tools, &caller);
+        }
+        if self.augments_all(&page.tools) || !may_hold {
+            return Relay::Change(self.augmented_page(text, &page));
+        }
+        Relay::Hold(caller)
+    }
+
+    /// Whether every declaration is in a current catalogue.
+    fn augments_all(&self, tools: &[&str]) -> bool {
+        self.catalogue.as_ref().is_some_and(|catalogue| {
+            catalogue.generation >= self.want
+                && tools
+                    .iter()
+                    .all(|tool| catalogue.declarations.contains_key(*tool))
+        })
+    }
+
+    /// `text` with each declaration of its page as the catalogue augments it; one the
+    /// catalogue does not hold goes as it is (the model is not offered the parameter for
+    /// it, and a call carrying it is refused).
+    fn augmented_page(&self, text: &str, page: &Page) -> String {
+        let augmented = |tool: &str| {
+            self.catalogue
+                .as_ref()
+                .and_then(|catalogue| catalogue.declarations.get(tool))
+                .map_or(tool.to_string(), Json::clone)
+        };
+        let tools: Vec<String> = page.tools.iter().map(|tool| augmented(tool)).collect();
+        jsonrpc::replace(text, page.array, &format!("[{}]", tools.join(",")))
+    }
+
+    /// Makes `tools`, listing `generation` for `caller`, the catalogue, unless a newer
+    /// one is in place.
+    fn install(&mut self, generation: u64, tools: Vec<Json>, caller: &Caller) {
+        if generation <= self.catalogue_generation() {
+            self.listed(caller, generation);
+            return;
+        }
+        if let Some(catalogue) = &mut self.catalogue
+            && catalogue.is_made_of(&tools)
+        {
+            // The same listing again (a client listing on every turn): the layer's strip
+            // set is already this listing's; only how current it is changes.
+            catalogue.generation = generation;
+            self.listed(caller, generation);
+            return;
+        }
+        match self.layer.catalogue(tools.clone()) {
+            Ok(listed) => {
+                let names = tools.iter().filter_map(|tool| name_of(tool)).collect();
+                self.catalogue = Some(Catalogue {
+                    generation,
+                    names,
+                    declarations: tools.into_iter().zip(listed).collect(),
+                });
+                self.listed(caller, generation);
+            }
+            Err(error) => {
+                self.note(format!(
+                    "the server's tools could not be listed through the layer: {error}"
+                ));
+                self.fail(caller, generation);
+            }
+        }
+    }
+
+    /// A listing for `caller` completed: what waited for one knows its tools' fate.
+    fn listed(&mut self, caller: &Caller, generation: u64) {
+        let progress = self.progress_mut(caller);
+        progress.listed = progress.listed.max(generation);
+    }
+
+    /// A listing for `caller` failed: what of that caller's waited for it is refused.
+    fn fail(&mut self, caller: &Caller, generation: u64) {
+        let progress = self.progress_mut(caller);
+        progress.failed = progress.failed.max(generation);
+    }
+
+    /// Lets go of what waited, in order, as far as it can go; lists the server when
+    /// what waits needs it.
+    pub(super) fn drain(&mut self, out: &mut Vec<Out>) {
+        let now = self.now.instant;
+        while let Some(held) = self.held.pop_front() {
+            let Ok(read) = jsonrpc::read_line(&held.line) else {
+                unreachable!("only lines that were read are held")
+            };
+            let release = if self.can_go(&read, Some((held.arrival, &held.caller))) {
+                Release::Go
+            } else if self.progress(&held.caller).failed > held.arrival {
+                Release::Refuse("the proxy could not list the server's tools".into())
+            } else if now >= held.since + self.hold {
+                Release::Refuse(format!(
+                    "the server's tools were not listed within {} ms",
+                    self.hold.as_millis()
+                ))
+            } else {
+                self.held.push_front(held);
+                break;
+            };
+            self.client_line(&held.line, read, release, out);
+        }
+        while let Some(front) = self.pages.front() {
+            let progress = self.progress(&front.caller);
+            let ready = progress.failed > front.arrival
+                || progress.listed > front.arrival
+                || now >= front.since + self.hold;
+            if !ready {
+                break;
+            }
+            let held = self.pages.pop_front().expect("the front was there");
+            let Ok(Line::One(read)) = jsonrpc::read_line(&held.line) else {
+                unreachable!("only single responses are held")
+            };
+            if let Ok(Message::Response { result, .. }) = read.message
+                && let Some(page) = result.and_then(Page::read)
+            {
+                out.push(Out::Client(
+                    self.augmented_page(read.text, &page).into_bytes(),
+                ));
+            }
+        }
+        let waiting = self.held.front().or(self.pages.front());
+        let stuck = self
+            .listing
+            .as_ref()
+            .is_some_and(|listing| now >= listing.started + self.hold);
+        if stuck && let Some(listing) = self.listing.take() {
+            self.abandoned.insert(listing.id);
+            self.fail(&listing.caller, listing.generation);
+            return self.drain(out);
+        }
+        // A listing must start when none has started for its caller since what waits
+        // arrived.
+        let needs = waiting
+            .filter(|held| self.progress(&held.caller).started <= held.arrival)
+            .map(|held| held.caller.clone());
+        if let Some(caller) = needs
+            && self.listing.is_none()
+            && !matches!(self.handshake, Handshake::Waiting)
+        {
+            self.start_listing(caller, out);
+        }
+        self.forget_callers();
+    }
+
+    /// Keeps the progress only of callers something waits for: a later message arrives
+    /// after every listing so far, so it needs none of the record, and clients that
+    /// each send a `_meta` of their own cannot grow it without end.
+    fn forget_callers(&mut self) {
+        let Proxy {
+            listings,
+            held,
+            pages,
+            listing,
+            ..
+        } = self;
+        let waits = |caller: &Caller| {
+            held.iter()
+                .chain(pages.iter())
+                .any(|held| &held.caller == caller)
+                || listing
+                    .as_ref()
+                    .is_some_and(|listing| &listing.caller == caller)
+        };
+        listings.retain(|caller, _| waits(caller));
+    }
+
+    /// When what waits next must be looked at again, if anything waits.
+    pub fn wake_at(&self) -> Option<Instant> {
+        let held = self.held.front().into_iter().chain(self.pages.front());
+        let holds = held.map(|held| held.since + self.hold);
+        let listing = self
+            .listing
+            .as_ref()
+            .map(|listing| listing.started + self.hold);
+        holds.chain(listing).min()
+    }
+
+    /// Looks at what waits again: a hold past its time ends in errors.
+    pub fn tick(&mut self, now: Now) -> Vec<Out> {
+        self.now = now;
+        let mut out = Vec::new();
+        self.drain(&mut out);
+        self.with_notes(out)
+    }
+
+    /// Whether nothing waits for the server's tools.
+    pub fn idle(&self) -> bool {
+        self.held.is_empty() && self.pages.is_empty() && self.listing.is_none()
+    }
+
+    fn start_listing(&mut self, caller: Caller, out: &mut Vec<Out>) {
+        self.started += 1;
+        self.progress_mut(&caller).started = self.started;
+        let id = self.ask_for_tools(None, &caller, out);
+        self.listing = Some(OwnListing {
+            generation: self.started,
+            caller,
+            id,
+            started: self.now.instant,
+            tools: Vec::new(),
+            cursors: HashSet::new(),
+        });
+    }
+
+    /// Sends a `tools/list` request of the proxy's own for `caller` (for the page after
+    /// `cursor`, if given); its id.
+    fn ask_for_tools(
+        &mut self,
+        cursor: Option<&RawValue>,
+        caller: &Caller,
+        out: &mut Vec<Out>,
+    ) -> Id {
+        let id = Id::own();
+        let mut params = Vec::new();
+        if let Some(cursor) = cursor {
+            params.push(format!(r#""cursor":{}"#, cursor.get()));
+        }
+        if let Some(meta) = caller {
+            params.push(format!(r#""_meta":{meta}"#));
+        }
+        let params = (!params.is_empty()).then(|| format!("{{{}}}", params.join(",")));
+        out.push(Out::Server(
+            jsonrpc::request(&id, "tools/list", params.as_deref()).into_bytes(),
+        ));
+        id
+    }
+
+    /// A page of the proxy's own listing: ask for the next, or use the whole.
+    pub(super) fn own_page(&mut self, result: Option<&RawValue>, out: &mut Vec<Out>) {
+        let Some(mut listing) = self.listing.take() else {
+            return;
+        };
+        let Some(page) = result.and_then(Page::read) else {
+            self.note("the server did not list its tools; calls that wait are refused".into());
+            self.fail(&listing.caller, listing.generation);
+            return;
+        };
+        listing
+            .tools
+            .extend(page.tools.iter().map(|tool| tool.to_string()));
+        if let Some(cursor) = page.next_cursor {
+            let repeated = !listing.cursors.insert(cursor.get().to_string());
+            if repeated || listing.cursors.len() >= MOST_PAGES {
+                self.note(format!(
+                    "the server's tools/list did not end (a cursor repeated, or \
+                     {MOST_PAGES} pages); calls that wait are refused"
+                ));
+                self.fail(&listing.caller, listing.generation);
+                return;
+            }
+            listing.id = self.ask_for_tools(Some(cursor), &listing.caller, out);
+            self.listing = Some(listing);
+            return;
+        }
+        self.install(listing.generation, listing.tools, &listing.caller);
+    }
+}
+
+/// Whether a line goes on even while others wait: a response (the client answering the
+/// server) or `notifications/initialized`, which servers may need before they list.
+pub(super) fn bypasses_hold(read: &Line) -> bool {
+    let Line::One(read) = read else { return false };
+    match &read.message {
+        Ok(Message::Response { .. }) => true,
+        Ok(Message::Notification { method, .. }) => method == "notifications/initialized",
+        _ => false,
+    }
+}
+
+/// The tool of each `tools/call` request in a line: `None` for one whose params cannot
+/// be read (it will be refused).
+fn calls<'a>(read: &'a Line<'a>) -> impl Iterator<Item = Option<String>> + 'a {
+    let reads: Vec<&Read> = match read {
+        Line::One(read) => vec![read],
+        Line::Batch(reads) => reads.iter().collect(),
+    };
+    reads.into_iter().filter_map(|read| match &read.message {
+        Ok(Message::Request { method, params, .. }) if method == "tools/call" => {
+            Some(CallParams::read(*params).ok().map(|params| params.name))
+        }
+        _ => None,
+    })
+}
+
+/// A declaration's `name`, in any of the four shapes a server could list (MCP's is the
+/// top-level one; the others are kept for a server that lists them).
+fn name_of(declaration: &str) -> Option<String> {
+    let members = jsonrpc::unique(declaration).ok()?;
+    let name = jsonrpc::member(&members, "name")?;
+    String::from_utf8(json::string(name)?).ok()
+}

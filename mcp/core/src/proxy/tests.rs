@@ -1,0 +1,672 @@
+//! The proxy as a hostile client and an odd server would use it, line by line. Each test
+//! of a finding of the review that found the proxy fail-open names the rule it proves.
+
+use super::*;
+use crate::layer::ComponentLayer;
+use reasons_host::Plugin;
+use reasons_transform::Options;
+use serde_json::{Value, json};
+
+/// The time, read as a transport reads it.
+fn now() -> Now {
+    Now {
+        instant: std::time::Instant::now(),
+        wall: std::time::SystemTime::now(),
+    }
+}
+
+const PLAIN: &str =
+    r#"{"name":"plain","inputSchema":{"type":"object","properties":{"text":{"type":"string"}}}}"#;
+const OWN: &str =
+    r#"{"name":"own","inputSchema":{"type":"object","properties":{"reason":{"type":"string"}}}}"#;
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#;
+const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+const INITIALIZE_RESULT: &str =
+    r#"{"jsonrpc":"2.0","id":0,"result":{"capabilities":{"tools":{}}}}"#;
+const REASON: &str = r#","reason":{"type":"string","description":"One short sentence: why this call. Shown to the human reviewing the session."}"#;
+
+fn proxy_with(options: Options) -> Proxy<ComponentLayer> {
+    let layer = ComponentLayer::new(&Plugin::reasons().unwrap(), options).unwrap();
+    Proxy::new(layer, Audit::new(None, true), now())
+}
+
+fn proxy() -> Proxy<ComponentLayer> {
+    proxy_with(Options::default())
+}
+
+/// What the proxy wrote, by side.
+#[derive(Debug, Default)]
+struct Wire {
+    server: Vec<String>,
+    client: Vec<String>,
+    /// For the human running the proxy, on stderr.
+    notes: Vec<String>,
+}
+
+fn wire(out: Vec<Out>) -> Wire {
+    let mut wire = Wire::default();
+    for line in out {
+        match line {
+            Out::Server(bytes) => wire.server.push(String::from_utf8(bytes).unwrap()),
+            Out::Client(bytes) => wire.client.push(String::from_utf8(bytes).unwrap()),
+            Out::Note(note) => wire.notes.push(note),
+        }
+    }
+    wire
+}
+
+fn client(proxy: &mut Proxy<ComponentLayer>, line: &str) -> Wire {
+    wire(proxy.client_sent(line.as_bytes().to_vec(), now()))
+}
+
+fn server(proxy: &mut Proxy<ComponentLayer>, line: &str) -> Wire {
+    wire(proxy.server_sent(line.as_bytes().to_vec(), now()))
+}
+
+fn call(id: &str, tool: &str, arguments: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments}}}}}"#
+    )
+}
+
+/// The id of the proxy's own `tools/list` among `lines`, if it sent one.
+fn own_listing(lines: &[String]) -> Option<String> {
+    lines.iter().find_map(|line| {
+        let message: Value = serde_json::from_str(line).ok()?;
+        let own = message["method"] == "tools/list"
+            && message["id"]
+                .as_str()
+                .is_some_and(|id| id.starts_with("reasons-proxy/"));
+        own.then(|| message["id"].to_string())
+    })
+}
+
+/// The server's answer listing `tools` under `id` (JSON text), with `more` after them.
+fn listing(id: &str, tools: &[&str], more: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[{}]{more}}}}}"#,
+        tools.join(",")
+    )
+}
+
+/// Answers the proxy's own listing in `lines` with `tools`; what the proxy then wrote.
+fn answer_own_listing(proxy: &mut Proxy<ComponentLayer>, lines: &[String], tools: &[&str]) -> Wire {
+    let id = own_listing(lines).expect("the proxy listed the server");
+    server(proxy, &listing(&id, tools, ""))
+}
+
+/// A session whose handshake is done and whose client has listed `tools` once.
+fn ready(options: Options, tools: &[&str]) -> Proxy<ComponentLayer> {
+    let mut proxy = proxy_with(options);
+    assert_eq!(client(&mut proxy, INITIALIZE).server, [INITIALIZE]);
+    assert_eq!(
+        server(&mut proxy, INITIALIZE_RESULT).client,
+        [INITIALIZE_RESULT]
+    );
+    assert_eq!(client(&mut proxy, INITIALIZED).server, [INITIALIZED]);
+    let list = r#"{"jsonrpc":"2.0","id":"l","method":"tools/list"}"#;
+    assert_eq!(client(&mut proxy, list).server, [list]);
+    let answered = server(&mut proxy, &listing(r#""l""#, tools, ""));
+    assert_eq!(answered.client.len(), 1, "{answered:?}");
+    assert!(
+        answered.server.is_empty(),
+        "a whole listing needs no listing of the proxy's"
+    );
+    proxy
+}
+
+/// Whether any line sent to the server carries the model's reason `text`.
+fn leaked(lines: &[String], text: &str) -> bool {
+    lines.iter().any(|line| line.contains(text))
+}
+
+fn error_of(line: &str) -> (Value, i64, String) {
+    let message: Value = serde_json::from_str(line).unwrap();
+    let code = message["error"]["code"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("{line}"));
+    let text = message["error"]["message"].as_str().unwrap().to_string();
+    (message["id"].clone(), code, text)
+}
+
+#[test]
+fn only_the_tools_and_the_arguments_change() {
+    // R1 R9: every other byte of every message is relayed as it came.
+    let mut proxy = ready(Options::default(), &[PLAIN]);
+    let request = r#"{ "jsonrpc" : "2.0", "id" : "a", "method" : "tools/list" }"#;
+    assert_eq!(client(&mut proxy, request).server, [request]);
+    let result = format!(
+        r#"{{"result" : {{ "tools" : [ {PLAIN} ] , "nextCursor" : null }}, "jsonrpc":"2.0", "id":"a"}}"#
+    );
+    let expected = result.replace(
+        &format!("[ {PLAIN} ]"),
+        &format!(
+            "[{}]",
+            PLAIN.replace(
+                r#""type":"string"}}"#,
+                &format!(r#""type":"string"}}{REASON}}}"#)
+            )
+        ),
+    );
+    assert_eq!(server(&mut proxy, &result).client, [expected]);
+
+    let sent = call("7", "plain", r#"{ "text" : "hi" , "reason" : "to test" }"#);
+    assert_eq!(
+        client(&mut proxy, &sent).server,
+        [call("7", "plain", r#"{"text":"hi"}"#)]
+    );
+    for text in [
+        r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"hi"}]}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}"#,
+        r#"{"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage","params":{}}"#,
+    ] {
+        assert_eq!(server(&mut proxy, text).client, [text]);
+    }
+    for text in [
+        r#"{"jsonrpc":"2.0","id":"s1","result":{"role":"assistant"}}"#,
+        r#"{"jsonrpc":"2.0","id":8,"method":"server/discover"}"#,
+        &call("9", "plain", r#"{"text":"no reason"}"#),
+    ] {
+        assert_eq!(client(&mut proxy, text).server, [text]);
+    }
+}
+
+#[test]
+fn a_tool_that_owns_reason_gets_it() {
+    // R5: its `reason` is a real argument.
+    let mut proxy = ready(Options::default(), &[OWN]);
+    let sent = call("1", "own", r#"{"reason":"mine"}"#);
+    assert_eq!(client(&mut proxy, &sent).server, [sent]);
+}
+
+#[test]
+fn a_call_waits_for_the_proxy_s_own_listing_whatever_the_client_does() {
+    // R18 (finding 1): initialize, initialized and a call pipelined, then the client
+    // closes its stdin: the call waits for the listing, which waits for the handshake.
+    let mut proxy = proxy();
+    let mut to_server = Vec::new();
+    for line in [
+        INITIALIZE,
+        INITIALIZED,
+        &call("1", "plain", r#"{"text":"a","reason":"SECRET"}"#),
+    ] {
+        to_server.extend(client(&mut proxy, line).server);
+    }
+    to_server.extend(wire(proxy.client_gone(now())).server);
+    assert_eq!(
+        to_server,
+        [INITIALIZE, INITIALIZED],
+        "nothing else until the handshake"
+    );
+    assert!(!proxy.idle(), "the call still waits");
+    let after = server(&mut proxy, INITIALIZE_RESULT);
+    assert_eq!(after.client, [INITIALIZE_RESULT]);
+    assert!(own_listing(&after.server).is_some(), "{after:?}");
+    let released = answer_own_listing(&mut proxy, &after.server, &[PLAIN]);
+    assert_eq!(released.server, [call("1", "plain", r#"{"text":"a"}"#)]);
+    assert!(proxy.idle());
+}
+
+#[test]
+fn a_client_that_skips_initialized_is_listed_for_at_once() {
+    // R18 (finding 5): the listing waits for the handshake's answer, not for a
+    // notification the client may never send.
+    let mut proxy = proxy();
+    client(&mut proxy, INITIALIZE);
+    server(&mut proxy, INITIALIZE_RESULT);
+    let sent = client(&mut proxy, &call("1", "plain", r#"{"reason":"SECRET"}"#));
+    assert_eq!(
+        sent.server.len(),
+        1,
+        "the proxy's listing, at once: {sent:?}"
+    );
+    let released = answer_own_listing(&mut proxy, &sent.server, &[PLAIN]);
+    assert_eq!(released.server, [call("1", "plain", "{}")]);
+}
+
+#[test]
+fn a_hold_that_cannot_complete_ends_in_an_error_never_in_forwarding() {
+    // R18 (finding 1): a server that never answers its listing, or its `initialize`.
+    for handshake in [false, true] {
+        let mut proxy = proxy();
+        proxy.hold = Duration::ZERO;
+        let mut to_server = Vec::new();
+        if handshake {
+            to_server.extend(client(&mut proxy, INITIALIZE).server);
+        }
+        let sent = client(&mut proxy, &call("1", "plain", r#"{"reason":"SECRET"}"#));
+        to_server.extend(sent.server);
+        let mut answers = sent.client;
+        let ticked = wire(proxy.tick(now()));
+        to_server.extend(ticked.server);
+        answers.extend(ticked.client);
+        assert!(!leaked(&to_server, "SECRET"), "{to_server:?}");
+        assert_eq!(answers.len(), 1, "{answers:?}");
+        let (id, code, message) = error_of(&answers[0]);
+        assert_eq!((id, code), (json!(1), INTERNAL_ERROR));
+        assert!(message.contains("the call was not sent"), "{message}");
+    }
+}
+
+#[test]
+fn a_listing_that_fails_or_never_ends_refuses_what_waits() {
+    // R18 (finding 1): an error for a listing, and a cursor that comes back.
+    for answer in [
+        |id: &str| {
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":-32601,"message":"no"}}}}"#)
+        },
+        |id: &str| listing(id, &[PLAIN], r#","nextCursor":"again""#),
+    ] {
+        let mut proxy = proxy();
+        let mut sent = client(&mut proxy, &call("1", "plain", r#"{"reason":"SECRET"}"#));
+        let mut answers = Vec::new();
+        // Each page the proxy asks for is answered the same way, a few times over.
+        for _ in 0..3 {
+            let Some(id) = own_listing(&sent.server) else {
+                break;
+            };
+            sent = server(&mut proxy, &answer(&id));
+            answers.extend(sent.client.clone());
+            assert!(!leaked(&sent.server, "SECRET"));
+        }
+        assert_eq!(answers.len(), 1, "{answers:?}");
+        assert!(
+            error_of(&answers[0])
+                .2
+                .contains("could not list the server's tools")
+        );
+    }
+}
+
+#[test]
+fn a_batch_with_initialized_and_a_call_is_listed_for() {
+    // R18 (finding 1): the batch waits whole; the listing does not wait for it.
+    let mut proxy = proxy();
+    client(&mut proxy, INITIALIZE);
+    server(&mut proxy, INITIALIZE_RESULT);
+    let batch = format!(
+        "[{INITIALIZED},{}]",
+        call("1", "plain", r#"{"reason":"SECRET","text":"a"}"#)
+    );
+    let sent = client(&mut proxy, &batch);
+    assert!(!leaked(&sent.server, "SECRET"));
+    let released = answer_own_listing(&mut proxy, &sent.server, &[PLAIN]);
+    assert_eq!(
+        released.server,
+        [format!(
+            "[{INITIALIZED},{}]",
+            call("1", "plain", r#"{"text":"a"}"#)
+        )]
+    );
+}
+
+#[test]
+fn escaped_method_names_are_calls() {
+    // R18 (finding 2)
+    for method in [r#"tools\/call"#, r#"tools\u002fcall"#, r#"\u0074ools/call"#] {
+        let mut proxy = proxy();
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{{"name":"plain","arguments":{{"reason":"SECRET"}}}}}}"#
+        );
+        let sent = client(&mut proxy, &line);
+        assert!(!leaked(&sent.server, "SECRET"), "{method}");
+        let released = answer_own_listing(&mut proxy, &sent.server, &[PLAIN]);
+        assert_eq!(released.server.len(), 1, "{method}");
+        assert!(
+            !leaked(&released.server, "SECRET"),
+            "{method}: {released:?}"
+        );
+        assert!(
+            released.server[0].contains(r#""arguments":{}"#),
+            "{released:?}"
+        );
+    }
+}
+
+#[test]
+fn a_lone_surrogate_does_not_let_the_reason_through() {
+    // R10 R18 (finding 3): the reason comes off; the escape stays as it was written.
+    let mut proxy = ready(Options::default(), &[PLAIN]);
+    let sent = client(
+        &mut proxy,
+        &call(
+            "1",
+            "plain",
+            r#"{"text":"\ud83d","reason":"SECRET \ud83d"}"#,
+        ),
+    );
+    assert_eq!(sent.server, [call("1", "plain", r#"{"text":"\ud83d"}"#)]);
+    let sent = client(
+        &mut proxy,
+        &call("2", "plain", r#"{"\udbff":1,"reason":"SECRET"}"#),
+    );
+    assert_eq!(sent.server, [call("2", "plain", r#"{"\udbff":1}"#)]);
+}
+
+/// A call whose text holds a byte that is not UTF-8 (which a server's parser would turn
+/// into U+FFFD and run).
+fn invalid_utf8() -> Vec<u8> {
+    let text = call("5", "plain", r#"{"reason":"SECRET","text":"?"}"#);
+    text.into_bytes()
+        .into_iter()
+        .map(|byte| if byte == b'?' { 0xff } else { byte })
+        .collect()
+}
+
+#[test]
+fn what_the_proxy_cannot_read_is_answered_never_relayed() {
+    // R18 (finding 4): each is refused with the JSON-RPC error for it, under its id when
+    // the id could be read.
+    let mut proxy = ready(Options::default(), &[PLAIN]);
+    let params = |inner: &str| {
+        format!(r#"{{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{inner}}}"#)
+    };
+    let cases: Vec<(Vec<u8>, Value, i64)> = vec![
+        (params(r#"{"name":"plain","arguments":{},"arguments":{"reason":"SECRET"}}"#).into(), json!(5), INVALID_PARAMS),
+        (params(r#"{"name":"x","name":"plain","arguments":{"reason":"SECRET"}}"#).into(), json!(5), INVALID_PARAMS),
+        (br#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{},"params":{"name":"plain","arguments":{"reason":"SECRET"}}}"#.to_vec(), json!(null), INVALID_REQUEST),
+        (br#"{"jsonrpc":"2.0","id":5,"id":6,"method":"tools/call","params":{"name":"plain","arguments":{"reason":"SECRET"}}}"#.to_vec(), json!(null), INVALID_REQUEST),
+        (br#"{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"plain","arguments":{"reason":"SECRET"}}}"#.to_vec(), json!(null), INVALID_REQUEST),
+        (br#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"plain","arguments":{"reason":"SECRET"}}}"#.to_vec(), json!(null), INVALID_REQUEST),
+        ([&b"\xef\xbb\xbf"[..], call("5", "plain", r#"{"reason":"SECRET"}"#).as_bytes()].concat(), json!(null), jsonrpc::PARSE_ERROR),
+        (params(r#"{"name":"plain","arguments":"{\"reason\":\"SECRET\"}"}"#).into(), json!(5), INVALID_PARAMS),
+        (invalid_utf8(), json!(null), jsonrpc::PARSE_ERROR),
+        (br#"{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"cursor":"a","cursor":"b"}}"#.to_vec(), json!(7), INVALID_PARAMS),
+        // A raw control character in a key, which RFC 8259 refuses: not JSON, whichever
+        // object holds it (tests/json_readers.rs found the object reader taking one).
+        (params("{\"name\":\"plain\",\"arguments\":{\"k\u{1}\":1,\"reason\":\"SECRET\"}}").into(), json!(null), jsonrpc::PARSE_ERROR),
+        ("{\"jsonrpc\":\"2.0\",\"id\":5,\"k\u{1f}\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"plain\",\"arguments\":{\"reason\":\"SECRET\"}}}".into(), json!(null), jsonrpc::PARSE_ERROR),
+    ];
+    assert_eq!(cases.len(), 12);
+    for (line, id, code) in cases {
+        let shown = String::from_utf8_lossy(&line).to_string();
+        let sent = wire(proxy.client_sent(line, now()));
+        assert_eq!(sent.server, Vec::<String>::new(), "{shown}");
+        assert_eq!(sent.client.len(), 1, "{shown}");
+        let (answered_id, answered_code, _) = error_of(&sent.client[0]);
+        assert_eq!((answered_id, answered_code), (id, code), "{shown}");
+    }
+}
+
+#[test]
+fn a_2026_client_is_served_without_a_handshake() {
+    // R18 (finding 5): no `initialize`; the proxy lists at once, with the client's _meta.
+    let mut proxy = proxy();
+    let discover = r#"{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"v":"2026-07-28"}}}"#;
+    assert_eq!(client(&mut proxy, discover).server, [discover]);
+    let discovered = r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","ttlMs":1000,"cacheScope":"session"}}"#;
+    assert_eq!(server(&mut proxy, discovered).client, [discovered]);
+    let line = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"plain","arguments":{"reason":"SECRET"},"_meta":{"v":"2026-07-28","progressToken":7},"inputResponses":{"a":1}}}"#;
+    let sent = client(&mut proxy, line);
+    assert_eq!(sent.server.len(), 1, "only the proxy's listing: {sent:?}");
+    let listed: Value = serde_json::from_str(&sent.server[0]).unwrap();
+    assert_eq!(listed["params"]["_meta"], json!({"v":"2026-07-28"}));
+    let released = answer_own_listing(&mut proxy, &sent.server, &[PLAIN]);
+    assert_eq!(
+        released.server,
+        [line.replace(r#"{"reason":"SECRET"}"#, "{}")]
+    );
+}
+
+#[test]
+fn a_2026_client_s_first_call_is_listed_for_with_its_own_meta() {
+    // R18, R20: the first message of the session is a call; its listing carries its
+    // _meta (a server that wants a version on every request answers it).
+    let mut proxy = proxy();
+    let line = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"plain","arguments":{"reason":"SECRET"},"_meta":{"v":"B"}}}"#;
+    let sent = client(&mut proxy, line);
+    assert_eq!(sent.server.len(), 1, "only the proxy's listing: {sent:?}");
+    let listed: Value = serde_json::from_str(&sent.server[0]).unwrap();
+    assert_eq!(listed["params"]["_meta"], json!({"v":"B"}));
+}
+
+#[test]
+fn clients_of_a_shared_session_are_listed_for_each_with_its_own_meta() {
+    // R18, R20: A's call waits for a listing with A's _meta; the server refuses A's
+    // version. Only A's call fails: B's gets a listing of its own, with B's _meta, and
+    // goes on stripped.
+    let mut proxy = proxy();
+    let of = |id: u8, version: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"plain","arguments":{{"reason":"SECRET"}},"_meta":{{"v":"{version}"}}}}}}"#
+        )
+    };
+    let a = client(&mut proxy, &of(1, "A"));
+    assert_eq!(a.server.len(), 1, "{a:?}");
+    let for_a: Value = serde_json::from_str(&a.server[0]).unwrap();
+    assert_eq!(for_a["params"]["_meta"], json!({"v":"A"}));
+    let b = client(&mut proxy, &of(2, "B"));
+    assert!(b.server.is_empty(), "one listing at a time: {b:?}");
+    let refused = format!(
+        r#"{{"jsonrpc":"2.0","id":{},"error":{{"code":-32602,"message":"unsupported version A"}}}}"#,
+        for_a["id"]
+    );
+    let after = server(&mut proxy, &refused);
+    assert_eq!(after.client.len(), 1, "A's call is refused: {after:?}");
+    assert_eq!(error_of(&after.client[0]).0, json!(1));
+    assert_eq!(after.server.len(), 1, "B is listed for: {after:?}");
+    let for_b: Value = serde_json::from_str(&after.server[0]).unwrap();
+    assert_eq!(for_b["method"], "tools/list");
+    assert_eq!(for_b["params"]["_meta"], json!({"v":"B"}));
+    let released = answer_own_listing(&mut proxy, &after.server, &[PLAIN]);
+    assert_eq!(
+        released.server,
+        [of(2, "B").replace(r#"{"reason":"SECRET"}"#, "{}")]
+    );
+    assert!(released.client.is_empty(), "{released:?}");
+}
+
+#[test]
+fn client_ids_in_the_proxy_s_namespace_are_ordinary_ids() {
+    // R19 (finding 6)
+    let mut proxy = ready(Options::default(), &[PLAIN]);
+    for id in [r#""reasons-proxy/1""#, r#""reasons\u002dproxy/2""#] {
+        let ping = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
+        let ping = ping.as_str();
+        assert_eq!(client(&mut proxy, ping).server, [ping]);
+        let pong = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#);
+        assert_eq!(server(&mut proxy, &pong).client, [pong]);
+    }
+}
+
+#[test]
+fn ids_match_by_value() {
+    // R19 (finding 7): a listing answered under `1` for `1.0` is the client's, augmented,
+    // and answered once.
+    let mut proxy = ready(Options::default(), &[PLAIN]);
+    client(
+        &mut proxy,
+        r#"{"jsonrpc":"2.0","id":1.0,"method":"tools/list"}"#,
+    );
+    let answered = server(&mut proxy, &listing("1", &[PLAIN], ""));
+    assert_eq!(answered.client.len(), 1);
+    assert!(answered.client[0].contains(REASON), "{answered:?}");
+    let again = server(&mut proxy, &listing("1e0", &[PLAIN], ""));
+    assert_eq!(
+        again.client,
+        Vec::<String>::new(),
+        "a second answer is dropped"
+    );
+    assert_eq!(
+        wire(proxy.server_gone("it exited", now())).client,
+        Vec::<String>::new()
+    );
+    let taken = client(&mut proxy, r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#);
+    let doubled = client(&mut proxy, r#"{"jsonrpc":"2.0","id":3.0,"method":"ping"}"#);
+    assert_eq!(taken.server.len(), 1);
+    assert_eq!(
+        error_of(&doubled.client[0]).1,
+        INVALID_REQUEST,
+        "the id is in use"
+    );
+}
+
+#[test]
+fn a_server_that_announces_changes_on_every_listing_is_listed_once_per_call() {
+    // R20 (finding 8): nothing is listed until a call needs it.
+    let mut proxy = ready(Options::default(), &[PLAIN]);
+    let changed = r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#;
+    let mut listings = 0;
+    for number in 0..20 {
+        assert_eq!(server(&mut proxy, changed).server, Vec::<String>::new());
+        let sent = client(
+            &mut proxy,
+            &call(&number.to_string(), "plain", r#"{"reason":"SECRET"}"#),
+        );
+        listings += usize::from(own_listing(&sent.server).is_some());
+        // The server announces a change before it answers, every time.
+        server(&mut proxy, changed);
+        let released = answer_own_listing(&mut proxy, &sent.server, &[PLAIN]);
+        assert_eq!(released.server.len(), 1, "{released:?}");
+        assert!(!leaked(&released.server, "SECRET"));
+    }
+    assert_eq!(listings, 20);
+}
+
+#[test]
+fn the_catalogue_is_the_latest_listing_not_an_accumulation() {
+    // R20 (finding 9): 200 listings of tools whose descriptions change each time.
+    let mut proxy = ready(Options::default(), &[PLAIN]);
+    for number in 0..200 {
+        let tool = format!(
+            r#"{{"name":"t{}","description":"state {number}","inputSchema":{{"type":"object"}}}}"#,
+            number % 3
+        );
+        let list = format!(r#"{{"jsonrpc":"2.0","id":"l{number}","method":"tools/list"}}"#);
+        client(&mut proxy, &list);
+        let answered = server(
+            &mut proxy,
+            &listing(&format!(r#""l{number}""#), &[&tool, PLAIN], ""),
+        );
+        assert_eq!(answered.client.len(), 1);
+        assert!(answered.client[0].contains(&format!("state {number}")));
+        let catalogue = proxy.catalogue.as_ref().unwrap();
+        assert_eq!(
+            (catalogue.declarations.len(), catalogue.names.len()),
+            (2, 2)
+        );
+    }
+}
+
+#[test]
+fn a_call_too_big_for_the_layer_goes_through_when_it_has_nothing_to_strip() {
+    // R20 (finding 10): no size limit of the proxy's for what the layer leaves alone,
+    // and a clear error naming the limit for what it cannot.
+    let mut proxy = ready(Options::default(), &[PLAIN]);
+    let huge = "a".repeat(65 << 20);
+    let untouched = call("1", "plain", &format!(r#"{{"text":"{huge}"}}"#));
+    assert_eq!(client(&mut proxy, &untouched).server, [untouched]);
+    let stripped = call(
+        "2",
+        "plain",
+        &format!(r#"{{"text":"{huge}","reason":"SECRET"}}"#),
+    );
+    let sent = client(&mut proxy, &stripped);
+    assert_eq!(sent.server, Vec::<String>::new());
+    let answer: Value = serde_json::from_str(&sent.client[0]).unwrap();
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("data limit of 64 MiB"), "{text}");
+}
+
+#[test]
+fn refusals_in_a_batch_are_answered_in_the_batch() {
+    // R19 (finding 12)
+    let options = Options {
+        required: true,
+        ..Options::default()
+    };
+    let mut proxy = ready(options, &[PLAIN]);
+    let ping = r#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#;
+    let batch = format!("[{},{ping}]", call("1", "plain", r#"{"text":"a"}"#));
+    let sent = client(&mut proxy, &batch);
+    assert_eq!(sent.server, [format!("[{ping}]")]);
+    assert_eq!(sent.client, Vec::<String>::new(), "answered with the batch");
+    let pong = r#"{"jsonrpc":"2.0","id":"p","result":{}}"#;
+    let answered = server(&mut proxy, &format!("[{pong}]"));
+    assert_eq!(answered.client.len(), 1);
+    let answers: Vec<Value> = serde_json::from_str(&answered.client[0]).unwrap();
+    assert_eq!(answers.len(), 2);
+    assert_eq!(answers[0]["id"], "p");
+    assert_eq!(answers[1]["id"], 1);
+    assert_eq!(answers[1]["result"]["isError"], true);
+}
+
+#[test]
+fn a_tool_the_server_did_not_list_is_refused_only_with_a_reason() {
+    // R18 R20: whether `reason` is its own argument is unknown; without one, nothing is
+    // in doubt and the server decides.
+    let mut proxy = ready(Options::default(), &[PLAIN]);
+    let sent = client(&mut proxy, &call("1", "ghost", r#"{"reason":"SECRET"}"#));
+    let refused = answer_own_listing(&mut proxy, &sent.server, &[PLAIN]);
+    assert_eq!(refused.server, Vec::<String>::new());
+    assert_eq!(error_of(&refused.client[0]).1, INVALID_PARAMS);
+    let plain = call("2", "ghost", r#"{"text":"a"}"#);
+    let sent = client(&mut proxy, &plain);
+    let released = answer_own_listing(&mut proxy, &sent.server, &[PLAIN]);
+    assert_eq!(released.server, [plain]);
+}
+
+#[test]
+fn a_page_with_tools_the_proxy_has_not_listed_waits_for_its_listing() {
+    // R8 R18: the model is offered the parameter only for tools whose calls the proxy
+    // will strip.
+    let mut proxy = ready(Options::default(), &[PLAIN]);
+    let new = r#"{"name":"new","inputSchema":{"type":"object"}}"#;
+    client(
+        &mut proxy,
+        r#"{"jsonrpc":"2.0","id":"p2","method":"tools/list","params":{"cursor":"2"}}"#,
+    );
+    let held = server(&mut proxy, &listing(r#""p2""#, &[new], ""));
+    assert_eq!(held.client, Vec::<String>::new());
+    let released = answer_own_listing(&mut proxy, &held.server, &[PLAIN, new]);
+    assert_eq!(released.client.len(), 1);
+    assert!(released.client[0].contains(&REASON[1..]), "{released:?}");
+    let sent = client(&mut proxy, &call("1", "new", r#"{"reason":"SECRET"}"#));
+    assert_eq!(sent.server, [call("1", "new", "{}")]);
+}
+
+#[test]
+fn when_the_server_goes_each_pending_request_gets_an_error() {
+    // R19 R20: what was sent and what waited alike.
+    let mut proxy = ready(Options::default(), &[PLAIN]);
+    client(&mut proxy, &call("5", "plain", r#"{"text":"a"}"#));
+    client(&mut proxy, r#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#);
+    client(&mut proxy, &call("6", "ghost", r#"{"reason":"x"}"#));
+    let out = wire(proxy.server_gone("it exit status: 1", now()));
+    assert_eq!(out.server, Vec::<String>::new());
+    let mut ids: Vec<String> = out
+        .client
+        .iter()
+        .map(|line| error_of(line).0.to_string())
+        .collect();
+    ids.sort();
+    assert_eq!(ids, ["\"p\"", "5", "6"]);
+    for line in &out.client {
+        assert!(
+            error_of(line)
+                .2
+                .contains("exited before answering (it exit status: 1)")
+        );
+    }
+    assert!(proxy.audit().stats().contains("2 tool calls"));
+}
+
+#[test]
+fn what_the_proxy_drops_from_the_server_reaches_no_side_and_is_told_to_the_human() {
+    // R18: a line the proxy cannot read, and an answer to no request, go to neither side;
+    // the core has no stderr of its own, so each is a note for the transport to print.
+    let mut proxy = ready(Options::default(), &[PLAIN]);
+    let unreadable = server(&mut proxy, "{not json");
+    let unasked = server(&mut proxy, r#"{"jsonrpc":"2.0","id":77,"result":{}}"#);
+    for (dropped, says) in [
+        (unreadable, "dropped a line from the server"),
+        (unasked, "dropped a response to no pending request (77)"),
+    ] {
+        assert!(
+            dropped.client.is_empty() && dropped.server.is_empty(),
+            "{dropped:?}"
+        );
+        assert_eq!(dropped.notes.len(), 1, "{dropped:?}");
+        assert!(dropped.notes[0].contains(says), "{dropped:?}");
+    }
+}

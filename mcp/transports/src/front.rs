@@ -1,0 +1,905 @@
+//! `reasons mcp --listen 127.0.0.1:PORT`: the proxy served over Streamable HTTP, for
+//! clients that take only a URL. Each legacy session (`initialize`, answered with an
+//! `Mcp-Session-Id`) is a session of the proxy of its own, with its own server (started,
+//! or connected to); 2026-07-28 requests, which carry their protocol version in `_meta`
+//! and belong to no session, share one, their ids made unique on the way in and given
+//! back on the way out. The HTTP side is axum on a small tokio runtime; each session
+//! runs the same loop as over stdio, on a thread of its own. At most `--max-sessions`
+//! legacy sessions are open at once, so that clients cannot start servers without end:
+//! a new one ends the one used least recently (clients that never DELETE, the MCP
+//! conformance suite among them, are served all the same), and starts its server only
+//! once no more than `--max-sessions` legacy sessions' servers run, those still ending
+//! counted: at most one more than the limit runs at any moment.
+//!
+//! Fails closed: only loopback is served, and a request whose `Host` is not this listener
+//! (a page that rebound its DNS name to 127.0.0.1) is refused with 403, as is a page's
+//! whose `Origin` is neither this listener's nor one `--allow-origin` names; a POST that
+//! does not say it is JSON, or does not accept the answers a client must, is refused
+//! (`admission.rs`); a body that is not one JSON message is answered with an error,
+//! never relayed.
+
+mod admission;
+#[cfg(test)]
+mod properties;
+
+use super::{Client, Ended, Event, Listen, Session, Settings};
+use admission::{AllowedOrigins, Caller};
+use anyhow::{Context, bail};
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::sse::{Event as SseEvent, Sse};
+use axum::response::{IntoResponse, Response};
+use indexmap::IndexMap;
+use reasons_host::Plugin;
+use reasons_mcp::jsonrpc::{self, INVALID_REQUEST, Id, Line, Message, Read};
+use reasons_transform::Options;
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+
+/// The path the MCP endpoint is served at.
+const PATH: &str = "/mcp";
+
+/// Serves clients at `address` until a signal ends the proxy; each session's server is
+/// ended with it.
+pub fn serve(
+    listen: &Listen,
+    plugin: &Plugin,
+    options: Options,
+    settings: &Settings,
+    signals: mpsc::Receiver<Event>,
+) -> anyhow::Result<Ended> {
+    let address: SocketAddr = listen.address.parse().with_context(|| {
+        format!(
+            "--listen {:?} is not an address and port (127.0.0.1:8931)",
+            listen.address
+        )
+    })?;
+    if !address.ip().is_loopback() {
+        bail!(
+            "--listen {address}: only a loopback address is served (127.0.0.1 or [::1]): \
+             whoever reaches it runs the server's tools"
+        );
+    }
+    let allowed_origins = AllowedOrigins::new(&listen.allow_origins).map_err(anyhow::Error::msg)?;
+    let listener = std::net::TcpListener::bind(address)
+        .with_context(|| format!("cannot listen on {address}"))?;
+    listener.set_nonblocking(true)?;
+    let bound = listener.local_addr()?;
+    let front = Arc::new(Front {
+        plugin: plugin.clone(),
+        options,
+        settings: settings.clone(),
+        port: bound.port(),
+        allowed_origins,
+        max_sessions: listen.max_sessions,
+        sessions: Mutex::default(),
+        stateless: Mutex::default(),
+    });
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_io()
+        .enable_time()
+        .build()
+        .context("cannot start the HTTP runtime")?;
+    let app = Router::new()
+        .route(
+            PATH,
+            axum::routing::post(on_post).get(on_get).delete(on_delete),
+        )
+        .layer(axum::middleware::from_fn_with_state(
+            front.clone(),
+            admitted,
+        ))
+        // The one cap on a message, every transport's (`--max-message-mib`), in place of
+        // axum's own 2 MiB: the front refuses nothing stdio would relay.
+        .layer(axum::extract::DefaultBodyLimit::max(settings.max_message))
+        .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(
+            BODY_PAUSE_AT_MOST,
+        ))
+        .with_state(front.clone());
+    let listener = {
+        let _entered = runtime.enter();
+        tokio::net::TcpListener::from_std(listener)?
+    };
+    runtime.spawn(accept(listener, app));
+    eprintln!("reasons: serving MCP at http://{bound}{PATH}");
+    let signal = loop {
+        match signals.recv() {
+            Ok(Event::Signal(signal)) => break signal,
+            Ok(_) => continue,
+            Err(_) => break libc::SIGTERM,
+        }
+    };
+    front.end_all(signal);
+    runtime.shutdown_background();
+    Ok(Ended::Remote {
+        signal: Some(signal),
+    })
+}
+
+/// How long a client may take to send a request's headers, and to send the next bytes of
+/// its body: a connection that sends half of either is not held open for as long as the
+/// client likes.
+const HEADERS_AT_MOST: std::time::Duration = std::time::Duration::from_secs(10);
+const BODY_PAUSE_AT_MOST: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Serves each connection `listener` accepts with `app`, as `axum::serve` would, with
+/// the header timeout it cannot be given.
+async fn accept(listener: tokio::net::TcpListener, app: Router) {
+    loop {
+        let Ok((tcp, _)) = listener.accept().await else {
+            // Out of descriptors, say: a pause, not a loop that spins on the error.
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            continue;
+        };
+        // Without TCP_NODELAY, Nagle's algorithm holds an answer's last small write back
+        // until the client's delayed ACK: tens of milliseconds a call for some clients.
+        let _ = tcp.set_nodelay(true);
+        let service = hyper_util::service::TowerToHyperService::new(app.clone());
+        tokio::spawn(async move {
+            let mut http = hyper::server::conn::http1::Builder::new();
+            http.timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(HEADERS_AT_MOST);
+            let io = hyper_util::rt::TokioIo::new(tcp);
+            let _ = http.serve_connection(io, service).await;
+        });
+    }
+}
+
+/// What every request handler shares.
+struct Front {
+    plugin: Plugin,
+    options: Options,
+    settings: Settings,
+    port: u16,
+    /// The pages' origins that may call besides this listener's own.
+    allowed_origins: AllowedOrigins,
+    /// The most legacy sessions open, or opening, at once.
+    max_sessions: usize,
+    sessions: Mutex<Sessions>,
+    /// The session 2026-07-28 requests share, opened on the first.
+    stateless: Mutex<Option<Arc<Link>>>,
+}
+
+/// The legacy sessions.
+#[derive(Default)]
+struct Sessions {
+    /// Each, by its `Mcp-Session-Id`, with when it was last used.
+    open: HashMap<String, (Arc<Link>, u64)>,
+    /// How many are being opened: each holds a place while its server starts, outside
+    /// the lock, so that requests to other sessions do not wait on it.
+    opening: usize,
+    /// Sessions ended (evicted, or DELETEd) whose servers may still be running.
+    ending: Vec<Arc<Link>>,
+    /// The uses of sessions so far: the clock "last used" is read on. A count, not the
+    /// time: nothing a client or the machine's clock does can reorder it.
+    uses: u64,
+}
+
+impl Sessions {
+    /// The session `id`, marked as used now.
+    fn touch(&mut self, id: &str) -> Option<Arc<Link>> {
+        self.uses += 1;
+        let now = self.uses;
+        let (link, used) = self.open.get_mut(id)?;
+        *used = now;
+        Some(link.clone())
+    }
+
+    /// Adds a session, as used now.
+    fn add(&mut self, id: String, link: Arc<Link>) {
+        self.uses += 1;
+        self.open.insert(id, (link, self.uses));
+    }
+
+    /// Ends the session `id`, as a stdio client closing its stdin does: what waits is
+    /// answered, then the server is told the session is over. Whether there was one.
+    fn end(&mut self, id: &str) -> bool {
+        let Some((link, _)) = self.open.remove(id) else {
+            return false;
+        };
+        let _ = link.events.send(Event::ClientClosed);
+        self.ending.push(link);
+        true
+    }
+
+    /// Forgets what is over: sessions whose loop has ended, whose servers are gone.
+    fn prune(&mut self) {
+        self.open.retain(|_, (link, _)| !link.ended());
+        self.ending.retain(|link| !link.ended());
+    }
+
+    /// The servers of legacy sessions running, starting, or ending.
+    fn servers(&self) -> usize {
+        self.open.len() + self.opening + self.ending.len()
+    }
+}
+
+/// The longest an `initialize` waits for the server of an ended session to be gone: its
+/// stdin closed, then SIGTERM, each given the grace period, take about twice that.
+const PLACE_AT_MOST: std::time::Duration = super::GRACE.saturating_mul(4);
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Front {
+    /// A session of the proxy of its own, its loop on a thread; or the response that
+    /// says why there cannot be one (a server that cannot start, say).
+    fn open(&self, shared: bool) -> Result<Arc<Link>, Refused> {
+        let (events, inbox) = mpsc::channel();
+        let session = Session::open(&self.plugin, &self.options, &self.settings, events.clone())
+            .map_err(|error| {
+                refuse(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    jsonrpc::INTERNAL_ERROR,
+                    &format!("{error:#}"),
+                )
+            })?;
+        let routes = Arc::new(Mutex::new(Routes {
+            shared,
+            ..Routes::default()
+        }));
+        let mut client = Routed(routes.clone());
+        let thread = std::thread::spawn(move || {
+            session.serve(&inbox, &mut client);
+            // The session is over: whatever still waits is answered with an error under
+            // its client's id (R19), and nothing new is taken, before the loop's inbox
+            // goes away.
+            lock(&client.0).end();
+        });
+        Ok(Arc::new(Link {
+            events,
+            routes,
+            thread: Mutex::new(Some(thread)),
+        }))
+    }
+
+    /// The link a message goes to, or the response that refuses it: its method, if it
+    /// has one, and whether it carries a 2026-07-28 protocol version say where.
+    async fn link_for(
+        &self,
+        headers: &HeaderMap,
+        method: Option<&str>,
+        modern: bool,
+    ) -> Result<(Arc<Link>, Option<String>), Refused> {
+        if let Some(session) = headers.get("mcp-session-id") {
+            let session = session.to_str().unwrap_or_default();
+            return match lock(&self.sessions).touch(session) {
+                Some(link) => Ok((link, None)),
+                None => Err(refuse(
+                    StatusCode::NOT_FOUND,
+                    INVALID_REQUEST,
+                    "no such session: initialize again",
+                )),
+            };
+        }
+        if method == Some("initialize") {
+            self.take_a_place().await?;
+            let opened = self.open(false);
+            let mut sessions = lock(&self.sessions);
+            sessions.opening -= 1;
+            let link = opened?;
+            // Each session's id is drawn afresh: knowing one's own tells nothing of another's.
+            let session = reasons_mcp::unguessable();
+            sessions.add(session.clone(), link.clone());
+            return Ok((link, Some(session)));
+        }
+        if !modern {
+            return Err(refuse(
+                StatusCode::BAD_REQUEST,
+                INVALID_REQUEST,
+                "a request without an Mcp-Session-Id is `initialize`, or carries its protocol \
+                 version in `_meta` (2026-07-28)",
+            ));
+        }
+        let mut stateless = lock(&self.stateless);
+        if let Some(link) = stateless.as_ref().filter(|link| !link.ended()) {
+            return Ok((link.clone(), None));
+        }
+        let link = self.open(true)?;
+        *stateless = Some(link.clone());
+        Ok((link, None))
+    }
+
+    /// Takes a place for a session about to open. A session whose server has gone gives
+    /// its place back; when every place is still taken, the session used least recently
+    /// is ended to make room, as DELETE ends one, and its client's next request is
+    /// answered 404, which tells a client to initialize again (servers expire sessions
+    /// the same way). The new server starts once no more than `max_sessions` servers of
+    /// legacy sessions run, those still ending counted, so that one more than the limit
+    /// runs at most; refused when that takes longer than [`PLACE_AT_MOST`], or while
+    /// every place is held by a session still starting.
+    async fn take_a_place(&self) -> Result<(), Refused> {
+        let until = std::time::Instant::now() + PLACE_AT_MOST;
+        loop {
+            {
+                let mut sessions = lock(&self.sessions);
+                sessions.prune();
+                if sessions.open.len() + sessions.opening >= self.max_sessions {
+                    let least = sessions
+                        .open
+                        .iter()
+                        .min_by_key(|(_, (_, used))| *used)
+                        .map(|(id, _)| id.clone());
+                    if !least.is_some_and(|id| sessions.end(&id)) {
+                        let message = format!(
+                            "{} sessions are starting at once, as many as --max-sessions \
+                             allows: try again when one has started",
+                            sessions.opening
+                        );
+                        return Err(busy(&message));
+                    }
+                }
+                if sessions.servers() <= self.max_sessions {
+                    sessions.opening += 1;
+                    return Ok(());
+                }
+                if std::time::Instant::now() >= until {
+                    let message = format!(
+                        "the servers of {} ended sessions are still ending after {} s: \
+                         try again when they are gone",
+                        sessions.ending.len(),
+                        PLACE_AT_MOST.as_secs()
+                    );
+                    return Err(busy(&message));
+                }
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    }
+
+    /// The request's `Host`, when it names this listener (a loopback name and its port).
+    fn host<'h>(&self, headers: &'h HeaderMap) -> Option<&'h str> {
+        let loopback = |host: &str| matches!(host, "127.0.0.1" | "localhost" | "[::1]");
+        headers
+            .get(header::HOST)
+            .and_then(|host| host.to_str().ok())
+            .filter(|host| {
+                host.rsplit_once(':')
+                    .is_some_and(|(host, port)| loopback(host) && port == self.port.to_string())
+            })
+    }
+
+    /// Ends every session, those already ending too, and waits for their servers.
+    fn end_all(&self, signal: i32) {
+        let mut sessions = lock(&self.sessions);
+        let mut links: Vec<Arc<Link>> = sessions.open.drain().map(|(_, (link, _))| link).collect();
+        links.append(&mut sessions.ending);
+        drop(sessions);
+        links.extend(lock(&self.stateless).take());
+        for link in &links {
+            let _ = link.events.send(Event::Signal(signal));
+        }
+        for link in links {
+            if let Some(thread) = lock(&link.thread).take() {
+                let _ = thread.join();
+            }
+        }
+    }
+}
+
+/// One session's loop, as the handlers reach it.
+struct Link {
+    events: mpsc::Sender<Event>,
+    routes: Arc<Mutex<Routes>>,
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+impl Link {
+    fn ended(&self) -> bool {
+        lock(&self.thread)
+            .as_ref()
+            .is_none_or(|thread| thread.is_finished())
+    }
+}
+
+/// Where the lines for a session's clients go.
+#[derive(Default)]
+struct Routes {
+    /// Each request waiting for its answer: the stream of its POST, and the id its client
+    /// gave it when the front gave it another.
+    waiting: IndexMap<Id, (UnboundedSender<Vec<u8>>, Option<String>)>,
+    /// Each waiting request's progress token, as the server will name it, with the
+    /// request, and the token its client gave when the front gave it another. Tokens
+    /// compare as ids do: by value, whatever their spelling.
+    progress: HashMap<Id, (Id, Option<String>)>,
+    /// The session's GET stream, for what the server sends on its own.
+    stream: Option<UnboundedSender<Vec<u8>>>,
+    /// Whether clients that do not know each other share the session (2026-07-28).
+    shared: bool,
+    /// Whether the session's loop has ended: no request is taken any more.
+    ended: bool,
+}
+
+impl Routes {
+    /// Ends the session's routes: each request still waiting is answered with an error
+    /// under the id its client gave, and the GET stream ends.
+    fn end(&mut self) {
+        self.ended = true;
+        self.stream = None;
+        self.progress.clear();
+        for (id, (stream, given)) in self.waiting.drain(..) {
+            let why = "reasons mcp: the session ended before the server answered this request";
+            let answer = jsonrpc::error(Some(&id), jsonrpc::INTERNAL_ERROR, why);
+            let _ = stream.send(under_clients_id(&answer, given.as_deref()));
+        }
+    }
+
+    /// Registers a request waiting for its answer on `stream`: `given` is the id its
+    /// client gave it, when the front gave it another; `token` its progress token as the
+    /// server will see it, and the one its client gave, when the front gave it another.
+    fn wait(
+        &mut self,
+        id: Id,
+        stream: UnboundedSender<Vec<u8>>,
+        given: Option<&str>,
+        token: Option<(&str, Option<&str>)>,
+    ) -> Result<(), Refused> {
+        if self.ended {
+            return Err(session_gone());
+        }
+        if let Some(key) = token.and_then(|(sent, _)| Id::parse(sent)) {
+            let given = token.and_then(|(_, given)| given).map(str::to_string);
+            self.progress.insert(key, (id.clone(), given));
+        }
+        self.waiting.insert(id, (stream, given.map(str::to_string)));
+        Ok(())
+    }
+
+    /// Takes a client's request `id`, whose exact text is `text`, to wait for its answer
+    /// on `answers`: the id the session will know it by, and the line to send it. In a
+    /// shared session the request gets an id and a progress token of the front's own,
+    /// since clients there may use the same ones, and its client's come back with what
+    /// answers it; where that cannot be done, the request does not go. Where one client
+    /// owns the session, an id still waiting is refused under that id: its answer could
+    /// go to only one of the two POSTs (R19), and the one waiting keeps it.
+    fn admit(
+        &mut self,
+        id: Id,
+        text: &str,
+        answers: UnboundedSender<Vec<u8>>,
+    ) -> Result<(Id, String), Refused> {
+        let token = jsonrpc::at(text, TOKEN_IN_META);
+        if !self.shared {
+            if self.waiting.contains_key(&id) {
+                let why = "a request with this id is still waiting for its answer in this \
+                           session: an id is the client's to use once until it is answered";
+                return Err(refuse(StatusCode::BAD_REQUEST, INVALID_REQUEST, why).under(id));
+            }
+            self.wait(id.clone(), answers, None, token.map(|sent| (sent, None)))?;
+            return Ok((id, text.to_string()));
+        }
+        let own = Id::front();
+        let rewritten = jsonrpc::replace_at(text, ID, own.json()).and_then(|text| match token {
+            Some(_) => jsonrpc::replace_at(&text, TOKEN_IN_META, own.json()),
+            None => Some(text),
+        });
+        let Some(rewritten) = rewritten else {
+            let why = "the request could not be given an id of the front's own; it was not sent";
+            return Err(refuse(StatusCode::BAD_REQUEST, INVALID_REQUEST, why));
+        };
+        let token = token.map(|given| (own.json(), Some(given)));
+        self.wait(own.clone(), answers, Some(id.json()), token)?;
+        Ok((own, rewritten))
+    }
+
+    /// Sends one message the session wrote to the stream it belongs on: an answer to its
+    /// request's POST, under the id that request's client gave, which ends that stream;
+    /// a note about a waiting request (its progress, its cancellation) to that request's
+    /// stream, under the names its client gave; anything else to the GET stream, or,
+    /// where one client owns the session, to its latest request's stream. In a shared
+    /// session nothing else is sure to be the right client's, so nothing else goes
+    /// anywhere.
+    fn deliver(&mut self, read: &Read) {
+        let text = read.text;
+        let about = match &read.message {
+            Ok(Message::Response { id: Some(id), .. }) => Some((id.clone(), ID, None)),
+            Ok(Message::Notification { method }) => self.noted(method, text),
+            _ => None,
+        };
+        if let Some((id, path, token)) = about
+            && let Some((stream, given_id)) = self.waiting.get(&id)
+        {
+            // Under the name its client gave: its progress token, or the request's id.
+            let given = token.as_deref().or(given_id.as_deref());
+            let line = given
+                .and_then(|given| jsonrpc::replace_at(text, path, given))
+                .unwrap_or_else(|| text.to_string());
+            let _ = stream.send(line.into_bytes());
+            if path != PROGRESS_TOKEN {
+                // Dropping the sender ends the POST's stream after its answer (or after
+                // the server's word that it cancelled the request: no answer follows).
+                self.waiting.shift_remove(&id);
+                self.forget_finished();
+            }
+            return;
+        }
+        let stream = self
+            .stream
+            .as_ref()
+            .filter(|stream| !stream.is_closed())
+            .or_else(|| match self.shared {
+                true => None,
+                false => self.waiting.values().last().map(|(stream, _)| stream),
+            });
+        if let Some(stream) = stream {
+            let _ = stream.send(text.as_bytes().to_vec());
+        }
+    }
+
+    /// The waiting request a server's notification `method` is about, where in the
+    /// notification its name is, and, for a progress note, the token its client gave:
+    /// the request a note's token was given to, or the one a cancellation names.
+    fn noted(&self, method: &str, text: &str) -> Option<Noted> {
+        let path = match method {
+            "notifications/progress" => PROGRESS_TOKEN,
+            "notifications/cancelled" => CANCELLED_ID,
+            _ => return None,
+        };
+        let named = Id::parse(jsonrpc::at(text, path)?)?;
+        if path == CANCELLED_ID {
+            return Some((named, path, None));
+        }
+        let (id, token) = self.progress.get(&named)?;
+        Some((id.clone(), path, token.clone()))
+    }
+
+    /// Forgets the progress tokens of requests no longer waiting.
+    fn forget_finished(&mut self) {
+        let Routes {
+            progress, waiting, ..
+        } = self;
+        progress.retain(|_, (id, _)| waiting.contains_key(id));
+    }
+}
+
+/// A message about a waiting request: the request, where the message names it, and the
+/// name its client gave, when that is not the request's id.
+type Noted = (Id, &'static [&'static str], Option<String>);
+
+/// Where an answer names its request, a progress note its request's token, and a
+/// cancellation its request.
+const ID: &[&str] = &["id"];
+/// Where a request carries its progress token.
+const TOKEN_IN_META: &[&str] = &["params", "_meta", "progressToken"];
+const PROGRESS_TOKEN: &[&str] = &["params", "progressToken"];
+const CANCELLED_ID: &[&str] = &["params", "requestId"];
+
+/// The answer to a message the proxy's strict reading refuses, under its id when it
+/// could be read.
+fn refused_by_reading(refusal: &jsonrpc::Refusal) -> Response {
+    let refused = refuse(StatusCode::BAD_REQUEST, refusal.code, &refusal.message);
+    match &refusal.id {
+        Some(id) => refused.under(id.clone()),
+        None => refused,
+    }
+    .into_response()
+}
+
+/// `answer` under the id its client gave, when the front gave the request another.
+fn under_clients_id(answer: &str, given: Option<&str>) -> Vec<u8> {
+    given
+        .and_then(|given| jsonrpc::replace_at(answer, &["id"], given))
+        .unwrap_or_else(|| answer.to_string())
+        .into_bytes()
+}
+
+/// The session's client, as its loop writes to it.
+struct Routed(Arc<Mutex<Routes>>);
+
+impl Client for Routed {
+    fn write(&mut self, line: &[u8]) -> bool {
+        let mut routes = lock(&self.0);
+        // Every line the proxy writes is one it read, or made: it reads. A batch (a
+        // server may answer in one) is taken apart, so that each answer reaches its own
+        // request's POST.
+        match jsonrpc::read_line(line) {
+            Ok(Line::One(read)) => routes.deliver(&read),
+            Ok(Line::Batch(reads)) => reads.iter().for_each(|read| routes.deliver(read)),
+            Err(refusal) => eprintln!(
+                "reasons: a line for the front's clients could not be read: {}",
+                refusal.message
+            ),
+        }
+        true
+    }
+}
+
+/// A request refused: an HTTP error whose body is a JSON-RPC error, under the request's
+/// id when it is known.
+#[derive(Debug)]
+struct Refused {
+    status: StatusCode,
+    code: i64,
+    message: String,
+    id: Option<Id>,
+}
+
+fn refuse(status: StatusCode, code: i64, message: &str) -> Refused {
+    Refused {
+        status,
+        code,
+        message: format!("reasons mcp: {message}"),
+        id: None,
+    }
+}
+
+impl Refused {
+    /// The refusal, answered under the request's `id`.
+    fn under(self, id: Id) -> Refused {
+        Refused {
+            id: Some(id),
+            ..self
+        }
+    }
+}
+
+impl IntoResponse for Refused {
+    fn into_response(self) -> Response {
+        let body = jsonrpc::error(self.id.as_ref(), self.code, &self.message);
+        (
+            self.status,
+            [(header::CONTENT_TYPE, "application/json")],
+            body,
+        )
+            .into_response()
+    }
+}
+
+/// Refuses, before any handler, a request whose `Host` is not this listener or whose
+/// `Origin` is a page's that may not call; answers an allowed page's CORS preflight; and
+/// lets an allowed page read the answers to its requests.
+async fn admitted(
+    State(front): State<Arc<Front>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let Some(host) = front.host(request.headers()) else {
+        let message = "only this listener is served (Host must be its loopback address and port)";
+        return refuse(StatusCode::FORBIDDEN, INVALID_REQUEST, message).into_response();
+    };
+    let caller = match admission::caller(request.headers(), host, &front.allowed_origins) {
+        Ok(caller) => caller,
+        Err(origin) => {
+            let message = format!(
+                "a page at {origin:?} may not use this proxy (name it with --allow-origin to let it)"
+            );
+            return refuse(StatusCode::FORBIDDEN, INVALID_REQUEST, &message).into_response();
+        }
+    };
+    if request.method() == axum::http::Method::OPTIONS {
+        return match &caller {
+            Caller::Allowed(origin) => {
+                let mut response = StatusCode::NO_CONTENT.into_response();
+                response
+                    .headers_mut()
+                    .extend(admission::preflight_headers(origin));
+                response
+            }
+            // A same-origin page and a native client never preflight.
+            _ => StatusCode::METHOD_NOT_ALLOWED.into_response(),
+        };
+    }
+    let mut response = next.run(request).await;
+    if let Caller::Allowed(origin) = &caller {
+        response
+            .headers_mut()
+            .extend(admission::cors_headers(origin));
+    }
+    response
+}
+
+async fn on_post(
+    State(front): State<Arc<Front>>,
+    headers: HeaderMap,
+    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
+) -> Response {
+    if let Some((status, why)) = admission::refused_post(&headers) {
+        return refuse(status, INVALID_REQUEST, &why).into_response();
+    }
+    let body = match body {
+        Ok(body) => body,
+        Err(rejection) => {
+            let why = match rejection.status() {
+                StatusCode::PAYLOAD_TOO_LARGE => super::over_cap(front.settings.max_message),
+                _ => format!("the body could not be read: {rejection}"),
+            };
+            return refuse(rejection.status(), INVALID_REQUEST, &why).into_response();
+        }
+    };
+    // The message is read once, by the proxy's strict reader, as over stdio: what it
+    // refuses (not JSON, a repeated key, an id that is no id, a byte-order mark) is
+    // answered here and never reaches a session, shared or not; what it takes (a lone
+    // surrogate, nesting of any depth) goes on as a server would take it. A line break
+    // in it becomes a space where the session writes it on (`one_line`).
+    let line = body.to_vec();
+    let read = match jsonrpc::read_line(&line) {
+        Ok(Line::One(read)) => read,
+        Ok(Line::Batch(_)) => {
+            let message = "a batch is not served over HTTP: send each message in a POST of its own";
+            return refuse(StatusCode::BAD_REQUEST, INVALID_REQUEST, message).into_response();
+        }
+        Err(refusal) => return refused_by_reading(&refusal),
+    };
+    let (method, request) = match &read.message {
+        Ok(Message::Request { id, method, .. }) => (
+            Some(method.as_str()),
+            Some((id.clone(), read.text.to_string())),
+        ),
+        Ok(Message::Notification { method }) => (Some(method.as_str()), None),
+        Ok(Message::Response { .. }) => (None, None),
+        Err(refusal) => return refused_by_reading(refusal),
+    };
+    // Where the message goes is read from its params, which must then read one way
+    // only: a key they repeat (parsers disagree on which counts) is refused here, under
+    // the request's id, as the session would refuse it.
+    let params = jsonrpc::at(read.text, &["params"]).and_then(reasons_mcp::json::members);
+    if let Some(why) = params.as_deref().and_then(jsonrpc::repeated) {
+        let id = request.as_ref().map(|(id, _)| id.clone());
+        let refusal =
+            jsonrpc::Refusal::new(id, jsonrpc::INVALID_PARAMS, format!("the params {why}"));
+        return refused_by_reading(&refusal);
+    }
+    let modern = params
+        .as_deref()
+        .and_then(|params| jsonrpc::member(params, "_meta"))
+        .and_then(|meta| jsonrpc::at(meta.get(), &["io.modelcontextprotocol/protocolVersion"]))
+        .is_some();
+    let (link, session) = match front.link_for(&headers, method, modern).await {
+        Ok(found) => found,
+        Err(refused) => return refused.into_response(),
+    };
+    let stateless = session.is_none() && headers.get("mcp-session-id").is_none();
+    if stateless && let Some(why) = not_from_a_stranger(&read.message) {
+        return refuse(StatusCode::BAD_REQUEST, INVALID_REQUEST, why).into_response();
+    }
+    let Some((id, text)) = request else {
+        // A notification or a response: accepted.
+        if link.events.send(Event::Client(line)).is_err() {
+            return session_gone().into_response();
+        }
+        return StatusCode::ACCEPTED.into_response();
+    };
+    let (answers, stream) = unbounded_channel();
+    let admitted = lock(&link.routes).admit(id, &text, answers);
+    let (id, line) = match admitted {
+        Ok(admitted) => admitted,
+        Err(refused) => return refused.into_response(),
+    };
+    // In the shared session, closing the stream cancels the request (2026-07-28).
+    let cancel = stateless.then(|| Cancel {
+        link: link.clone(),
+        id: id.clone(),
+    });
+    if link.events.send(Event::Client(line.into_bytes())).is_err() {
+        lock(&link.routes).waiting.shift_remove(&id);
+        return session_gone().into_response();
+    }
+    let mut response = sse(stream, cancel).into_response();
+    if let Some(session) = session.and_then(|session| HeaderValue::from_str(&session).ok()) {
+        response.headers_mut().insert("mcp-session-id", session);
+    }
+    response
+}
+
+async fn on_get(State(front): State<Arc<Front>>, headers: HeaderMap) -> Response {
+    let link = headers
+        .get("mcp-session-id")
+        .and_then(|session| lock(&front.sessions).touch(session.to_str().unwrap_or_default()));
+    let Some(link) = link else {
+        // 2026-07-28 has no GET stream; a legacy client asks with its session.
+        return StatusCode::METHOD_NOT_ALLOWED.into_response();
+    };
+    let (lines, stream) = unbounded_channel();
+    let mut routes = lock(&link.routes);
+    if routes.ended {
+        // A stream opened on a session that is over would never end.
+        return session_gone().into_response();
+    }
+    routes.stream = Some(lines);
+    sse(stream, None).into_response()
+}
+
+/// The answer to an `initialize` that finds no place: 503, try again.
+fn busy(message: &str) -> Refused {
+    refuse(
+        StatusCode::SERVICE_UNAVAILABLE,
+        jsonrpc::INTERNAL_ERROR,
+        message,
+    )
+}
+
+/// The answer to a request for a session whose loop has ended: 404, the specification's
+/// word to initialize again.
+fn session_gone() -> Refused {
+    refuse(
+        StatusCode::NOT_FOUND,
+        INVALID_REQUEST,
+        "the session has ended: initialize again",
+    )
+}
+
+async fn on_delete(State(front): State<Arc<Front>>, headers: HeaderMap) -> Response {
+    let session = headers
+        .get("mcp-session-id")
+        .and_then(|session| session.to_str().ok())
+        .unwrap_or_default();
+    if lock(&front.sessions).end(session) {
+        StatusCode::OK.into_response()
+    } else {
+        StatusCode::NOT_FOUND.into_response()
+    }
+}
+
+/// An SSE response carrying each line of `lines` as an event, until it ends; `cancel`
+/// goes with it, to cancel its request if the client closes it first.
+fn sse(
+    lines: UnboundedReceiver<Vec<u8>>,
+    cancel: Option<Cancel>,
+) -> Sse<impl futures_util::Stream<Item = Result<SseEvent, Infallible>>> {
+    let events = futures_util::stream::unfold((lines, cancel), |(mut lines, cancel)| async move {
+        let line = lines.recv().await?;
+        let event = SseEvent::default()
+            .event("message")
+            .data(String::from_utf8_lossy(&line));
+        Some((Ok(event), (lines, cancel)))
+    });
+    Sse::new(events)
+}
+
+/// Why a message of the shared session is not taken from a client: one that names a
+/// request of the session's (a cancellation, a progress note, an answer to the server)
+/// could name another client's, since a client there is known by nothing but its
+/// requests. Over Streamable HTTP a 2026-07-28 client cancels a request by closing its
+/// stream (`Cancel`), and the server asks such a client nothing.
+fn not_from_a_stranger(message: &Result<Message, jsonrpc::Refusal>) -> Option<&'static str> {
+    match message {
+        Ok(Message::Notification { method }) if method == "notifications/cancelled" => Some(
+            "in the session 2026-07-28 clients share, a request is cancelled by closing its \
+             stream; a notifications/cancelled could name another client's request, and was \
+             not sent",
+        ),
+        Ok(Message::Notification { method }) if method == "notifications/progress" => Some(
+            "in the session 2026-07-28 clients share, the server asks no client anything, so \
+             there is no progress of a client's to report; it was not sent",
+        ),
+        Ok(Message::Response { .. }) => Some(
+            "in the session 2026-07-28 clients share, the server asks no client anything, so \
+             there is nothing to answer; it was not sent",
+        ),
+        _ => None,
+    }
+}
+
+/// A shared session's request whose stream is open: when the stream goes before its
+/// answer (the client closed it, which over Streamable HTTP is how a 2026-07-28 client
+/// cancels), the server is told, under the front's id for the request, which no other
+/// client's message can name.
+struct Cancel {
+    link: Arc<Link>,
+    id: Id,
+}
+
+impl Drop for Cancel {
+    fn drop(&mut self) {
+        let mut routes = lock(&self.link.routes);
+        if routes.waiting.shift_remove(&self.id).is_none() {
+            // Answered, or the session ended: nothing to cancel.
+            return;
+        }
+        routes.forget_finished();
+        drop(routes);
+        let note = format!(
+            r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{},"reason":"the client closed its stream"}}}}"#,
+            self.id.json()
+        );
+        let _ = self.link.events.send(Event::Client(note.into_bytes()));
+    }
+}

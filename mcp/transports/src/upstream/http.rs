@@ -1,0 +1,670 @@
+//! Streamable HTTP to the server (`reasons mcp --url URL`), for both eras of MCP as they
+//! are: every message the proxy sends is a POST, and what comes back (one JSON body, or
+//! an SSE stream of them) goes to the loop as lines the server sent.
+//!
+//! - Legacy sessions (2024-11-05 to 2025-11-25): the `Mcp-Session-Id` the server gives
+//!   `initialize` and the protocol version it answers ride on every later request; the
+//!   GET stream, where the server offers one, carries what it sends on its own, and is
+//!   resumed from its last event when it ends (`listen`); the session is ended with
+//!   DELETE.
+//! - 2026-07-28: each request carries its protocol version in `_meta`, mirrored into
+//!   `MCP-Protocol-Version`, with `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*` (see
+//!   `headers.rs`).
+//!
+//! - 2024-11-05's HTTP+SSE transport, for a server that has nothing to POST the first
+//!   `initialize` to (404, 405), as the specification's backwards-compatibility section
+//!   says (`legacy.rs`).
+//!
+//! Fails closed: a request the server does not answer (an error status, a connection
+//! that cannot be made, a stream that ends or breaks off first) gets a JSON-RPC error
+//! naming the server and what happened, never silence.
+
+mod legacy;
+
+use super::headers::{Outline, ParamHeaders};
+use super::sse;
+use crate::{Ended, Ending, Event};
+use anyhow::{Context, bail};
+use reasons_mcp::jsonrpc::{self, INTERNAL_ERROR, Id, Line, Message};
+use serde_json::value::RawValue;
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+use ureq::http::{HeaderName, HeaderValue, Uri};
+
+/// The headers the transport sets itself, which a user's `--header` may not replace.
+const OWN_HEADERS: [&str; 6] = [
+    "content-type",
+    "accept",
+    "mcp-session-id",
+    "mcp-protocol-version",
+    "mcp-method",
+    "mcp-name",
+];
+
+/// How much of an error status's body is read for a JSON-RPC error to pass on.
+const ERROR_BODY: u64 = 1 << 20;
+
+/// The default of `--read-timeout`, in seconds: longer than any tool's own timeout in the
+/// clients people use, so that the client, not the proxy, gives up on a slow tool.
+pub const DEFAULT_READ_TIMEOUT_SECS: u16 = 300;
+
+/// How long the DELETE that ends a session may take: a server that never answers it must
+/// not hold the proxy's exit.
+const DELETE_AT_MOST: Duration = Duration::from_secs(3);
+
+/// Where the server is, what every request to it carries, and how long it may be silent.
+#[derive(Clone, Debug)]
+pub struct Remote {
+    url: String,
+    /// The URL as messages name it: without the credentials a URL may carry (its user
+    /// and password, its query), which a message would show the client and its model.
+    shown: String,
+    headers: Vec<(HeaderName, HeaderValue)>,
+    read_timeout: Duration,
+}
+
+impl Remote {
+    /// `url`, with `headers` (`Name: value`) and `from_env` (`Name=VARIABLE`, the value
+    /// read from the environment so that a secret stays out of a client's config). An
+    /// error names the flag that is wrong and why.
+    pub fn new(url: &str, headers: &[String], from_env: &[String]) -> anyhow::Result<Remote> {
+        let uri: Uri = url
+            .parse()
+            .map_err(|_| anyhow::anyhow!("--url {:?} is not a URL", shown(url)))?;
+        if !matches!(uri.scheme_str(), Some("http" | "https")) || uri.host().is_none() {
+            bail!("--url {:?} is not an http:// or https:// URL", shown(url));
+        }
+        let mut parsed = Vec::new();
+        for flag in headers {
+            let (name, value) = flag
+                .split_once(':')
+                .with_context(|| format!("--header {flag:?} is not `Name: value`"))?;
+            parsed.push(header(
+                name.trim(),
+                value.trim(),
+                &format!("--header {flag:?}"),
+            )?);
+        }
+        for flag in from_env {
+            let (name, variable) = flag
+                .split_once('=')
+                .with_context(|| format!("--header-env {flag:?} is not `Name=VARIABLE`"))?;
+            let value = std::env::var(variable).with_context(|| {
+                format!(
+                    "--header-env {flag:?}: the environment has no {variable} (or it is not UTF-8)"
+                )
+            })?;
+            // The value is a secret: the message names the variable, never its value.
+            parsed.push(header(
+                name.trim(),
+                &value,
+                &format!("--header-env {flag:?}"),
+            )?);
+        }
+        Ok(Remote {
+            url: url.to_string(),
+            shown: shown(url),
+            headers: parsed,
+            read_timeout: Duration::from_secs(DEFAULT_READ_TIMEOUT_SECS.into()),
+        })
+    }
+
+    /// `Authorization: Bearer` and the token in the environment variable `variable`
+    /// (`--bearer-env`, what Codex's `bearer_token_env_var` asks of a client).
+    pub fn bearer_from(mut self, variable: &str) -> anyhow::Result<Remote> {
+        let flag = format!("--bearer-env {variable}");
+        let token = std::env::var(variable).with_context(|| {
+            format!("{flag}: the environment has no {variable} (or it is not UTF-8)")
+        })?;
+        // The value is a secret: the message names the variable, never its value.
+        let bearer = header("Authorization", &format!("Bearer {token}"), &flag)?;
+        if self.headers.iter().any(|(name, _)| *name == bearer.0) {
+            bail!("{flag}: another flag already gives `Authorization`");
+        }
+        self.headers.push(bearer);
+        Ok(self)
+    }
+
+    /// The longest the server may send nothing while it owes a request an answer
+    /// (`--read-timeout`): the request is then answered with an error saying so.
+    pub fn read_timeout(mut self, timeout: Duration) -> Remote {
+        self.read_timeout = timeout;
+        self
+    }
+}
+
+/// `url` without what may be a secret in it: the user and password before its host, and
+/// its query.
+fn shown(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let host = rest[..end]
+        .rsplit_once('@')
+        .map_or(&rest[..end], |(_, host)| host);
+    let path = rest[end..].split(['?', '#']).next().unwrap_or_default();
+    match scheme {
+        "" => format!("{host}{path}"),
+        scheme => format!("{scheme}://{host}{path}"),
+    }
+}
+
+/// One user header, checked: a valid name the transport does not set, a valid value.
+fn header(name: &str, value: &str, flag: &str) -> anyhow::Result<(HeaderName, HeaderValue)> {
+    let name = HeaderName::from_bytes(name.as_bytes())
+        .with_context(|| format!("{flag}: {name:?} is not a header name"))?;
+    if OWN_HEADERS.contains(&name.as_str()) {
+        bail!("{flag}: `{name}` is set by the transport itself");
+    }
+    let value = HeaderValue::from_str(value)
+        .with_context(|| format!("{flag}: the value is not a valid header value"))?;
+    Ok((name, value))
+}
+
+/// The server at a URL, as the loop drives it.
+pub struct Http {
+    link: Link,
+    /// Messages to send, in order, to the thread that sends them.
+    outbox: Option<Sender<Vec<u8>>>,
+}
+
+/// What every request needs, shared by the threads that make them.
+#[derive(Clone)]
+struct Link {
+    remote: Arc<Remote>,
+    agent: ureq::Agent,
+    session: Arc<Mutex<Session>>,
+    events: Sender<Event>,
+    /// The cap on one message the server sends, a JSON body or an SSE event
+    /// (`--max-message-mib`).
+    max_message: usize,
+}
+
+/// What the server told the proxy that later requests carry.
+#[derive(Default)]
+struct Session {
+    /// The legacy session's id.
+    id: Option<String>,
+    /// The protocol version `initialize` was answered with (legacy).
+    version: Option<String>,
+    /// Whether the GET stream was asked for.
+    listening: bool,
+    /// Whether the session was ended: the GET stream is not asked for again.
+    closed: bool,
+    params: ParamHeaders,
+    /// Where every message goes, when the server speaks the legacy HTTP+SSE transport.
+    legacy: Option<String>,
+}
+
+impl Http {
+    /// Starts the thread that sends what the proxy says to `remote`; what comes back goes
+    /// to `events`, each message at most `max_message` bytes.
+    pub fn connect(
+        remote: Remote,
+        events: Sender<Event>,
+        max_message: usize,
+    ) -> anyhow::Result<Http> {
+        let agent = ureq::Agent::config_builder()
+            // Error statuses are answers to read, not failures to give up on.
+            .http_status_as_error(false)
+            .timeout_connect(Some(Duration::from_secs(30)))
+            // A server that goes silent while it owes an answer: each read waits this long
+            // at most (the GET stream, silent by nature, is exempt).
+            .timeout_per_read(Some(remote.read_timeout))
+            // Nagle's algorithm would hold a request's last small write back until the
+            // server's delayed ACK (ureq's default, said here because it matters).
+            .no_delay(true)
+            // A redirect could take a call, and its headers, to a server nobody named: a
+            // 3xx is an answer like any other error status.
+            .max_redirects(0)
+            .build()
+            .new_agent();
+        let link = Link {
+            remote: Arc::new(remote),
+            agent,
+            session: Arc::default(),
+            events,
+            max_message,
+        };
+        let (outbox, messages) = mpsc::channel();
+        let worker = link.clone();
+        std::thread::spawn(move || worker.send_all(messages));
+        Ok(Http {
+            link,
+            outbox: Some(outbox),
+        })
+    }
+
+    /// Sends one message.
+    pub fn send(&mut self, message: &[u8]) {
+        if let Some(outbox) = &self.outbox {
+            let _ = outbox.send(message.to_vec());
+        }
+    }
+
+    /// Ends the session: a legacy session is deleted (a server that keeps none answers
+    /// 405, which is as good), and every connection of it is closed, the streams being
+    /// read among them: a server keeps a stream open until its client closes it (the
+    /// legacy HTTP+SSE transport's stream is the session), and the thread reading it
+    /// would wait for ever.
+    pub fn close(&mut self) {
+        if self.outbox.take().is_none() {
+            return;
+        }
+        let link = &self.link;
+        let mut session = link.lock();
+        session.closed = true;
+        if session.id.is_some() {
+            let delete = link
+                .agent
+                .delete(&link.remote.url)
+                .config()
+                .timeout_global(Some(DELETE_AT_MOST))
+                .build();
+            let request = link.carrying(delete, &session, None);
+            drop(session);
+            let _ = request.call();
+        }
+        link.agent.clone().shutdown();
+    }
+
+    /// Ends the session, as `how` says.
+    pub fn end(&mut self, how: Ending) -> Ended {
+        self.close();
+        Ended::Remote {
+            signal: match how {
+                Ending::Signal(signal) => Some(signal),
+                Ending::Closed | Ending::Overdue => None,
+            },
+        }
+    }
+}
+
+impl Link {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Session> {
+        self.session.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Sends each message in turn. A request other than `initialize` is answered on a
+    /// thread of its own, so that a slow tool holds up nothing behind it; `initialize`
+    /// and what is owed no answer (notifications, responses) are sent in order, so that
+    /// what follows them carries what they established.
+    fn send_all(self, messages: Receiver<Vec<u8>>) {
+        for message in messages {
+            let outline = Outline::of(&message);
+            if outline.ids.is_empty() || outline.method.as_deref() == Some("initialize") {
+                self.post(&message, &outline);
+            } else {
+                let link = self.clone();
+                std::thread::spawn(move || link.post(&message, &outline));
+            }
+        }
+    }
+
+    fn post(&self, message: &[u8], outline: &Outline) {
+        let legacy = self.lock().legacy.clone();
+        if let Some(endpoint) = legacy {
+            return self.post_legacy(message, outline, &endpoint);
+        }
+        let mut owed = outline.ids.clone();
+        let url = &self.remote.shown;
+        let response = match self.request(outline).send(message) {
+            Ok(response) => response,
+            Err(ureq::Error::Timeout(_)) => {
+                let why = self.silent();
+                return self.answer(owed, &format!("the MCP server at {url} {why}"));
+            }
+            Err(error) => {
+                return self.answer(
+                    owed,
+                    &format!("cannot reach the MCP server at {url}: {error}"),
+                );
+            }
+        };
+        if let Some(id) = text_header(&response, "mcp-session-id") {
+            self.lock().id = Some(id);
+        }
+        let status = response.status();
+        let stream = is_event_stream(&response);
+        let body = response.into_body();
+        // A server of the legacy HTTP+SSE transport has nothing to POST `initialize` to
+        // (404, 405): its stream is asked for, and every message goes where it says. An
+        // answer that means something else (401, a 400 with an error) stands.
+        let absent = matches!(status.as_u16(), 404 | 405);
+        if absent && outline.method.as_deref() == Some("initialize") {
+            drop(body);
+            let why = match self.open_legacy() {
+                Ok(endpoint) => return self.post_legacy(message, outline, &endpoint),
+                Err(why) => why,
+            };
+            let message = format!(
+                "the MCP server at {url} answered HTTP {status}, and serves no HTTP+SSE stream either ({why})"
+            );
+            return self.answer(owed, &message);
+        }
+        if !status.is_success() {
+            // A JSON-RPC error in the body answers the request it names; every other
+            // request of the message gets one naming the status.
+            if let Ok(text) = body.into_with_config().limit(ERROR_BODY).read_to_vec() {
+                self.deliver(text, &mut owed, outline, true);
+            }
+            return self.answer(
+                owed,
+                &format!("the MCP server at {url} answered HTTP {status}"),
+            );
+        }
+        let why = if stream {
+            let read = body.into_with_config().limit(u64::MAX).reader();
+            match sse::read(read, self.max_message, |data| {
+                self.deliver(data.into_bytes(), &mut owed, outline, false)
+            }) {
+                Ok(()) => "its event stream ended first".to_string(),
+                Err(sse::Broken::Silent) => self.silent(),
+                Err(error) => format!("its event stream broke off: {error}"),
+            }
+        } else {
+            let cap = u64::try_from(self.max_message).unwrap_or(u64::MAX);
+            match body.into_with_config().limit(cap).read_to_vec() {
+                Ok(text) if text.is_empty() => format!("it answered HTTP {status} with nothing"),
+                Ok(text) => {
+                    self.deliver(text, &mut owed, outline, false);
+                    format!("its answer (HTTP {status}) did not answer it")
+                }
+                Err(ureq::Error::Timeout(_)) => self.silent(),
+                Err(error) => format!("its answer broke off: {error}"),
+            }
+        };
+        self.answer(
+            owed,
+            &format!("the MCP server at {url} did not answer: {why}"),
+        );
+        if outline.method.as_deref() == Some("notifications/initialized") {
+            self.listen();
+        }
+    }
+
+    /// A GET of the server's event stream, which is silent until the server has
+    /// something to say: no read timeout.
+    fn event_stream(&self) -> ureq::RequestBuilder<ureq::typestate::WithoutBody> {
+        self.agent
+            .get(&self.remote.url)
+            .config()
+            .timeout_per_read(None)
+            .build()
+            .header("Accept", "text/event-stream")
+    }
+
+    /// Why a request is answered when the server went silent on it.
+    fn silent(&self) -> String {
+        format!(
+            "sent nothing for {} s while it owed an answer (--read-timeout)",
+            self.remote.read_timeout.as_secs()
+        )
+    }
+
+    /// `request` with what every request to the server carries: the user's headers, the
+    /// legacy session's id, and the protocol version (`version`, a 2026-07-28 request's
+    /// own, or else the one `initialize` settled).
+    fn carrying<B>(
+        &self,
+        mut request: ureq::RequestBuilder<B>,
+        session: &Session,
+        version: Option<&String>,
+    ) -> ureq::RequestBuilder<B> {
+        for (name, value) in &self.remote.headers {
+            request = request.header(name, value);
+        }
+        if let Some(id) = &session.id {
+            request = request.header("Mcp-Session-Id", id);
+        }
+        if let Some(version) = version.or(session.version.as_ref()) {
+            request = request.header("MCP-Protocol-Version", version);
+        }
+        request
+    }
+
+    /// A POST of `outline`'s message, with every header it is to carry.
+    fn request(&self, outline: &Outline) -> ureq::RequestBuilder<ureq::typestate::WithBody> {
+        let post = self
+            .agent
+            .post(&self.remote.url)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream");
+        let session = self.lock();
+        let mut request = self.carrying(post, &session, outline.version.as_ref());
+        for (name, value) in outline.standard() {
+            request = request.header(name, value);
+        }
+        if let (Some("tools/call"), Some(tool), Some(arguments)) =
+            (outline.method.as_deref(), &outline.name, &outline.arguments)
+        {
+            for (name, value) in session.params.of(tool, arguments) {
+                request = request.header(name, value);
+            }
+        }
+        request
+    }
+
+    /// Hands one message the server sent to the loop, as a line. Answers to this POST's
+    /// requests are crossed off `owed`; from an error status only those are passed on.
+    /// It is read as the loop will read it, by the proxy's strict reader: an id is
+    /// matched by value (`1` and `1.0` are one id), as the loop matches it.
+    fn deliver(&self, text: Vec<u8>, owed: &mut Vec<Id>, outline: &Outline, error: bool) {
+        let ours = match jsonrpc::read_line(&text) {
+            Ok(Line::One(read)) => self.cross_off(std::slice::from_ref(&read), owed, outline),
+            Ok(Line::Batch(reads)) => self.cross_off(&reads, owed, outline),
+            // Not a message: the loop reads it and refuses it as it does any such line.
+            Err(_) => false,
+        };
+        if error && !ours {
+            return;
+        }
+        // A line break in it is made a space where every line is written (`one_line`).
+        self.pass(text);
+    }
+
+    /// Crosses the answers among `reads` off `owed`, learning from each what later
+    /// requests need; whether any was owed.
+    fn cross_off(&self, reads: &[jsonrpc::Read], owed: &mut Vec<Id>, outline: &Outline) -> bool {
+        let mut ours = false;
+        for read in reads {
+            let Ok(Message::Response {
+                id: Some(id),
+                result,
+            }) = &read.message
+            else {
+                continue;
+            };
+            let Some(at) = owed.iter().position(|owed| owed == id) else {
+                continue;
+            };
+            owed.swap_remove(at);
+            ours = true;
+            if let Some(result) = result {
+                self.learn(outline.method.as_deref(), result);
+            }
+        }
+        ours
+    }
+
+    /// What a session's later requests need from a result: the protocol version
+    /// `initialize` settled, the headers a listing's tools ask for.
+    fn learn(&self, method: Option<&str>, result: &RawValue) {
+        match method {
+            Some("initialize") => {
+                let version = jsonrpc::at(result.get(), &["protocolVersion"])
+                    .and_then(|version| serde_json::from_str::<String>(version).ok());
+                self.lock().version = version;
+            }
+            Some("tools/list") => self.lock().params.learn(result),
+            _ => {}
+        }
+    }
+
+    fn pass(&self, line: Vec<u8>) {
+        let _ = self.events.send(Event::Server(line));
+    }
+
+    /// A JSON-RPC error for each request still `owed` an answer.
+    fn answer(&self, owed: Vec<Id>, message: &str) {
+        let message = format!("reasons mcp: {message}");
+        for id in owed {
+            self.pass(jsonrpc::error(Some(&id), INTERNAL_ERROR, &message).into_bytes());
+        }
+    }
+
+    /// Opens the GET stream, once, for what a legacy server sends on its own; a server
+    /// that offers none answers 405, and then there is none. A stream that ends or breaks
+    /// off is asked for again, after the wait the server asked for, with the id of the
+    /// last event it gave (`Last-Event-ID`), so that it can send what came between, until
+    /// the session ends or [`RECONNECTS`] tries in a row bring nothing.
+    fn listen(&self) {
+        if std::mem::replace(&mut self.lock().listening, true) {
+            return;
+        }
+        let link = self.clone();
+        std::thread::spawn(move || {
+            let mut place = sse::Place::default();
+            let mut fruitless = 0;
+            while fruitless < RECONNECTS {
+                match link.stream(&mut place) {
+                    Stream::Delivered => fruitless = 0,
+                    Stream::Fruitless => fruitless += 1,
+                    Stream::Refused => return,
+                }
+                let wait = place.retry.unwrap_or(DEFAULT_RETRY);
+                std::thread::sleep(wait.clamp(MIN_RETRY, MAX_RETRY));
+            }
+        });
+    }
+
+    /// Reads the GET stream once, from `place`, until it ends.
+    fn stream(&self, place: &mut sse::Place) -> Stream {
+        let request = {
+            let session = self.lock();
+            if session.closed {
+                return Stream::Refused;
+            }
+            let mut get = self.event_stream();
+            if let Some(id) = &place.last_event_id {
+                get = get.header("Last-Event-ID", id);
+            }
+            self.carrying(get, &session, None)
+        };
+        let Ok(response) = request.call() else {
+            return Stream::Fruitless;
+        };
+        let status = response.status();
+        // No stream offered (405), or the session is gone (404): nothing to come back for.
+        if matches!(status.as_u16(), 404 | 405) {
+            return Stream::Refused;
+        }
+        let stream = is_event_stream(&response);
+        if !status.is_success() || !stream {
+            return Stream::Fruitless;
+        }
+        let body = response
+            .into_body()
+            .into_with_config()
+            .limit(u64::MAX)
+            .reader();
+        let mut owed = Vec::new();
+        let outline = Outline::default();
+        let mut delivered = Stream::Fruitless;
+        let _ = sse::read_from(body, place, self.max_message, |data| {
+            delivered = Stream::Delivered;
+            self.deliver(data.into_bytes(), &mut owed, &outline, false);
+        });
+        delivered
+    }
+}
+
+/// How a GET stream ended; each but `Refused` is worth asking again for.
+enum Stream {
+    /// It ended or broke off after delivering at least one message.
+    Delivered,
+    /// It delivered nothing, or could not be had this time.
+    Fruitless,
+    /// The server offers none, or the session is over.
+    Refused,
+}
+
+/// How many GET streams in a row may end without an event before the proxy stops asking.
+const RECONNECTS: u32 = 5;
+
+/// The wait before asking for the GET stream again, when the server named none.
+const DEFAULT_RETRY: Duration = Duration::from_secs(1);
+
+/// The least and the most the proxy waits before asking again, whatever the server asks:
+/// a `retry: 0` would have it ask without pause, a huge one never.
+const MIN_RETRY: Duration = Duration::from_millis(100);
+const MAX_RETRY: Duration = Duration::from_secs(60);
+
+/// Whether `response` is an event stream (SSE).
+fn is_event_stream(response: &ureq::http::Response<ureq::Body>) -> bool {
+    text_header(response, "content-type").is_some_and(|kind| kind.starts_with("text/event-stream"))
+}
+
+fn text_header(response: &ureq::http::Response<ureq::Body>, name: &str) -> Option<String> {
+    response
+        .headers()
+        .get(name)
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_flags_are_refused_naming_them() {
+        let refused = |url: &str, headers: &[&str], env: &[&str]| {
+            let headers: Vec<String> = headers.iter().map(|h| h.to_string()).collect();
+            let env: Vec<String> = env.iter().map(|h| h.to_string()).collect();
+            format!("{:#}", Remote::new(url, &headers, &env).unwrap_err())
+        };
+        assert!(refused("ftp://host/mcp", &[], &[]).contains("not an http"));
+        // A secret in the URL is never in a message.
+        let secret = refused("ftp://me:s3cret@host/mcp?api_key=s3cret", &[], &[]);
+        assert!(
+            secret.contains("ftp://host/mcp") && !secret.contains("s3cret"),
+            "{secret}"
+        );
+        assert!(refused("not a url", &[], &[]).contains("--url"));
+        let url = "http://127.0.0.1:1/mcp";
+        assert!(refused(url, &["NoColon"], &[]).contains("--header \"NoColon\""));
+        assert!(refused(url, &["Bad Name: x"], &[]).contains("not a header name"));
+        assert!(refused(url, &["X-A: line\nbreak"], &[]).contains("not a valid header value"));
+        assert!(refused(url, &["Mcp-Session-Id: 1"], &[]).contains("set by the transport"));
+        let missing = refused(url, &[], &["Authorization=REASONS_NO_SUCH_VARIABLE"]);
+        assert!(missing.contains("REASONS_NO_SUCH_VARIABLE"), "{missing}");
+        assert!(Remote::new(url, &["Authorization: Bearer x".into()], &[]).is_ok());
+    }
+
+    #[test]
+    fn a_bearer_token_comes_from_its_variable_alone() {
+        let url = "http://127.0.0.1:1/mcp";
+        let remote = Remote::new(url, &[], &[]).unwrap();
+        let missing = format!(
+            "{:#}",
+            remote.bearer_from("REASONS_NO_SUCH_VARIABLE").unwrap_err()
+        );
+        assert!(
+            missing.contains("--bearer-env REASONS_NO_SUCH_VARIABLE"),
+            "{missing}"
+        );
+        // PATH is set wherever tests run; its value stands in for a token.
+        let path = std::env::var("PATH").unwrap();
+        let remote = Remote::new(url, &[], &[])
+            .unwrap()
+            .bearer_from("PATH")
+            .unwrap();
+        assert_eq!(remote.headers.len(), 1);
+        assert_eq!(remote.headers[0].0, "authorization");
+        assert_eq!(remote.headers[0].1, format!("Bearer {path}").as_str());
+        let twice = Remote::new(url, &["Authorization: Bearer x".into()], &[]).unwrap();
+        let twice = format!("{:#}", twice.bearer_from("PATH").unwrap_err());
+        assert!(twice.contains("already gives `Authorization`"), "{twice}");
+    }
+}
