@@ -1,7 +1,7 @@
 //! Loading a plugin: what is refused at load, with the file and the reason named (R15),
 //! and the compile cache, which is used only when it checks out.
 
-use reasons_host::plugin::{Cache, Origin};
+use reasons_host::plugin::{Cache, Origin, Refusal};
 use reasons_host::{Plugin, Provider};
 use reasons_tests::providers::{Scripted, text_call};
 use std::path::{Path, PathBuf};
@@ -56,6 +56,44 @@ fn a_component_that_imports_wasi_is_refused_naming_the_import() {
     assert!(
         error.contains("wasi:"),
         "the error names the import: {error}"
+    );
+}
+
+#[test]
+fn each_refusal_is_told_apart_by_its_kind_not_its_words() {
+    // R15: a caller that acts on why a plugin was refused reads the kind, and the
+    // plugin it names; the words are for the human.
+    let needs_wasi = std::fs::read(env!("NEEDS_WASI_WASM")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&str, &[u8], fn(&Refusal) -> bool); 5] = [
+        ("notes.txt", b"hello", |r| matches!(r, Refusal::NotWasm)),
+        ("core.wasm", b"\0asm\x01\0\0\0", |r| {
+            matches!(r, Refusal::CoreModule)
+        }),
+        ("broken.wasm", b"\0asm\x0d\0\x01\0\xff", |r| {
+            matches!(r, Refusal::NotComponent(_))
+        }),
+        ("empty.wasm", b"\0asm\x0d\0\x01\0", |r| {
+            matches!(r, Refusal::NoProvider(_))
+        }),
+        (
+            "needs-wasi.wasm",
+            &needs_wasi,
+            |r| matches!(r, Refusal::ImportsTooMuch(why) if why.contains("wasi:")),
+        ),
+    ];
+    for (name, bytes, is) in cases {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let error = Plugin::load(&path).err().expect("the load is refused");
+        assert_eq!(error.plugin(), path.display().to_string());
+        assert!(is(error.refusal()), "{name}: {:?}", error.refusal());
+    }
+    let missing = Plugin::load(Path::new("/nonexistent/plugin.wasm"))
+        .err()
+        .unwrap();
+    assert!(
+        matches!(missing.refusal(), Refusal::Unreadable(error) if error.kind() == std::io::ErrorKind::NotFound)
     );
 }
 

@@ -14,14 +14,15 @@ pub mod cache;
 mod convert;
 pub mod integrity;
 mod layer;
+mod refusal;
 pub mod sandbox;
 
 pub use cache::{Cache, Origin};
 pub use layer::{StripSet, WasmLayer};
+pub use refusal::{LoadError, Refusal};
 pub use sandbox::Limits;
 
 use crate::provider::Provider;
-use anyhow::{Context, anyhow};
 use once_cell::sync::Lazy;
 use std::path::Path;
 use std::sync::Arc;
@@ -48,8 +49,8 @@ pub const WIT_PACKAGE: &str = env!("REASONS_WIT_PACKAGE");
 static CACHE: Lazy<Cache> = Lazy::new(Cache::from_env);
 
 /// The built-in reasons plugin, compiled (or loaded from the cache) on first use.
-static BUILT_IN: Lazy<Result<Plugin, String>> =
-    Lazy::new(|| Plugin::new("reasons", REASONS_WASM).map_err(|error| format!("{error:#}")));
+static BUILT_IN: Lazy<Result<Plugin, LoadError>> =
+    Lazy::new(|| Plugin::new("reasons", REASONS_WASM));
 
 /// A compiled middleware component, ready to instantiate.
 #[derive(Clone)]
@@ -64,44 +65,42 @@ pub struct Plugin {
 
 impl Plugin {
     /// The reasons component this crate embeds.
-    pub fn reasons() -> anyhow::Result<Plugin> {
-        BUILT_IN.clone().map_err(|error| anyhow!(error))
+    pub fn reasons() -> Result<Plugin, LoadError> {
+        BUILT_IN.clone()
     }
 
     /// The component in the file at `path`, named by its path in every message.
-    pub fn load(path: &Path) -> anyhow::Result<Plugin> {
+    pub fn load(path: &Path) -> Result<Plugin, LoadError> {
+        let name = path.display().to_string();
         let bytes = std::fs::read(path)
-            .with_context(|| format!("cannot read the plugin {}", path.display()))?;
-        Plugin::new(&path.display().to_string(), &bytes)
+            .map_err(|error| LoadError::new(&name, Refusal::Unreadable(Arc::new(error))))?;
+        Plugin::new(&name, &bytes)
     }
 
     /// Compiles `bytes` through the process's cache (see [`Cache::from_env`]).
-    pub fn new(name: &str, bytes: &[u8]) -> anyhow::Result<Plugin> {
+    pub fn new(name: &str, bytes: &[u8]) -> Result<Plugin, LoadError> {
         Plugin::compile(name, bytes, &CACHE)
     }
 
     /// Compiles `bytes` as a component of the `agent:tools` middleware world, through
     /// `cache`. It must export `agent:tools/provider` and may import nothing but it (and
     /// `types`), or it is refused with a message naming `name` and the reason.
-    pub fn compile(name: &str, bytes: &[u8], cache: &Cache) -> anyhow::Result<Plugin> {
+    pub fn compile(name: &str, bytes: &[u8], cache: &Cache) -> Result<Plugin, LoadError> {
         let engine = sandbox::engine();
-        check_header(name, bytes)?;
+        let refused = |refusal| LoadError::new(name, refusal);
+        let words = |error: wasmtime::Error| format!("{error:#}");
+        check_header(bytes).map_err(refused)?;
         let (component, origin) = cache
             .component(engine, bytes)
-            .with_context(|| format!("`{name}` is not a WebAssembly component"))?;
+            .map_err(|error| refused(Refusal::NotComponent(format!("{error:#}"))))?;
         let mut linker = Linker::new(engine);
-        bindings::ReasonsLayer::add_to_linker::<_, HasSelf<_>>(&mut linker, |below| below)?;
+        bindings::ReasonsLayer::add_to_linker::<_, HasSelf<_>>(&mut linker, |below| below)
+            .expect("the host's own imports link");
         let pre = linker
             .instantiate_pre(&component)
-            .map_err(anyhow::Error::from)
-            .with_context(|| {
-                format!(
-                    "`{name}` imports more than a plugin is given (only agent:tools/provider@0.1.1)"
-                )
-            })?;
+            .map_err(|error| refused(Refusal::ImportsTooMuch(words(error))))?;
         let provider = ProviderIndices::new(&pre)
-            .map_err(anyhow::Error::from)
-            .with_context(|| format!("`{name}` does not export agent:tools/provider@0.1.1"))?;
+            .map_err(|error| refused(Refusal::NoProvider(words(error))))?;
         Ok(Plugin {
             name: name.into(),
             reasons: ReasonsIndices::new(&pre).ok().map(Arc::new),
@@ -150,16 +149,13 @@ impl Plugin {
 }
 
 /// Refuses what is plainly not a component before the parser says so less kindly.
-fn check_header(name: &str, bytes: &[u8]) -> anyhow::Result<()> {
+fn check_header(bytes: &[u8]) -> Result<(), Refusal> {
     const CORE_MODULE: &[u8] = b"\0asm\x01\0\0\0";
     if !bytes.starts_with(b"\0asm") {
-        anyhow::bail!("`{name}` is not a WebAssembly component (no `\\0asm` header)");
+        return Err(Refusal::NotWasm);
     }
     if bytes.starts_with(CORE_MODULE) {
-        anyhow::bail!(
-            "`{name}` is not a WebAssembly component but a core module \
-             (`wasm-tools component new` makes one from it)"
-        );
+        return Err(Refusal::CoreModule);
     }
     Ok(())
 }

@@ -1,0 +1,91 @@
+//! Why a plugin is refused at load (R15): typed, so that a caller (and a test) can tell
+//! one refusal from another without reading words, and worded, naming the plugin, for
+//! the human the caller shows it to.
+
+use std::fmt;
+use std::sync::Arc;
+
+/// A plugin refused at load: which one, and why.
+#[derive(Clone, Debug)]
+pub struct LoadError {
+    plugin: String,
+    refusal: Refusal,
+}
+
+/// Why a plugin was refused.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub enum Refusal {
+    /// Its file could not be read.
+    Unreadable(Arc<std::io::Error>),
+    /// It is not WebAssembly at all (no `\0asm` header).
+    NotWasm,
+    /// It is a core module, not a component.
+    CoreModule,
+    /// The engine cannot compile it as a component; the engine's words.
+    NotComponent(String),
+    /// It imports more than a plugin is given (only `agent:tools/provider`); the
+    /// engine's words, which name the import.
+    ImportsTooMuch(String),
+    /// It does not export `agent:tools/provider@0.1.1`; the engine's words.
+    NoProvider(String),
+}
+
+impl LoadError {
+    /// The plugin `plugin` (a file's path, or a name), refused for `refusal`.
+    pub fn new(plugin: &str, refusal: Refusal) -> LoadError {
+        LoadError {
+            plugin: plugin.to_string(),
+            refusal,
+        }
+    }
+
+    /// The plugin refused, as it was named.
+    pub fn plugin(&self) -> &str {
+        &self.plugin
+    }
+
+    /// Why it was refused.
+    pub fn refusal(&self) -> &Refusal {
+        &self.refusal
+    }
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = &self.plugin;
+        match &self.refusal {
+            Refusal::Unreadable(error) => write!(f, "cannot read the plugin {name}: {error}"),
+            Refusal::NotWasm => write!(
+                f,
+                "`{name}` is not a WebAssembly component (no `\\0asm` header)"
+            ),
+            Refusal::CoreModule => write!(
+                f,
+                "`{name}` is not a WebAssembly component but a core module \
+                 (`wasm-tools component new` makes one from it)"
+            ),
+            Refusal::NotComponent(why) => {
+                write!(f, "`{name}` is not a WebAssembly component: {why}")
+            }
+            Refusal::ImportsTooMuch(why) => write!(
+                f,
+                "`{name}` imports more than a plugin is given (only \
+                 agent:tools/provider@0.1.1): {why}"
+            ),
+            Refusal::NoProvider(why) => write!(
+                f,
+                "`{name}` does not export agent:tools/provider@0.1.1: {why}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for LoadError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.refusal {
+            Refusal::Unreadable(error) => Some(error.as_ref()),
+            _ => None,
+        }
+    }
+}
