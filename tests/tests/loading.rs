@@ -59,13 +59,16 @@ fn a_component_that_imports_wasi_is_refused_naming_the_import() {
     );
 }
 
+/// Whether a refusal is of the kind a case expects.
+type Is = fn(&Refusal) -> bool;
+
 #[test]
 fn each_refusal_is_told_apart_by_its_kind_not_its_words() {
     // R15: a caller that acts on why a plugin was refused reads the kind, and the
     // plugin it names; the words are for the human.
     let needs_wasi = std::fs::read(env!("NEEDS_WASI_WASM")).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let cases: [(&str, &[u8], fn(&Refusal) -> bool); 5] = [
+    let cases: [(&str, &[u8], Is); 5] = [
         ("notes.txt", b"hello", |r| matches!(r, Refusal::NotWasm)),
         ("core.wasm", b"\0asm\x01\0\0\0", |r| {
             matches!(r, Refusal::CoreModule)
