@@ -3,12 +3,14 @@
 //! plugin host is one ([`ComponentLayer`]); the core knows only this trait, so that it
 //! builds where no plugin host does (wasm32-wasip2).
 
-use reasons_transform::{Json, ProviderError, ToolResult};
+use reasons_transform::{Arguments, Json, ProviderError, ToolCall, ToolResult};
 
 #[cfg(any(test, feature = "component"))]
 mod component;
+mod native;
 #[cfg(any(test, feature = "component"))]
 pub use component::ComponentLayer;
+pub use native::NativeLayer;
 
 /// What becomes of a `tools/call`.
 pub enum Forward {
@@ -18,6 +20,33 @@ pub enum Forward {
     AsItCame,
     /// Do not send it: the layer answered it (a refusal in required mode, or a fault).
     Answer(ToolResult),
+}
+
+impl Forward {
+    /// What a layer's routing of a call with `before` (its arguments' text, `None`
+    /// when it had none) comes to: the call as routed, or the layer's own answer.
+    pub fn of(before: Option<&str>, routed: Result<ToolCall, ToolResult>) -> Forward {
+        match routed {
+            Ok(call) => match (before, call.arguments) {
+                (Some(before), Arguments::Object(after)) if after != before => Forward::Send(after),
+                _ => Forward::AsItCame,
+            },
+            Err(answer) => Forward::Answer(answer),
+        }
+    }
+}
+
+/// The call the proxy asks a layer to route: `tool` under the JSON text of `id`, with
+/// `arguments` (the member's exact text; `None` when it has none).
+pub fn call(id: &str, tool: &str, arguments: Option<&str>) -> ToolCall {
+    ToolCall {
+        id: id.to_string(),
+        name: tool.to_string(),
+        arguments: match arguments {
+            Some(text) => Arguments::Object(text.to_string()),
+            None => Arguments::Text(String::new()),
+        },
+    }
 }
 
 /// A layer, reached directly: the proxy holds the catalogue and sends the calls.

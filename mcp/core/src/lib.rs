@@ -2,7 +2,8 @@
 //! server's parser reads them (`jsonrpc`, `json`), and the session's state machine
 //! (`proxy`): a line from the client or the server in, the lines to write out, with
 //! the audit record of each call. It is generic over the [`Layer`] it calls (the
-//! reasons component through the plugin host, [`ComponentLayer`], or any other), so that
+//! reasons component through the plugin host, [`ComponentLayer`], or the transform
+//! linked in, [`NativeLayer`]), so that
 //! every transport (a server's stdio, Streamable HTTP, a wasi:http gateway) drives the
 //! same core.
 
@@ -16,7 +17,7 @@ pub mod proxy;
 pub use audit::Audit;
 #[cfg(any(test, feature = "component"))]
 pub use layer::ComponentLayer;
-pub use layer::{Forward, Layer};
+pub use layer::{Forward, Layer, NativeLayer};
 pub use now::Now;
 pub use proxy::{Out, Proxy};
 

@@ -6,7 +6,7 @@
 use super::{Forward, Layer};
 use reasons_host::plugin::{Plugin, StripSet, WasmLayer};
 use reasons_host::provider::{Json, Provider};
-use reasons_transform::{Arguments, Options, ProviderError, ToolCall, ToolResult};
+use reasons_transform::{Options, ProviderError, ToolCall, ToolResult};
 
 /// The component, reached directly: the proxy holds the catalogue and sends the calls.
 pub struct ComponentLayer {
@@ -63,20 +63,8 @@ impl Layer for ComponentLayer {
     }
 
     fn forward(&mut self, id: &str, tool: &str, arguments: Option<&str>) -> Forward {
-        let call = ToolCall {
-            id: id.to_string(),
-            name: tool.to_string(),
-            arguments: match arguments {
-                Some(text) => Arguments::Object(text.to_string()),
-                None => Arguments::Text(String::new()),
-            },
-        };
-        match self.layer.route(call) {
-            Ok(Ok(call)) => match (arguments, call.arguments) {
-                (Some(before), Arguments::Object(after)) if after != before => Forward::Send(after),
-                _ => Forward::AsItCame,
-            },
-            Ok(Err(answer)) => Forward::Answer(answer),
+        match self.layer.route(super::call(id, tool, arguments)) {
+            Ok(routed) => Forward::of(arguments, routed),
             // A fault of the layer's (a trap, a limit, a violation): the call is not sent.
             Err(fault) => Forward::Answer(ToolResult::error(id, fault.message())),
         }

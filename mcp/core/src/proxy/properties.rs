@@ -8,7 +8,7 @@
 //! oracle reads what the server received with serde_json alone, as a server would.
 
 use super::*;
-use crate::layer::ComponentLayer;
+use crate::layer::{ComponentLayer, NativeLayer};
 use proptest::prelude::*;
 use reasons_host::Plugin;
 use reasons_transform::Options;
@@ -296,9 +296,9 @@ fn garbage(kind: u8) -> Vec<u8> {
 
 /// Plays `steps` under `options`, then lets both sides run dry and the server go; the
 /// oracle's checks.
-fn play(options: Options, steps: &[Step]) {
+fn play<L: Layer>(options: Options, steps: &[Step], layer: impl FnOnce(Options) -> L) {
     let required = options.required;
-    let layer = ComponentLayer::new(&Plugin::reasons().unwrap(), options).unwrap();
+    let layer = layer(options);
     let mut proxy = Proxy::new(layer, Audit::new(None, false), now());
     let (mut server, mut client) = (Server::default(), Client::default());
     let deliver = |out: Vec<Out>, server: &mut Server, client: &mut Client| {
@@ -493,6 +493,17 @@ proptest! {
         options in options(),
         steps in prop::collection::vec(step(), 1..40)
     ) {
-        play(options, &steps);
+        play(options, &steps, |options| {
+            ComponentLayer::new(&Plugin::reasons().unwrap(), options).unwrap()
+        });
+    }
+
+    #[test]
+    fn so_with_the_transform_linked_in_as_the_layer(
+        options in options(),
+        steps in prop::collection::vec(step(), 1..40)
+    ) {
+        // The layer the wasi:http gateway links: the same properties as the component.
+        play(options, &steps, |options| NativeLayer::new(options).unwrap());
     }
 }
