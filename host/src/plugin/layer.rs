@@ -44,7 +44,7 @@ impl StripSet {
 }
 
 /// A plugin instantiated over a provider: a [`Provider`] that never throws on execute.
-/// Each layer is a session of its own: its own instance, options and strip set.
+/// Each layer has its own instance, options and strip set.
 pub struct WasmLayer {
     plugin: Plugin,
     below: Arc<Mutex<Box<dyn Provider>>>,
@@ -57,11 +57,12 @@ pub struct WasmLayer {
     catalogue: Option<Vec<Json>>,
     /// The reasons plugin's strip set after the last listing.
     strip_set: StripSet,
-    session: Option<Session>,
+    /// The live instance, made when a call needs one.
+    live: Option<Live>,
 }
 
 /// A live instance in its store.
-struct Session {
+struct Live {
     store: Store<Below>,
     provider: ProviderExport,
     reasons: Option<ReasonsExport>,
@@ -104,7 +105,7 @@ impl WasmLayer {
             param: None,
             catalogue: None,
             strip_set: StripSet::default(),
-            session: None,
+            live: None,
         }
     }
 
@@ -163,7 +164,7 @@ impl WasmLayer {
         };
         if let Some(fault) = fault {
             // As a listing that failed: the instance holds a strip set nobody will see.
-            self.session = None;
+            self.live = None;
             return Err(fault);
         }
         self.catalogue = Some(catalogue);
@@ -194,7 +195,7 @@ impl WasmLayer {
             Err(_) => Ok(()),
         };
         if let Err(violation) = verdict {
-            self.session = None;
+            self.live = None;
             return Err(ProviderError::Failed(refused(
                 &self.plugin.name,
                 &violation,
@@ -269,12 +270,12 @@ impl WasmLayer {
     fn call<T>(
         &mut self,
         gate: Gate,
-        work: impl FnOnce(&mut Session) -> wasmtime::Result<T>,
+        work: impl FnOnce(&mut Live) -> wasmtime::Result<T>,
     ) -> Result<T, ProviderError> {
         let began = Instant::now();
         let name = self.plugin.name.clone();
         sandbox::on_enough_stack(|| {
-            let session = self.session(began).map_err(|error| {
+            let session = self.live(began).map_err(|error| {
                 ProviderError::Failed(format!("the plugin `{name}` could not start: {error:#}"))
             })?;
             start_clock(&mut session.store, began);
@@ -289,21 +290,21 @@ impl WasmLayer {
             };
             // A trap poisons the store, and a plugin that stepped out of line is not
             // trusted with another call: drop it, and the next call starts afresh.
-            self.session = None;
+            self.live = None;
             Err(ProviderError::Failed(failure))
         })
     }
 
     /// The live instance, made (and configured, and given the last catalogue) if need be.
-    fn session(&mut self, began: Instant) -> anyhow::Result<&mut Session> {
-        let session = match self.session.take() {
+    fn live(&mut self, began: Instant) -> anyhow::Result<&mut Live> {
+        let session = match self.live.take() {
             Some(session) => session,
             None => self.start(began)?,
         };
-        Ok(self.session.insert(session))
+        Ok(self.live.insert(session))
     }
 
-    fn start(&self, began: Instant) -> anyhow::Result<Session> {
+    fn start(&self, began: Instant) -> anyhow::Result<Live> {
         let plugin = &self.plugin;
         let below = Below {
             inner: self.below.clone(),
@@ -342,7 +343,7 @@ impl WasmLayer {
             replayed.map_err(|error| anyhow!("replaying the last listing failed: {error}"))?;
             store.data_mut().gate = Gate::Shut;
         }
-        Ok(Session {
+        Ok(Live {
             store,
             provider,
             reasons,
@@ -375,7 +376,7 @@ impl Provider for WasmLayer {
             session.provider.call_tools_for_llm(&mut session.store)
         });
         let listed = self
-            .session
+            .live
             .as_mut()
             .and_then(|session| session.store.data_mut().listed.take());
         let declarations = answer?.map_err(ProviderError::from)?;
@@ -386,7 +387,7 @@ impl Provider for WasmLayer {
         if let Err(fault) = answers::check_declarations(&self.plugin.name, below, &declarations) {
             // The instance now holds a strip set nobody above will ever see: start over
             // from the last good listing, as after a trap.
-            self.session = None;
+            self.live = None;
             return Err(fault);
         }
         // Only a listing that went all the way through replaces the catalogue (R8).

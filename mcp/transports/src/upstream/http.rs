@@ -173,7 +173,7 @@ pub struct Http {
 struct Link {
     remote: Arc<Remote>,
     agent: ureq::Agent,
-    session: Arc<Mutex<Session>>,
+    session: Arc<Mutex<Established>>,
     events: Sender<Event>,
     /// The cap on one message the server sends, a JSON body or an SSE event
     /// (`--max-message-mib`).
@@ -182,7 +182,7 @@ struct Link {
 
 /// What the server told the proxy that later requests carry.
 #[derive(Default)]
-struct Session {
+struct Established {
     /// The legacy session's id.
     id: Option<String>,
     /// The protocol version `initialize` was answered with (legacy).
@@ -281,7 +281,7 @@ impl Http {
 }
 
 impl Link {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Session> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Established> {
         self.session.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -408,7 +408,7 @@ impl Link {
     fn carrying<B>(
         &self,
         mut request: ureq::RequestBuilder<B>,
-        session: &Session,
+        session: &Established,
         version: Option<&String>,
     ) -> ureq::RequestBuilder<B> {
         for (name, value) in &self.remote.headers {
