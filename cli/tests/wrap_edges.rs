@@ -1006,36 +1006,35 @@ fn goose_and_continue_remote_servers_run_behind_the_proxy_and_come_back_whole() 
 fn a_yaml_remote_server_the_proxy_cannot_reach_as_the_client_does_is_refused() {
     // A header the client fills in itself, request options the proxy does not apply,
     // repeated headers: each names the server and why, and nothing is written.
-    for (entry, says) in [
+    let goose = |entry: &str| format!("extensions:\n  remote:\n    type: streamable_http\n{entry}");
+    for (client, place, text, says) in [
         (
-            "    uri: http://127.0.0.1:1/mcp\n    headers: {Authorization: \"Bearer ${TOKEN}\"}\n",
+            "goose",
+            ".config/goose/config.yaml",
+            goose("    uri: http://127.0.0.1:1/mcp\n    headers: {Authorization: \"Bearer ${TOKEN}\"}\n"),
             "remote: its URL or a header holds a `${…}`",
         ),
         (
-            "    uri: http://127.0.0.1:1/mcp\n    headers: {X-A: a, X-A: b}\n",
+            "goose",
+            ".config/goose/config.yaml",
+            goose("    uri: http://127.0.0.1:1/mcp\n    headers: {X-A: a, X-A: b}\n"),
             "duplicated key",
+        ),
+        (
+            "continue",
+            ".continue/config.yaml",
+            "mcpServers:\n  - name: R\n    url: http://127.0.0.1:1/mcp\n    requestOptions:\n      timeout: 5\n".into(),
+            "R: its `requestOptions` give `timeout`",
         ),
     ] {
         let home = tempfile::tempdir().unwrap();
-        let file = home.path().join(".config/goose/config.yaml");
+        let file = home.path().join(place);
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-        let text = format!("extensions:\n  remote:\n    type: streamable_http\n{entry}");
         std::fs::write(&file, &text).unwrap();
-        let stderr = refused(&reasons_in(home.path(), &["wrap", "--client", "goose"]));
+        let stderr = refused(&reasons_in(home.path(), &["wrap", "--client", client]));
         assert!(stderr.contains(says), "{stderr}");
         assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
     }
-    let home = tempfile::tempdir().unwrap();
-    let file = home.path().join(".continue/config.yaml");
-    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-    let text = "mcpServers:\n  - name: R\n    url: http://127.0.0.1:1/mcp\n    requestOptions:\n      timeout: 5\n";
-    std::fs::write(&file, text).unwrap();
-    let stderr = refused(&reasons_in(home.path(), &["wrap", "--client", "continue"]));
-    assert!(
-        stderr.contains("R: ") && stderr.contains("`timeout`"),
-        "{stderr}"
-    );
-    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
 }
 
 #[test]
