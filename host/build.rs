@@ -1,4 +1,4 @@
-//! Builds the reasons component that the harness embeds as its default plugin, as it is
+//! Builds the reasons component that the plugin host embeds as its default plugin, as it is
 //! released: with its name, version, description, licence and source in its metadata;
 //! and the WIT package it implements, encoded on its own, beside it.
 

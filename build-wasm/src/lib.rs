@@ -1,5 +1,5 @@
 //! Builds workspace packages as `wasm32-wasip2` components from a build script: the
-//! harness's (the reasons component it embeds) and the tests' (their fixtures). The
+//! plugin host's (the reasons component it embeds) and the tests' (their fixtures). The
 //! nested cargo gets its own target directory, so it never waits on the lock of the
 //! build that runs it, and none of the outer build's flags or wrappers.
 //!

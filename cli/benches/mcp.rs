@@ -1,7 +1,7 @@
 //! What `reasons mcp` adds to a round trip: the same server (the tests' own, in Node)
 //! spoken to directly and through the proxy, alternately, in one run; over stdio, and
 //! over Streamable HTTP (`--url`, against a client that POSTs to the server itself):
-//! `cargo bench -p reasons-harness --bench mcp`.
+//! `cargo bench -p reasons --bench mcp`.
 
 use reasons_test_support::mcp::{
     INITIALIZE, INITIALIZED, Listening, Session, http_echo, own_server, peers, proxied,

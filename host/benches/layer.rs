@@ -1,5 +1,5 @@
 //! What the reasons layer costs, against the floor, in one run:
-//! `cargo bench -p reasons-harness --bench layer`. Every group times the component under
+//! `cargo bench -p reasons-host --bench layer`. Every group times the component under
 //! wasmtime, the same transform compiled natively, and the floor: what any JSON-reading
 //! layer must at least do with the same bytes. The ratios are printed at the end (and are
 //! what `BENCHMARKS.md` reports), since absolute times drift on a shared machine.

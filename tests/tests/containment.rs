@@ -49,7 +49,7 @@ fn assert_next_call_is_served(stack: &mut Stack, provider: &Scripted, fault: &st
         [r#"{"a":2}"#],
         "after {fault}"
     );
-    // The fresh instance got the catalogue from the harness, not from a new listing.
+    // The fresh instance got the catalogue from the host, not from a new listing.
     assert_eq!(provider.listings(), 1, "after {fault}");
 }
 

@@ -1,6 +1,6 @@
 //! One `.wasm`, any component host: the component checked against its world, run by hosts
 //! this project did not write (Node through jco, Python through the `wasmtime` package),
-//! and composed with a provider component into one component that the harness and Node
+//! and composed with a provider component into one component that the plugin host and Node
 //! both run.
 
 use reasons_host::plugin::REASONS_WASM;

@@ -2,7 +2,7 @@
 //! a model sees, and stripped from every call before it reaches the tool's server.
 //!
 //! Plain `no_std` Rust over JSON text ([`Transform`]), tested natively. The component
-//! (`guest/`) puts it behind the WIT interfaces of `wit/tools.wit`; the harness runs it
+//! (`guest/`) puts it behind the WIT interfaces of `wit/tools.wit`; the plugin host runs it
 //! natively beside the component, and both are held to the same vectors.
 //!
 //! ```
