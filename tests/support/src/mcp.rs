@@ -16,11 +16,12 @@ pub fn peers() -> PathBuf {
     installed("mcp")
 }
 
-/// The `reasons` binary under test. Cargo names it to the `reasons` package's tests and benchmarks
-/// (the only callers) when it runs them as well as when it builds them.
+/// The `reasons` binary under test. Cargo names it to the `reasons` package's tests and
+/// benchmarks (the only callers) when it runs them as well as when it builds them.
 pub fn reasons() -> String {
-    std::env::var("CARGO_BIN_EXE_reasons")
-        .expect("CARGO_BIN_EXE_reasons is set: run this from the reasons package's tests or benches")
+    std::env::var("CARGO_BIN_EXE_reasons").expect(
+        "CARGO_BIN_EXE_reasons is set: run this from the reasons package's tests or benches",
+    )
 }
 
 /// `reasons <args...>` run in `home`, as its `HOME` (and its config folder): a client's
