@@ -12,7 +12,7 @@
 //! # Ok(()) }
 //! ```
 
-use crate::plugin::Plugin;
+use crate::plugin::{ConfigureError, Plugin, Unconfigured};
 use crate::policy::{OnAsk, Policy, ReasonSource, Rule};
 use crate::provider::{self, Json, Provider};
 use reasons_transform::{Options, ProviderError, ToolCall, ToolResult};
@@ -47,11 +47,13 @@ impl Stack {
     }
 
     /// Puts a reasons component on top, configured with `options`.
-    pub fn reasons(self, plugin: &Plugin, options: Options) -> anyhow::Result<Stack> {
+    pub fn reasons(self, plugin: &Plugin, options: Options) -> Result<Stack, ConfigureError> {
         let mut layer = plugin.layer(self.top);
         layer.configure(options)?;
         let source = ReasonSource {
-            param: layer.reason_param()?,
+            param: layer.reason_param().map_err(|fault| {
+                ConfigureError::new(plugin.name(), Unconfigured::Fault(fault.message().into()))
+            })?,
             strip_set: layer.strip_set(),
         };
         Ok(Stack {

@@ -1,7 +1,7 @@
 //! Loading a plugin: what is refused at load, with the file and the reason named (R15),
 //! and the compile cache, which is used only when it checks out.
 
-use reasons_host::plugin::{Cache, Origin, Refusal};
+use reasons_host::plugin::{Cache, Origin, Refusal, Unconfigured};
 use reasons_host::{Plugin, Provider};
 use reasons_tests::providers::{Scripted, text_call};
 use std::path::{Path, PathBuf};
@@ -251,4 +251,40 @@ fn a_cache_others_can_write_to_is_not_trusted() {
         other => panic!("a directory others can write was used: {other:?}"),
     }
     assert_works(&plugin);
+}
+
+#[test]
+fn a_plugin_that_cannot_be_configured_says_why_by_kind() {
+    // Options the layer refuses, and a plugin without the reasons surface where a caller
+    // needs it: each a typed error naming the plugin, worded for the human.
+    let refused = reasons_host::Stack::new(Box::new(Scripted::new(&[])))
+        .reasons(
+            &Plugin::reasons().unwrap(),
+            reasons_transform::Options {
+                description: String::new(),
+                ..Default::default()
+            },
+        )
+        .err()
+        .expect("an empty description is refused");
+    assert_eq!(refused.plugin(), "reasons");
+    assert!(
+        matches!(refused.why(), Unconfigured::Refused(why) if why.contains("description")),
+        "{refused:?}"
+    );
+    assert!(
+        refused
+            .to_string()
+            .contains("the plugin `reasons` refused the options")
+    );
+    let unruly = reasons_tests::unruly();
+    let not_reasons = reasons_mcp::ComponentLayer::new(&unruly, Default::default())
+        .err()
+        .expect("a plugin without the reasons surface is refused");
+    assert!(matches!(not_reasons.why(), Unconfigured::NotReasons));
+    assert!(
+        not_reasons
+            .to_string()
+            .contains("does not export agent:tools/reasons@0.1.1")
+    );
 }

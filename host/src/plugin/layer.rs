@@ -1,7 +1,6 @@
 //! A plugin instantiated over a provider: the [`WasmLayer`], its store, and the host side
 //! of the plugin's `provider` import.
 
-use super::Plugin;
 use super::answers;
 use super::bindings::agent::tools::types as wit;
 use super::bindings::exports::agent::tools::provider::Guest as ProviderExport;
@@ -10,6 +9,7 @@ use super::bindings::exports::agent::tools::reasons::{
 };
 use super::integrity::{Added, Call, Given};
 use super::sandbox::{self, Meter};
+use super::{ConfigureError, Plugin, Unconfigured};
 use crate::provider::{self, Json, Provider};
 use anyhow::anyhow;
 use reasons_transform::{Options, ProviderError, ToolCall, ToolResult};
@@ -111,21 +111,20 @@ impl WasmLayer {
 
     /// Configures the reasons plugin, or refuses with the plugin's message; refused
     /// options change nothing. The strip set is empty until the next listing.
-    pub fn configure(&mut self, options: Options) -> anyhow::Result<()> {
+    pub fn configure(&mut self, options: Options) -> Result<(), ConfigureError> {
+        let name = self.plugin.name.clone();
+        let fault = |error: ProviderError| {
+            ConfigureError::new(&name, Unconfigured::Fault(error.message().to_string()))
+        };
         let wit_options = wit_reasons::Options::from(&options);
         let verdict = self
             .call_reasons(|reasons, store| reasons.call_configure(store, &wit_options))
-            .map_err(|error| anyhow!("{error}"))?;
-        verdict.map_err(|message| {
-            anyhow!(
-                "the plugin `{}` refused the options: {message}",
-                self.plugin.name
-            )
-        })?;
+            .map_err(fault)?;
+        verdict.map_err(|message| ConfigureError::new(&name, Unconfigured::Refused(message)))?;
         self.options = Some(options);
         self.catalogue = None;
         self.strip_set.replace([]);
-        self.param = Some(self.reason_param()?);
+        self.param = Some(self.reason_param().map_err(fault)?);
         Ok(())
     }
 

@@ -19,7 +19,7 @@ pub mod sandbox;
 
 pub use cache::{Cache, Origin};
 pub use layer::{StripSet, WasmLayer};
-pub use refusal::{LoadError, Refusal};
+pub use refusal::{ConfigureError, LoadError, Refusal, Unconfigured};
 pub use sandbox::Limits;
 
 use crate::provider::Provider;

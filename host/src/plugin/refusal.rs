@@ -1,4 +1,4 @@
-//! Why a plugin is refused at load (R15): typed, so that a caller (and a test) can tell
+//! Why a plugin is refused at load (R15), or not configured: typed, so that a caller (and a test) can tell
 //! one refusal from another without reading words, and worded, naming the plugin, for
 //! the human the caller shows it to.
 
@@ -89,3 +89,63 @@ impl std::error::Error for LoadError {
         }
     }
 }
+
+/// A reasons plugin that could not be configured: which one, and why.
+#[derive(Clone, Debug)]
+pub struct ConfigureError {
+    plugin: String,
+    why: Unconfigured,
+}
+
+/// Why a reasons plugin could not be configured.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub enum Unconfigured {
+    /// It does not export the reasons surface (`agent:tools/reasons@0.1.1`), which a
+    /// caller of its direct surface (`augment`, `route`) needs.
+    NotReasons,
+    /// It refused the options, in its own words.
+    Refused(String),
+    /// It faulted while being configured (a trap, a limit, a violation), in the host's
+    /// words, which name it.
+    Fault(String),
+}
+
+impl ConfigureError {
+    /// The plugin `plugin` not configured, for `why`.
+    pub fn new(plugin: &str, why: Unconfigured) -> ConfigureError {
+        ConfigureError {
+            plugin: plugin.to_string(),
+            why,
+        }
+    }
+
+    /// The plugin, as it was named.
+    pub fn plugin(&self) -> &str {
+        &self.plugin
+    }
+
+    /// Why it was not configured.
+    pub fn why(&self) -> &Unconfigured {
+        &self.why
+    }
+}
+
+impl fmt::Display for ConfigureError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = &self.plugin;
+        match &self.why {
+            Unconfigured::NotReasons => write!(
+                f,
+                "`{name}` does not export agent:tools/reasons@0.1.1 (with `augment` and \
+                 `route`): the proxy needs it to know which calls carry the model's reason"
+            ),
+            Unconfigured::Refused(message) => {
+                write!(f, "the plugin `{name}` refused the options: {message}")
+            }
+            Unconfigured::Fault(message) => f.write_str(message),
+        }
+    }
+}
+
+impl std::error::Error for ConfigureError {}

@@ -4,7 +4,7 @@
 //! anything a plugin forwards (R16).
 
 use super::{Forward, Layer};
-use reasons_host::plugin::{Plugin, StripSet, WasmLayer};
+use reasons_host::plugin::{ConfigureError, Plugin, StripSet, Unconfigured, WasmLayer};
 use reasons_host::provider::{Json, Provider};
 use reasons_transform::{Options, ProviderError, ToolCall, ToolResult};
 
@@ -38,18 +38,18 @@ impl Provider for NothingBelow {
 
 impl ComponentLayer {
     /// The plugin, configured with `options`.
-    pub fn new(plugin: &Plugin, options: Options) -> anyhow::Result<ComponentLayer> {
-        anyhow::ensure!(
-            plugin.is_reasons(),
-            "`{}` does not export agent:tools/reasons@0.1.1 (with `augment` and `route`): \
-             the proxy needs it to know which calls carry the model's reason",
-            plugin.name()
-        );
+    pub fn new(plugin: &Plugin, options: Options) -> Result<ComponentLayer, ConfigureError> {
+        if !plugin.is_reasons() {
+            return Err(ConfigureError::new(plugin.name(), Unconfigured::NotReasons));
+        }
         let mut layer = plugin.layer(Box::new(NothingBelow));
         let required = options.required;
         layer.configure(options)?;
+        let fault = |error: ProviderError| {
+            ConfigureError::new(plugin.name(), Unconfigured::Fault(error.message().into()))
+        };
         Ok(ComponentLayer {
-            param: layer.reason_param()?,
+            param: layer.reason_param().map_err(fault)?,
             strip_set: layer.strip_set(),
             layer,
             required,
