@@ -1,7 +1,8 @@
-//! The layer the proxy calls: for the catalogue it holds (`catalogue`) and for each call
-//! (`forward`), which the proxy then sends on itself. The reasons component through the
-//! plugin host is one ([`ComponentLayer`]); the core knows only this trait, so that it
-//! builds where no plugin host does (wasm32-wasip2).
+//! The layer the proxy calls: for the catalogue it holds (`augment`, as the WIT names it)
+//! and for each call (`forward`), which the proxy then sends on itself. The reasons
+//! component through the plugin host is one ([`ComponentLayer`]), the transform linked in
+//! another ([`NativeLayer`]); the core knows only this trait, so that it builds where no
+//! plugin host does (wasm32-wasip2).
 
 use reasons_transform::{Arguments, Json, ProviderError, ToolCall, ToolResult};
 
@@ -55,7 +56,7 @@ pub trait Layer {
     /// declarations as the model is to see them, one for one, and the tools whose
     /// reason it strips become this catalogue's (R8). A listing that fails leaves them
     /// as they were.
-    fn catalogue(&mut self, tools: Vec<Json>) -> Result<Vec<Json>, ProviderError>;
+    fn augment(&mut self, tools: Vec<Json>) -> Result<Vec<Json>, ProviderError>;
 
     /// What to do with a call to `tool` with `arguments` (the member's exact text, or
     /// `None` when the call has none), under the JSON text of its id.

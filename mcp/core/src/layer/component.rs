@@ -58,7 +58,7 @@ impl ComponentLayer {
 }
 
 impl Layer for ComponentLayer {
-    fn catalogue(&mut self, tools: Vec<Json>) -> Result<Vec<Json>, ProviderError> {
+    fn augment(&mut self, tools: Vec<Json>) -> Result<Vec<Json>, ProviderError> {
         self.layer.augment(tools)
     }
 

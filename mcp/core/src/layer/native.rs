@@ -26,7 +26,7 @@ impl NativeLayer {
 }
 
 impl Layer for NativeLayer {
-    fn catalogue(&mut self, tools: Vec<Json>) -> Result<Vec<Json>, ProviderError> {
+    fn augment(&mut self, tools: Vec<Json>) -> Result<Vec<Json>, ProviderError> {
         let listed = self.transform.list(tools);
         self.augmented = self.transform.strip_set().into_iter().collect();
         Ok(listed)

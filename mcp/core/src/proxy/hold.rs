@@ -219,7 +219,7 @@ impl<L: Layer> Proxy<L> {
             self.listed(caller, generation);
             return;
         }
-        match self.layer.catalogue(tools.clone()) {
+        match self.layer.augment(tools.clone()) {
             Ok(listed) => {
                 let names = tools.iter().filter_map(|tool| name_of(tool)).collect();
                 self.catalogue = Some(Catalogue {
