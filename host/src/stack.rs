@@ -12,7 +12,7 @@
 //! # Ok(()) }
 //! ```
 
-use crate::plugin::{ConfigureError, Plugin, Unconfigured};
+use crate::plugin::{ConfigureError, Plugin};
 use crate::policy::{OnAsk, Policy, ReasonSource, Rule};
 use crate::provider::{self, Json, Provider};
 use reasons_transform::{Options, ProviderError, ToolCall, ToolResult};
@@ -49,11 +49,8 @@ impl Stack {
     /// Puts a reasons component on top, configured with `options`.
     pub fn reasons(self, plugin: &Plugin, options: Options) -> Result<Stack, ConfigureError> {
         let mut layer = plugin.layer(self.top);
-        layer.configure(options)?;
         let source = ReasonSource {
-            param: layer.reason_param().map_err(|fault| {
-                ConfigureError::new(plugin.name(), Unconfigured::Fault(fault.message().into()))
-            })?,
+            param: layer.configure(options)?,
             strip_set: layer.strip_set(),
         };
         Ok(Stack {

@@ -110,8 +110,9 @@ impl WasmLayer {
     }
 
     /// Configures the reasons plugin, or refuses with the plugin's message; refused
-    /// options change nothing. The strip set is empty until the next listing.
-    pub fn configure(&mut self, options: Options) -> Result<(), ConfigureError> {
+    /// options change nothing. The strip set is empty until the next listing. The
+    /// parameter's name the plugin publishes for these options (R11).
+    pub fn configure(&mut self, options: Options) -> Result<String, ConfigureError> {
         let name = self.plugin.name.clone();
         let fault = |error: ProviderError| {
             ConfigureError::new(&name, Unconfigured::Fault(error.message().to_string()))
@@ -124,8 +125,9 @@ impl WasmLayer {
         self.options = Some(options);
         self.catalogue = None;
         self.strip_set.replace([]);
-        self.param = Some(self.reason_param().map_err(fault)?);
-        Ok(())
+        let param = self.reason_param().map_err(fault)?;
+        self.param = Some(param.clone());
+        Ok(param)
     }
 
     /// The strip set as it stands after each listing, for the layers above.

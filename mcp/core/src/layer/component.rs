@@ -44,12 +44,8 @@ impl ComponentLayer {
         }
         let mut layer = plugin.layer(Box::new(NothingBelow));
         let required = options.required;
-        layer.configure(options)?;
-        let fault = |error: ProviderError| {
-            ConfigureError::new(plugin.name(), Unconfigured::Fault(error.message().into()))
-        };
         Ok(ComponentLayer {
-            param: layer.reason_param().map_err(fault)?,
+            param: layer.configure(options)?,
             strip_set: layer.strip_set(),
             layer,
             required,
