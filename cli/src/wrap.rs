@@ -497,6 +497,9 @@ const URL_VARIABLE: &str = "REASONS_URL";
 struct Proxied {
     args: Vec<String>,
     env: Vec<(String, String)>,
+    /// The variables of the client's own environment that headers are read from, which
+    /// the client must pass on to the proxy.
+    from_env: Vec<String>,
 }
 
 impl Proxied {
@@ -505,15 +508,29 @@ impl Proxied {
         Proxied {
             args: head,
             env: vec![(URL_VARIABLE.into(), url.into())],
+            from_env: Vec::new(),
         }
     }
 
-    /// A header the server is sent, with its value.
+    /// A header the server is sent, with its value, which the proxy's environment holds.
     fn header(&mut self, name: &str, value: &str) {
         let variable = format!("REASONS_HEADER_{}", self.env.len() - 1);
         self.args.push("--header-env".into());
         self.args.push(format!("{name}={variable}"));
         self.env.push((variable, value.into()));
+    }
+
+    /// A header the server is sent, its value read from the client's variable `variable`.
+    fn header_from(&mut self, name: &str, variable: &str) {
+        self.args.push("--header-env".into());
+        self.args.push(format!("{name}={variable}"));
+        self.from_env.push(variable.into());
+    }
+
+    /// `Authorization: Bearer` with the token in the client's variable `variable`.
+    fn bearer_from(&mut self, variable: &str) {
+        self.args.extend(["--bearer-env".into(), variable.into()]);
+        self.from_env.push(variable.into());
     }
 
     /// The environment as a JSON object.

@@ -136,32 +136,23 @@ fn wrap_remote(entry: &mut dyn TableLike, url: &str, proxy: Vec<String>, reasons
         proxied.header(name, value);
     }
     // Read by the proxy from the variables Codex would have read them from.
-    let mut forwarded = Array::new();
     let env_http_headers = match string_table(entry, "env_http_headers") {
         Ok(headers) => headers,
         Err(why) => return Fate::Skipped(why),
     };
-    for (name, variable) in env_http_headers {
-        proxied.args.push("--header-env".into());
-        proxied.args.push(format!("{name}={variable}"));
-        forwarded.push(variable);
+    for (name, variable) in &env_http_headers {
+        proxied.header_from(name, variable);
     }
     match entry.get("bearer_token_env_var").map(Item::as_str) {
         None => {}
         Some(None) => return Fate::Skipped("its `bearer_token_env_var` is not a string".into()),
-        Some(Some(variable)) => {
-            proxied
-                .args
-                .extend(["--bearer-env".into(), variable.to_string()]);
-            forwarded.push(variable);
-        }
+        Some(Some(variable)) => proxied.bearer_from(variable),
     }
     let env: InlineTable = proxied
         .env
         .iter()
         .map(|(name, value)| (name.as_str(), Value::from(value.as_str())))
         .collect();
-    let args = proxied.args;
     let mut kept = InlineTable::new();
     for key in REMOTE_KEYS {
         if let Some(value) = entry.remove(key).and_then(|item| item.into_value().ok()) {
@@ -169,9 +160,10 @@ fn wrap_remote(entry: &mut dyn TableLike, url: &str, proxy: Vec<String>, reasons
         }
     }
     entry.insert("command", toml_edit::value(reasons));
-    entry.insert("args", Item::Value(Array::from_iter(args).into()));
+    entry.insert("args", Item::Value(Array::from_iter(proxied.args).into()));
     entry.insert("env", Item::Value(env.into()));
-    if !forwarded.is_empty() {
+    if !proxied.from_env.is_empty() {
+        let forwarded = Array::from_iter(proxied.from_env);
         entry.insert("env_vars", Item::Value(forwarded.into()));
     }
     entry.insert(KEPT, Item::Value(kept.into()));

@@ -708,10 +708,14 @@ fn name_at(text: &str, entry: &Node, key: &str) -> Option<usize> {
 
 /// The keys wrap gives a remote server's entry, with their values as it writes them, in
 /// the order it writes them.
-fn stdio_keys(shape: Shape, reasons: &str, proxied: &Proxied) -> Vec<(&'static str, String)> {
-    let args: Vec<String> = proxied.args.iter().map(|arg| quoted(arg)).collect();
-    let env: Vec<String> = proxied
-        .env
+fn stdio_keys(
+    shape: Shape,
+    reasons: &str,
+    args: &[String],
+    env: &[(String, String)],
+) -> Vec<(&'static str, String)> {
+    let args: Vec<String> = args.iter().map(|arg| quoted(arg)).collect();
+    let env: Vec<String> = env
         .iter()
         .map(|(name, value)| format!("{}: {}", quoted(name), quoted(value)))
         .collect();
@@ -816,7 +820,7 @@ fn wrap_remote(
         edits.push((at, at, format!("{KEPT}-")));
         changes.push(Change::Rename(key.to_string(), kept(key)));
     }
-    let keys = stdio_keys(shape, reasons, &proxied);
+    let keys = stdio_keys(shape, reasons, &proxied.args, &proxied.env);
     edits.push((first, first, written(&keys, flow, column)));
     let yaml = |values: &[String]| Yaml::Array(values.iter().cloned().map(Yaml::String).collect());
     let env = proxied
@@ -861,13 +865,7 @@ fn unwrap_remote(
                 .iter()
                 .map(|(name, value)| Some((name.text()?.to_string(), value.text()?.to_string())))
                 .collect();
-            env.map(|env| {
-                written(
-                    &stdio_keys(shape, command, &Proxied { args, env }),
-                    flow,
-                    column,
-                )
-            })
+            env.map(|env| written(&stdio_keys(shape, command, &args, &env), flow, column))
         }
         _ => None,
     };
