@@ -628,6 +628,19 @@ fn codex_s_headers_read_from_the_environment_are_read_so_behind_the_proxy() {
     ));
     let unwrapped = std::fs::read_to_string(&file).unwrap();
     assert_eq!(toml_value(&unwrapped), toml_value(&original), "{unwrapped}");
+    // And after another TOML writer rewrote the wrapped file.
+    ok(&reasons_in(
+        dir.path(),
+        &["wrap", "--config", file.to_str().unwrap()],
+    ));
+    let value: toml::Value = toml::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    std::fs::write(&file, toml::to_string(&value).unwrap()).unwrap();
+    ok(&reasons_in(
+        dir.path(),
+        &["unwrap", "--config", file.to_str().unwrap()],
+    ));
+    let rewritten = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(toml_value(&rewritten), toml_value(&original), "{rewritten}");
 }
 
 #[test]
