@@ -2,14 +2,15 @@
 //! model would see and what the provider below would receive.
 
 use crate::native::NativeReasons;
-use crate::plugin::Plugin;
+use crate::plugin::{ConfigureError, Plugin};
 use crate::provider::{Catalogue, Json, Provider};
 use crate::recorder::Recorder;
-use anyhow::Context;
-use reasons_transform::{Arguments, Options, ToolCall};
+use reasons_transform::{Arguments, Options, ProviderError, ToolCall};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
-use std::path::Path;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::PoisonError;
 
 /// What the dry run found.
 #[derive(Debug, Serialize)]
@@ -57,15 +58,58 @@ struct CallFile {
     arguments: Box<RawValue>,
 }
 
+/// Why a dry run could not be made: its input, or the layer.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum DryRunError {
+    /// A file could not be read.
+    Unreadable {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// A file or text does not hold what it must, in words naming it and the fault.
+    Malformed(String),
+    /// The component layer could not be configured.
+    Unconfigured(ConfigureError),
+    /// The native layer refused the options, in the transform's words.
+    Refused(String),
+    /// The layer's listing failed.
+    Listing(ProviderError),
+    /// The layer could not execute the calls at all.
+    Execution(ProviderError),
+}
+
+impl fmt::Display for DryRunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DryRunError::Unreadable { path, error } => {
+                write!(f, "cannot read {}: {error}", path.display())
+            }
+            DryRunError::Malformed(words) | DryRunError::Refused(words) => f.write_str(words),
+            DryRunError::Unconfigured(error) => error.fmt(f),
+            DryRunError::Listing(error) => write!(f, "listing the catalogue failed: {error}"),
+            DryRunError::Execution(error) => error.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for DryRunError {}
+
+/// `text` read as `T`, or the error saying what `what` must be.
+fn parse<'a, T: Deserialize<'a>>(text: &'a str, what: String) -> Result<T, DryRunError> {
+    serde_json::from_str(text).map_err(|error| DryRunError::Malformed(format!("{what}: {error}")))
+}
+
 /// Reads `TOOLS.json`: a JSON array of declarations, each kept as its exact text.
-pub fn read_tools(path: &Path) -> anyhow::Result<Vec<Json>> {
+pub fn read_tools(path: &Path) -> Result<Vec<Json>, DryRunError> {
     let text = read(path)?;
-    let tools: Vec<Box<RawValue>> = serde_json::from_str(&text).with_context(|| {
-        format!(
-            "{} must be a JSON array of tool declarations",
-            path.display()
-        )
-    })?;
+    let what = format!(
+        "{} must be a JSON array of tool declarations",
+        path.display()
+    );
+    let tools: Vec<Box<RawValue>> = parse(&text, what)?;
     Ok(tools
         .into_iter()
         .map(|tool| tool.get().to_string())
@@ -74,15 +118,15 @@ pub fn read_tools(path: &Path) -> anyhow::Result<Vec<Json>> {
 
 /// Reads `CALLS.json`: a JSON array of `{"id","name","arguments"}`, where `arguments`
 /// is a JSON object (object form) or a JSON string (text form).
-pub fn read_calls(path: &Path) -> anyhow::Result<Vec<ToolCall>> {
+pub fn read_calls(path: &Path) -> Result<Vec<ToolCall>, DryRunError> {
     parse_calls(&read(path)?, &path.display().to_string())
 }
 
 /// Parses calls in `CALLS.json`'s format; `origin` names the text in errors.
-pub fn parse_calls(text: &str, origin: &str) -> anyhow::Result<Vec<ToolCall>> {
-    let calls: Vec<CallFile> = serde_json::from_str(text).with_context(|| {
-        format!("{origin} must be a JSON array of {{\"id\", \"name\", \"arguments\"}} objects")
-    })?;
+pub fn parse_calls(text: &str, origin: &str) -> Result<Vec<ToolCall>, DryRunError> {
+    let what =
+        format!("{origin} must be a JSON array of {{\"id\", \"name\", \"arguments\"}} objects");
+    let calls: Vec<CallFile> = parse(text, what)?;
     calls
         .into_iter()
         .enumerate()
@@ -90,11 +134,18 @@ pub fn parse_calls(text: &str, origin: &str) -> anyhow::Result<Vec<ToolCall>> {
             let raw = call.arguments.get();
             let arguments = match raw.as_bytes().first() {
                 Some(b'{') => Arguments::Object(raw.to_string()),
-                Some(b'"') => Arguments::Text(serde_json::from_str(raw)?),
-                _ => anyhow::bail!(
-                    "{origin}: call {at} ({:?}): `arguments` must be a JSON object or a JSON string, not {raw}",
-                    call.id
-                ),
+                Some(b'"') => Arguments::Text(parse(raw, format!("{origin}: call {at}")).map_err(
+                    |_| DryRunError::Malformed(format!(
+                        "{origin}: call {at} ({:?}): `arguments` is not a readable JSON string",
+                        call.id
+                    )),
+                )?),
+                _ => {
+                    return Err(DryRunError::Malformed(format!(
+                        "{origin}: call {at} ({:?}): `arguments` must be a JSON object or a JSON string, not {raw}",
+                        call.id
+                    )));
+                }
             };
             Ok(ToolCall {
                 id: call.id,
@@ -105,8 +156,11 @@ pub fn parse_calls(text: &str, origin: &str) -> anyhow::Result<Vec<ToolCall>> {
         .collect()
 }
 
-fn read(path: &Path) -> anyhow::Result<String> {
-    std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
+fn read(path: &Path) -> Result<String, DryRunError> {
+    std::fs::read_to_string(path).map_err(|error| DryRunError::Unreadable {
+        path: path.to_path_buf(),
+        error,
+    })
 }
 
 /// Which build of a layer a dry run goes through.
@@ -124,7 +178,7 @@ pub fn run(
     options: Options,
     tools: Vec<Json>,
     calls: Vec<ToolCall>,
-) -> anyhow::Result<Report> {
+) -> Result<Report, DryRunError> {
     let (recorder, received) =
         Recorder::new(Box::new(Catalogue::new(tools, "\"dry run: not executed\"")));
     let below = Box::new(recorder);
@@ -132,65 +186,68 @@ pub fn run(
         Layer::Component(plugin) => {
             let mut layer = plugin.layer(below);
             if plugin.is_reasons() {
-                layer.configure(options)?;
+                layer
+                    .configure(options)
+                    .map_err(DryRunError::Unconfigured)?;
             }
-            let listed = layer
-                .tools_for_llm()
-                .context("listing the catalogue failed")?;
+            let listed = layer.tools_for_llm().map_err(DryRunError::Listing)?;
             // What the host strips: the plugin's claim as far as the host's own reading
             // confirms it (empty for a plugin that is not a reasons layer).
             let strip_set = layer.strip_set().names();
-            (listed, strip_set, layer.execute_tool_calls(calls)?)
+            (
+                listed,
+                strip_set,
+                layer
+                    .execute_tool_calls(calls)
+                    .map_err(DryRunError::Execution)?,
+            )
         }
         Layer::Native => {
-            let mut layer = NativeReasons::new(below, options).map_err(anyhow::Error::msg)?;
-            let listed = layer
-                .tools_for_llm()
-                .context("listing the catalogue failed")?;
-            (listed, layer.strip_set(), layer.execute_tool_calls(calls)?)
+            let mut layer = NativeReasons::new(below, options).map_err(DryRunError::Refused)?;
+            let listed = layer.tools_for_llm().map_err(DryRunError::Listing)?;
+            (
+                listed,
+                layer.strip_set(),
+                layer
+                    .execute_tool_calls(calls)
+                    .map_err(DryRunError::Execution)?,
+            )
         }
     };
-    let received = received
-        .lock()
-        .map_err(|_| anyhow::anyhow!("the recorder was poisoned"))?;
+    // The recorder's lock is only ever held to push one call: poisoned or not, what it
+    // holds is whole.
+    let received = received.lock().unwrap_or_else(PoisonError::into_inner);
     Ok(Report {
-        tools: listed
-            .into_iter()
-            .map(raw_or_string)
-            .collect::<anyhow::Result<_>>()?,
+        tools: listed.into_iter().map(raw_or_string).collect(),
         strip_set,
         calls: received
             .iter()
-            .map(|call| {
-                let arguments = match &call.arguments {
-                    Arguments::Object(text) => raw_or_string(text.clone())?,
-                    Arguments::Text(text) => RawValue::from_string(serde_json::to_string(text)?)?,
-                };
-                Ok(ReceivedCall {
-                    id: call.id.clone(),
-                    name: call.name.clone(),
-                    arguments,
-                })
+            .map(|call| ReceivedCall {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                arguments: match &call.arguments {
+                    Arguments::Object(text) => raw_or_string(text.clone()),
+                    Arguments::Text(text) => string(text),
+                },
             })
-            .collect::<anyhow::Result<_>>()?,
+            .collect(),
         results: results
             .into_iter()
-            .map(|result| {
-                Ok(CallResult {
-                    call_id: result.call_id,
-                    content: raw_or_string(result.content)?,
-                    is_error: result.is_error,
-                })
+            .map(|result| CallResult {
+                call_id: result.call_id,
+                content: raw_or_string(result.content),
+                is_error: result.is_error,
             })
-            .collect::<anyhow::Result<_>>()?,
+            .collect(),
     })
 }
 
 /// `text` as it is when it is JSON, else as a JSON string: a plugin may answer anything.
-fn raw_or_string(text: String) -> anyhow::Result<Box<RawValue>> {
-    let text = match serde_json::from_str::<&RawValue>(&text) {
-        Ok(_) => text,
-        Err(_) => serde_json::to_string(&text)?,
-    };
-    Ok(RawValue::from_string(text)?)
+fn raw_or_string(text: String) -> Box<RawValue> {
+    RawValue::from_string(text.clone()).unwrap_or_else(|_| string(&text))
+}
+
+/// `text` as a JSON string.
+fn string(text: &str) -> Box<RawValue> {
+    serde_json::value::to_raw_value(text).expect("a string is always JSON")
 }

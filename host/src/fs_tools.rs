@@ -43,12 +43,10 @@ impl FsTools {
     }
 
     /// Tools confined to `root`, which must be an existing directory.
-    pub fn new(root: &Path) -> anyhow::Result<FsTools> {
-        let dir = Dir::open_ambient_dir(root, ambient_authority()).map_err(|error| {
-            anyhow::anyhow!(
-                "cannot open the tools' directory {}: {error}",
-                root.display()
-            )
+    pub fn new(root: &Path) -> Result<FsTools, RootError> {
+        let dir = Dir::open_ambient_dir(root, ambient_authority()).map_err(|error| RootError {
+            root: root.to_path_buf(),
+            error,
         })?;
         Ok(FsTools {
             dir,
@@ -223,3 +221,21 @@ impl Provider for FsTools {
             .collect())
     }
 }
+
+/// The tools' directory could not be opened.
+#[derive(Debug)]
+pub struct RootError {
+    /// The directory.
+    pub root: std::path::PathBuf,
+    /// Why.
+    pub error: std::io::Error,
+}
+
+impl std::fmt::Display for RootError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let root = self.root.display();
+        write!(f, "cannot open the tools' directory {root}: {}", self.error)
+    }
+}
+
+impl std::error::Error for RootError {}

@@ -4,7 +4,7 @@
 //! ```no_run
 //! use reasons_host::{FsTools, Plugin, Policy, Rule, Decision, Stack};
 //!
-//! # fn main() -> anyhow::Result<()> {
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let tools = FsTools::new(std::path::Path::new("."))?;
 //! let mut stack = Stack::new(tools)
 //!     .reasons(&Plugin::reasons()?, reasons_transform::Options::default())?

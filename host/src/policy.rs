@@ -6,7 +6,6 @@
 use crate::inert::{self, REASON_CAP};
 use crate::plugin::StripSet;
 use crate::provider::{self, Json, Provider};
-use anyhow::Context;
 use globset::{Glob, GlobMatcher};
 use reasons_transform::{ProviderError, ToolCall, ToolResult};
 use serde_json::{Map, Value};
@@ -32,7 +31,7 @@ pub struct Rule {
 
 impl Rule {
     /// A rule for the tools whose names match the glob `tool` (`fs_*`, `*`).
-    pub fn new(tool: &str, decision: Decision) -> anyhow::Result<Rule> {
+    pub fn new(tool: &str, decision: Decision) -> Result<Rule, RuleError> {
         Ok(Rule {
             tool: glob(tool)?,
             argument: None,
@@ -42,11 +41,10 @@ impl Rule {
 
     /// Narrows the rule to calls whose argument at the JSON pointer `pointer` (`/path`)
     /// is a string matching the glob `pattern` (`*.env`, `secrets/**`).
-    pub fn when(mut self, pointer: &str, pattern: &str) -> anyhow::Result<Rule> {
-        anyhow::ensure!(
-            pointer.starts_with('/'),
-            "argument pointer {pointer:?} must be a JSON pointer such as \"/path\""
-        );
+    pub fn when(mut self, pointer: &str, pattern: &str) -> Result<Rule, RuleError> {
+        if !pointer.starts_with('/') {
+            return Err(RuleError::NotAPointer(pointer.to_string()));
+        }
         self.argument = Some((pointer.to_string(), glob(pattern)?));
         Ok(self)
     }
@@ -63,11 +61,37 @@ impl Rule {
     }
 }
 
-fn glob(pattern: &str) -> anyhow::Result<GlobMatcher> {
-    Ok(Glob::new(pattern)
-        .with_context(|| format!("{pattern:?} is not a valid glob"))?
-        .compile_matcher())
+fn glob(pattern: &str) -> Result<GlobMatcher, RuleError> {
+    Glob::new(pattern)
+        .map(|glob| glob.compile_matcher())
+        .map_err(|error| RuleError::NotAGlob(pattern.to_string(), error.to_string()))
 }
+
+/// Why a rule could not be made.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RuleError {
+    /// This pattern is not a valid glob, for the glob parser's reason.
+    NotAGlob(String, String),
+    /// This argument pointer is not a JSON pointer.
+    NotAPointer(String),
+}
+
+impl std::fmt::Display for RuleError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RuleError::NotAGlob(pattern, why) => {
+                write!(f, "{pattern:?} is not a valid glob: {why}")
+            }
+            RuleError::NotAPointer(pointer) => write!(
+                f,
+                "argument pointer {pointer:?} must be a JSON pointer such as \"/path\""
+            ),
+        }
+    }
+}
+
+impl std::error::Error for RuleError {}
 
 /// What the human is asked about one call.
 #[derive(Debug)]

@@ -3,7 +3,7 @@
 //!
 //! ```no_run
 //! # use reasons_host::*;
-//! # fn main() -> anyhow::Result<()> {
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! # let tools = FsTools::new(std::path::Path::new("."))?;
 //! // Policy( Reasons( FsTools ) )
 //! let stack = Stack::new(tools)

@@ -3,6 +3,7 @@
 //! amplifies calls gets none of them run. The provider below counts what reaches it; the
 //! caller gets one result per call naming the plugin and what it did; the next call works.
 
+use reasons_host::plugin::{Entry, FaultKind};
 use reasons_host::policy::{Decision, Rule};
 use reasons_host::{Limits, Plugin, Stack};
 use reasons_tests::checks::{arguments, assert_error_mentions, error_flags};
@@ -247,6 +248,9 @@ fn what_a_plugin_routes_is_held_to_the_same_rule() {
             .contains("changed the arguments of call `c1`"),
         "{refused}"
     );
+    // Typed, so that a caller tells a violation from a trap without reading words.
+    assert_eq!(refused.kind(), FaultKind::SteppedOutOfLine);
+    assert_eq!((refused.plugin(), refused.call()), ("liar", Entry::Route));
     // Its own parameter, on a tool whose schema leaves it free, it may take off.
     let routed = layer
         .route(text_call("c2", "ping", r#"{"path":"x"}"#))
@@ -278,5 +282,7 @@ fn a_catalogue_a_plugin_augments_short_is_refused_and_the_strip_set_stands() {
             .contains("the plugin `liar` augmented 2 declarations into 1"),
         "{refused}"
     );
+    assert_eq!(refused.kind(), FaultKind::Misanswered);
+    assert_eq!((refused.plugin(), refused.call()), ("liar", Entry::Augment));
     assert_eq!(layer.strip_set().names(), ["ping"]);
 }

@@ -287,4 +287,17 @@ fn a_plugin_that_cannot_be_configured_says_why_by_kind() {
             .to_string()
             .contains("does not export agent:tools/reasons@0.1.1")
     );
+    // Asked of the plugin itself, the same lack is a fault of that call, by kind.
+    let fault = unruly
+        .layer(Box::new(Scripted::new(&[])))
+        .reason_param()
+        .expect_err("a plugin without the reasons surface publishes no parameter");
+    assert_eq!(fault.kind(), reasons_host::plugin::FaultKind::NoSurface);
+    assert_eq!(fault.call(), reasons_host::plugin::Entry::ReasonParam);
+    assert_eq!(fault.plugin(), "unruly");
+    assert!(
+        fault
+            .message()
+            .contains("does not export agent:tools/reasons@0.1.1")
+    );
 }

@@ -38,22 +38,22 @@ fn fault(plugin: &str, ids: &CallIds, results: &[ToolResult]) -> String {
 }
 
 /// Whether every declaration a plugin listed is JSON or one the provider below listed
-/// (which a layer passes through as it came, JSON or not: R4); if not, the error naming
+/// (which a layer passes through as it came, JSON or not: R4); if not, the words naming
 /// the first that is neither.
 pub fn check_declarations(
     plugin: &str,
     below: &[Json],
     declarations: &[Json],
-) -> Result<(), ProviderError> {
+) -> Result<(), String> {
     for (index, declaration) in declarations.iter().enumerate() {
         if let Err(error) = serde_json::from_str::<serde::de::IgnoredAny>(declaration) {
             if below.contains(declaration) {
                 continue;
             }
-            return Err(ProviderError::Failed(format!(
+            return Err(format!(
                 "the plugin `{plugin}` listed a declaration that is not JSON \
                  (declaration {index}: {error})"
-            )));
+            ));
         }
     }
     Ok(())

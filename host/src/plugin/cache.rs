@@ -71,7 +71,11 @@ impl Cache {
     }
 
     /// `bytes` compiled for `engine`, from wherever it is cheapest to get.
-    pub fn component(&self, engine: &Engine, bytes: &[u8]) -> anyhow::Result<(Component, Origin)> {
+    pub fn component(
+        &self,
+        engine: &Engine,
+        bytes: &[u8],
+    ) -> wasmtime::Result<(Component, Origin)> {
         let key = key(engine, bytes);
         // Held while compiling, so that two threads loading one plugin compile it once.
         let mut compiled = self.compiled.lock().unwrap_or_else(PoisonError::into_inner);
@@ -92,7 +96,7 @@ fn from_dir(
     key: &Key,
     engine: &Engine,
     bytes: &[u8],
-) -> anyhow::Result<(Component, Origin)> {
+) -> wasmtime::Result<(Component, Origin)> {
     if let Err(why) = trusted(dir) {
         return Ok((Component::new(engine, bytes)?, Origin::Untrusted(why)));
     }

@@ -9,9 +9,8 @@ use super::bindings::exports::agent::tools::reasons::{
 };
 use super::integrity::{Added, Call, Given};
 use super::sandbox::{self, Meter};
-use super::{ConfigureError, Plugin, Unconfigured};
+use super::{ConfigureError, Entry, Fault, FaultKind, Plugin, Unconfigured};
 use crate::provider::{self, Json, Provider};
-use anyhow::anyhow;
 use reasons_transform::{Options, ProviderError, ToolCall, ToolResult};
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
@@ -114,12 +113,12 @@ impl WasmLayer {
     /// parameter's name the plugin publishes for these options (R11).
     pub fn configure(&mut self, options: Options) -> Result<String, ConfigureError> {
         let name = self.plugin.name.clone();
-        let fault = |error: ProviderError| {
-            ConfigureError::new(&name, Unconfigured::Fault(error.message().to_string()))
-        };
+        let fault = |fault: Fault| ConfigureError::new(&name, Unconfigured::Fault(fault));
         let wit_options = wit_reasons::Options::from(&options);
         let verdict = self
-            .call_reasons(|reasons, store| reasons.call_configure(store, &wit_options))
+            .call_reasons(Entry::Configure, |reasons, store| {
+                reasons.call_configure(store, &wit_options)
+            })
             .map_err(fault)?;
         verdict.map_err(|message| ConfigureError::new(&name, Unconfigured::Refused(message)))?;
         self.options = Some(options);
@@ -136,32 +135,44 @@ impl WasmLayer {
     }
 
     /// The parameter's name as the plugin publishes it (R11).
-    pub fn reason_param(&mut self) -> Result<String, ProviderError> {
-        self.call_reasons(|reasons, store| reasons.call_reason_param(store))
+    pub fn reason_param(&mut self) -> Result<String, Fault> {
+        self.call_reasons(Entry::ReasonParam, |reasons, store| {
+            reasons.call_reason_param(store)
+        })
     }
 
     /// The strip set the plugin claims for its last listing (the WIT's `augmented-tools`,
     /// R8). The host strips only the part of it that its own reading confirms: see
     /// [`WasmLayer::strip_set`].
-    pub fn claimed_strip_set(&mut self) -> Result<Vec<String>, ProviderError> {
-        self.call_reasons(|reasons, store| reasons.call_augmented_tools(store))
+    pub fn claimed_strip_set(&mut self) -> Result<Vec<String>, Fault> {
+        self.call_reasons(Entry::AugmentedTools, |reasons, store| {
+            reasons.call_augmented_tools(store)
+        })
     }
 
     /// The direct surface (WIT 0.1.1): `catalogue`, as the provider below lists it,
     /// augmented by the plugin without it asking below, one declaration for one. The
     /// catalogue becomes the one a fresh instance is given again, and the strip set
     /// becomes this catalogue's, as after a listing.
-    pub fn augment(&mut self, catalogue: Vec<Json>) -> Result<Vec<Json>, ProviderError> {
-        let declarations =
-            self.call_reasons(|reasons, store| reasons.call_augment(store, &catalogue))?;
+    pub fn augment(&mut self, catalogue: Vec<Json>) -> Result<Vec<Json>, Fault> {
+        let declarations = self.call_reasons(Entry::Augment, |reasons, store| {
+            reasons.call_augment(store, &catalogue)
+        })?;
         let name = &self.plugin.name;
         let fault = match declarations.len() == catalogue.len() {
-            true => answers::check_declarations(name, &catalogue, &declarations).err(),
-            false => Some(ProviderError::Failed(format!(
-                "the plugin `{name}` augmented {} declarations into {}",
-                catalogue.len(),
-                declarations.len()
-            ))),
+            true => answers::check_declarations(name, &catalogue, &declarations)
+                .err()
+                .map(|words| Fault::new(name, Entry::Augment, FaultKind::Misanswered, words)),
+            false => Some(Fault::new(
+                name,
+                Entry::Augment,
+                FaultKind::Misanswered,
+                format!(
+                    "the plugin `{name}` augmented {} declarations into {}",
+                    catalogue.len(),
+                    declarations.len()
+                ),
+            )),
         };
         if let Some(fault) = fault {
             // As a listing that failed: the instance holds a strip set nobody will see.
@@ -178,10 +189,12 @@ impl WasmLayer {
     /// rule (R16): the same id and name, the same arguments less at most its parameter on
     /// a tool of the strip set. A call routed otherwise, or answered under another id, is
     /// refused and the instance dropped, as for a violation below.
-    pub fn route(&mut self, call: ToolCall) -> Result<Result<ToolCall, ToolResult>, ProviderError> {
+    pub fn route(&mut self, call: ToolCall) -> Result<Result<ToolCall, ToolResult>, Fault> {
         // One copy of the call, shared with the gate's check, as for a batch.
         let given = Arc::new(vec![wit::ToolCall::from(call)]);
-        let routed = self.call_reasons(|reasons, store| reasons.call_route(store, &given[0]))?;
+        let routed = self.call_reasons(Entry::Route, |reasons, store| {
+            reasons.call_route(store, &given[0])
+        })?;
         let added = self.param().map(|param| Added {
             param,
             to: self.strip_set.clone(),
@@ -197,17 +210,16 @@ impl WasmLayer {
         };
         if let Err(violation) = verdict {
             self.live = None;
-            return Err(ProviderError::Failed(refused(
-                &self.plugin.name,
-                &violation,
-            )));
+            let words = refused(&self.plugin.name, &violation);
+            let kind = FaultKind::SteppedOutOfLine;
+            return Err(Fault::new(&self.plugin.name, Entry::Route, kind, words));
         }
         Ok(routed.map(ToolCall::from).map_err(ToolResult::from))
     }
 
     /// The strip set after a listing: what the plugin claims, as far as the host's own
     /// reading of the catalogue confirms it.
-    fn read_strip_set(&mut self) -> Result<(), ProviderError> {
+    fn read_strip_set(&mut self) -> Result<(), Fault> {
         let claimed = self.claimed_strip_set()?;
         let param = self.param();
         let free = self.free_for(param.as_deref());
@@ -254,14 +266,18 @@ impl WasmLayer {
     /// Calls into the reasons surface, if the plugin has one.
     fn call_reasons<T>(
         &mut self,
+        entry: Entry,
         work: impl FnOnce(&ReasonsExport, &mut Store<Below>) -> wasmtime::Result<T>,
-    ) -> Result<T, ProviderError> {
+    ) -> Result<T, Fault> {
+        if !self.plugin.is_reasons() {
+            let name = &self.plugin.name;
+            let words = format!("the plugin `{name}` failed: {}", no_surface(name));
+            return Err(Fault::new(name, entry, FaultKind::NoSurface, words));
+        }
         let name = self.plugin.name.clone();
-        self.call(Gate::Shut, |session| match &session.reasons {
+        self.call(Gate::Shut, entry, |session| match &session.reasons {
             Some(reasons) => work(reasons, &mut session.store),
-            None => Err(wasmtime::format_err!(
-                "`{name}` does not export agent:tools/reasons@0.1.1"
-            )),
+            None => Err(wasmtime::format_err!("{}", no_surface(&name))),
         })
     }
 
@@ -271,33 +287,35 @@ impl WasmLayer {
     fn call<T>(
         &mut self,
         gate: Gate,
+        entry: Entry,
         work: impl FnOnce(&mut Live) -> wasmtime::Result<T>,
-    ) -> Result<T, ProviderError> {
+    ) -> Result<T, Fault> {
         let began = Instant::now();
         let name = self.plugin.name.clone();
         sandbox::on_enough_stack(|| {
             let session = self.live(began).map_err(|error| {
-                ProviderError::Failed(format!("the plugin `{name}` could not start: {error:#}"))
+                let words = format!("the plugin `{name}` could not start: {error:#}");
+                Fault::new(&name, entry, FaultKind::NotStarted, words)
             })?;
             start_clock(&mut session.store, began);
             session.store.data_mut().gate = gate;
             let answer = work(session);
             let below = session.store.data_mut();
             below.gate = Gate::Shut;
-            let failure = match (below.violation.take(), answer) {
+            let (kind, words) = match (below.violation.take(), answer) {
                 (None, Ok(answer)) => return Ok(answer),
-                (Some(violation), _) => refused(&name, &violation),
+                (Some(violation), _) => (FaultKind::SteppedOutOfLine, refused(&name, &violation)),
                 (None, Err(error)) => below.meter.describe(&name, &error),
             };
             // A trap poisons the store, and a plugin that stepped out of line is not
             // trusted with another call: drop it, and the next call starts afresh.
             self.live = None;
-            Err(ProviderError::Failed(failure))
+            Err(Fault::new(&name, entry, kind, words))
         })
     }
 
     /// The live instance, made (and configured, and given the last catalogue) if need be.
-    fn live(&mut self, began: Instant) -> anyhow::Result<&mut Live> {
+    fn live(&mut self, began: Instant) -> wasmtime::Result<&mut Live> {
         let session = match self.live.take() {
             Some(session) => session,
             None => self.start(began)?,
@@ -305,7 +323,7 @@ impl WasmLayer {
         Ok(self.live.insert(session))
     }
 
-    fn start(&self, began: Instant) -> anyhow::Result<Live> {
+    fn start(&self, began: Instant) -> wasmtime::Result<Live> {
         let plugin = &self.plugin;
         let below = Below {
             inner: self.below.clone(),
@@ -328,7 +346,7 @@ impl WasmLayer {
         if let (Some(options), Some(reasons)) = (&self.options, &reasons) {
             reasons
                 .call_configure(&mut store, &options.into())?
-                .map_err(|message| anyhow!("the options were refused: {message}"))?;
+                .map_err(|message| wasmtime::format_err!("the options were refused: {message}"))?;
         }
         if let Some(catalogue) = &self.catalogue {
             // The strip set is a function of the options and the last catalogue (R8):
@@ -339,9 +357,11 @@ impl WasmLayer {
             };
             let replayed = provider.call_tools_for_llm(&mut store)?;
             if let Some(violation) = store.data_mut().violation.take() {
-                anyhow::bail!("while its last listing was replayed, it {violation}");
+                wasmtime::bail!("while its last listing was replayed, it {violation}");
             }
-            replayed.map_err(|error| anyhow!("replaying the last listing failed: {error}"))?;
+            replayed.map_err(|error| {
+                wasmtime::format_err!("replaying the last listing failed: {error}")
+            })?;
             store.data_mut().gate = Gate::Shut;
         }
         Ok(Live {
@@ -350,6 +370,11 @@ impl WasmLayer {
             reasons,
         })
     }
+}
+
+/// Why a call into the reasons surface cannot be made.
+fn no_surface(plugin: &str) -> String {
+    format!("`{plugin}` does not export agent:tools/reasons@0.1.1")
 }
 
 /// What a caller is told of a plugin that stepped out of line (R16).
@@ -373,7 +398,7 @@ impl Provider for WasmLayer {
             replay: None,
             done: false,
         };
-        let answer = self.call(gate, |session| {
+        let answer = self.call(gate, Entry::ToolsForLlm, |session| {
             session.provider.call_tools_for_llm(&mut session.store)
         });
         let listed = self
@@ -385,11 +410,13 @@ impl Provider for WasmLayer {
             .as_deref()
             .or(self.catalogue.as_deref())
             .unwrap_or_default();
-        if let Err(fault) = answers::check_declarations(&self.plugin.name, below, &declarations) {
+        let name = &self.plugin.name;
+        if let Err(words) = answers::check_declarations(name, below, &declarations) {
             // The instance now holds a strip set nobody above will ever see: start over
             // from the last good listing, as after a trap.
             self.live = None;
-            return Err(fault);
+            let kind = FaultKind::Misanswered;
+            return Err(Fault::new(name, Entry::ToolsForLlm, kind, words).into());
         }
         // Only a listing that went all the way through replaces the catalogue (R8).
         if listed.is_some() {
@@ -420,11 +447,12 @@ impl Provider for WasmLayer {
             done: false,
         };
         let answer = self
-            .call(gate, |session| {
+            .call(gate, Entry::ExecuteToolCalls, |session| {
                 session
                     .provider
                     .call_execute_tool_calls(&mut session.store, &wit_calls)
             })
+            .map_err(ProviderError::from)
             .and_then(|answer| answer.map_err(ProviderError::from))
             .map(|results| results.into_iter().map(ToolResult::from).collect());
         // Whatever the plugin answered, each call gets exactly one result (R13).

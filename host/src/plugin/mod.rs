@@ -12,12 +12,14 @@
 mod answers;
 pub mod cache;
 mod convert;
+mod fault;
 pub mod integrity;
 mod layer;
 mod refusal;
 pub mod sandbox;
 
 pub use cache::{Cache, Origin};
+pub use fault::{Entry, Fault, FaultKind, Limit};
 pub use layer::{StripSet, WasmLayer};
 pub use refusal::{ConfigureError, LoadError, Refusal, Unconfigured};
 pub use sandbox::Limits;

@@ -106,9 +106,8 @@ pub enum Unconfigured {
     NotReasons,
     /// It refused the options, in its own words.
     Refused(String),
-    /// It faulted while being configured (a trap, a limit, a violation), in the host's
-    /// words, which name it.
-    Fault(String),
+    /// It faulted while being configured (a trap, a limit, a violation).
+    Fault(super::Fault),
 }
 
 impl ConfigureError {
@@ -143,9 +142,16 @@ impl fmt::Display for ConfigureError {
             Unconfigured::Refused(message) => {
                 write!(f, "the plugin `{name}` refused the options: {message}")
             }
-            Unconfigured::Fault(message) => f.write_str(message),
+            Unconfigured::Fault(fault) => fault.fmt(f),
         }
     }
 }
 
-impl std::error::Error for ConfigureError {}
+impl std::error::Error for ConfigureError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.why {
+            Unconfigured::Fault(fault) => Some(fault),
+            _ => None,
+        }
+    }
+}

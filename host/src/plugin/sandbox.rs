@@ -14,6 +14,7 @@
 //! plugin may do *below* it (one listing per listing, one execution per execution, only
 //! the calls it was given) is the gate's business (`layer.rs`, R16).
 
+use super::fault::{FaultKind, Limit};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 use wasmtime::{Config, Engine, ResourceLimiter, StoreLimits, StoreLimitsBuilder, Trap};
@@ -50,18 +51,40 @@ static STACK: OnceLock<usize> = OnceLock::new();
 
 /// Sets the stack limit for every plugin of this process. It belongs to the engine, so
 /// it can only be set before the first plugin is compiled, and within [`STACK_RANGE`].
-pub fn set_stack_limit(bytes: usize) -> anyhow::Result<()> {
-    anyhow::ensure!(
-        STACK_RANGE.contains(&bytes),
-        "the plugin stack limit must be from {} to {} (it was {})",
-        size(*STACK_RANGE.start()),
-        size(*STACK_RANGE.end()),
-        size(bytes)
-    );
-    STACK.set(bytes).map_err(|_| {
-        anyhow::anyhow!("the plugin stack limit is set once, before any plugin is loaded")
-    })
+pub fn set_stack_limit(bytes: usize) -> Result<(), StackLimitError> {
+    if !STACK_RANGE.contains(&bytes) {
+        return Err(StackLimitError::OutOfRange(bytes));
+    }
+    STACK.set(bytes).map_err(|_| StackLimitError::AlreadySet)
 }
+
+/// Why the plugin stack limit was not set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StackLimitError {
+    /// This many bytes is outside [`STACK_RANGE`].
+    OutOfRange(usize),
+    /// It was set already, or a plugin was loaded with the default.
+    AlreadySet,
+}
+
+impl std::fmt::Display for StackLimitError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StackLimitError::OutOfRange(bytes) => write!(
+                f,
+                "the plugin stack limit must be from {} to {} (it was {})",
+                size(*STACK_RANGE.start()),
+                size(*STACK_RANGE.end()),
+                size(*bytes)
+            ),
+            StackLimitError::AlreadySet => {
+                f.write_str("the plugin stack limit is set once, before any plugin is loaded")
+            }
+        }
+    }
+}
+
+impl std::error::Error for StackLimitError {}
 
 /// Runs `work`, a call into a plugin, on a stack with room for the plugin's limit and
 /// the host above it: on this thread's if it has that much left, else on a fresh one.
@@ -227,46 +250,71 @@ impl Meter {
     }
 
     /// What stopped the plugin, in words for the model and the human.
-    pub fn describe(&self, plugin: &str, error: &wasmtime::Error) -> String {
+    pub fn describe(&self, plugin: &str, error: &wasmtime::Error) -> (FaultKind, String) {
         let limits = &self.limits;
+        let over = |limit, words| (FaultKind::OverLimit(limit), words);
         if error
             .root_cause()
             .to_string()
             .starts_with("too much data is being copied")
         {
             // Wasmtime's hostcall-fuel error is private; its message is what it offers.
-            return format!(
-                "the plugin `{plugin}` passed more than its hostcall data limit of {} \
-                 between itself and the host",
-                size(limits.hostcall_data)
+            return over(
+                Limit::HostcallData,
+                format!(
+                    "the plugin `{plugin}` passed more than its hostcall data limit of {} \
+                     between itself and the host",
+                    size(limits.hostcall_data)
+                ),
             );
         }
         match error.downcast_ref::<Trap>() {
-            Some(Trap::Interrupt) if self.past_wall => format!(
-                "the plugin `{plugin}`'s call ran past its wall limit of {} ms, time below \
-                 it included",
-                limits.wall.as_millis()
+            Some(Trap::Interrupt) if self.past_wall => over(
+                Limit::Wall,
+                format!(
+                    "the plugin `{plugin}`'s call ran past its wall limit of {} ms, time \
+                     below it included",
+                    limits.wall.as_millis()
+                ),
             ),
-            Some(Trap::Interrupt) => format!(
-                "the plugin `{plugin}` ran past its deadline of {} ms (a runaway loop?)",
-                limits.deadline.as_millis()
+            Some(Trap::Interrupt) => over(
+                Limit::Deadline,
+                format!(
+                    "the plugin `{plugin}` ran past its deadline of {} ms (a runaway loop?)",
+                    limits.deadline.as_millis()
+                ),
             ),
-            Some(Trap::StackOverflow) => format!(
-                "the plugin `{plugin}` overflowed its stack of {} (runaway recursion?)",
-                size(stack_limit())
+            Some(Trap::StackOverflow) => over(
+                Limit::Stack,
+                format!(
+                    "the plugin `{plugin}` overflowed its stack of {} (runaway recursion?)",
+                    size(stack_limit())
+                ),
             ),
-            Some(trap) if self.refused_memory => format!(
-                "the plugin `{plugin}` ran out of memory (limit {} over all its memories \
-                 and tables) and trapped: {trap}",
-                size(limits.memory)
+            Some(trap) if self.refused_memory => over(
+                Limit::Memory,
+                format!(
+                    "the plugin `{plugin}` ran out of memory (limit {} over all its \
+                     memories and tables) and trapped: {trap}",
+                    size(limits.memory)
+                ),
             ),
-            Some(trap) => format!("the plugin `{plugin}` trapped: {trap}"),
-            None if self.refused_memory => format!(
-                "the plugin `{plugin}` needs more memory than its limit of {} over all its \
-                 memories and tables: {error:#}",
-                size(limits.memory)
+            Some(trap) => (
+                FaultKind::Trapped,
+                format!("the plugin `{plugin}` trapped: {trap}"),
             ),
-            None => format!("the plugin `{plugin}` failed: {error:#}"),
+            None if self.refused_memory => over(
+                Limit::Memory,
+                format!(
+                    "the plugin `{plugin}` needs more memory than its limit of {} over all \
+                     its memories and tables: {error:#}",
+                    size(limits.memory)
+                ),
+            ),
+            None => (
+                FaultKind::Failed,
+                format!("the plugin `{plugin}` failed: {error:#}"),
+            ),
         }
     }
 

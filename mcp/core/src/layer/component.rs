@@ -55,7 +55,7 @@ impl ComponentLayer {
 
 impl Layer for ComponentLayer {
     fn augment(&mut self, tools: Vec<Json>) -> Result<Vec<Json>, ProviderError> {
-        self.layer.augment(tools)
+        self.layer.augment(tools).map_err(ProviderError::from)
     }
 
     fn forward(&mut self, id: &str, tool: &str, arguments: Option<&str>) -> Forward {
