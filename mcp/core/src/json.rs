@@ -34,6 +34,13 @@ pub fn string(value: &RawValue) -> Option<Vec<u8>> {
         .map(|bytes| bytes.0.into_owned())
 }
 
+/// The characters of the JSON string whose text is `value`; `None` for another value,
+/// or for a string no header could carry (a lone surrogate is no character).
+pub fn text(value: &str) -> Option<String> {
+    let value: &RawValue = serde_json::from_str(value).ok()?;
+    String::from_utf8(string(value)?).ok()
+}
+
 /// Where `part`, a slice of `whole` (as serde's borrowed values are), begins in it.
 pub fn offset(whole: &str, part: &str) -> usize {
     (part.as_ptr() as usize).wrapping_sub(whole.as_ptr() as usize)

@@ -8,17 +8,21 @@
 //! same core.
 
 pub mod audit;
+pub mod headers;
 pub mod json;
 pub mod jsonrpc;
 pub mod layer;
 mod now;
+pub mod outline;
 pub mod proxy;
+pub mod sse;
 
 pub use audit::Audit;
 #[cfg(any(test, feature = "component"))]
 pub use layer::ComponentLayer;
 pub use layer::{Forward, Layer, NativeLayer};
 pub use now::Now;
+pub use outline::Outline;
 pub use proxy::{Out, Proxy};
 
 /// 128 bits no client can know, read from the operating system's random source for each
@@ -31,4 +35,27 @@ pub fn unguessable() -> String {
     // proxy cannot keep its promises: nothing goes on.
     getrandom::fill(&mut bits).expect("the operating system's random source cannot be read");
     bits.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+/// `line` with every raw CR and LF made a space. Every line the proxy sends was read as
+/// JSON (or written by it), where a raw line break can only be whitespace, so nothing it
+/// means changes; but a reader that ends a line at a lone CR (Python's universal
+/// newlines, Node's readline) or an SSE parser would otherwise read a second message the
+/// proxy never read, a `tools/call` with its reason, say. Every transport, stdio or HTTP,
+/// either side, gets its lines from here.
+pub fn one_line(line: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    if !line.iter().any(|byte| matches!(byte, b'\r' | b'\n')) {
+        return std::borrow::Cow::Borrowed(line);
+    }
+    let spaced = line
+        .iter()
+        .map(|&byte| {
+            if matches!(byte, b'\r' | b'\n') {
+                b' '
+            } else {
+                byte
+            }
+        })
+        .collect();
+    std::borrow::Cow::Owned(spaced)
 }

@@ -15,6 +15,7 @@ use crate::jsonrpc::{
     self, CallParams, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, Id, Line, Message, Read,
 };
 use crate::layer::{Forward, Layer};
+use crate::outline::{self, Outline};
 use hold::{Caller, Catalogue, HOLD_AT_MOST, Held, Listings, OwnListing, bypasses_hold};
 use serde_json::value::RawValue;
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -25,8 +26,8 @@ mod hold;
 /// A line to write, to one side or the other.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Out {
-    /// To the server's stdin.
-    Server(Vec<u8>),
+    /// To the server, with what its transport needs to know of it.
+    Server { line: Vec<u8>, outline: Outline },
     /// To the client (the proxy's stdout).
     Client(Vec<u8>),
     /// For the human running the proxy (its stderr), never for either side.
@@ -37,8 +38,8 @@ pub enum Out {
 enum Fate {
     /// Relayed byte for byte.
     Keep,
-    /// Relayed as this text instead.
-    Change(String),
+    /// A call relayed as this text instead, with its arguments as forwarded.
+    Change { text: String, arguments: String },
     /// Not relayed: answered here with this response.
     Answer(String),
 }
@@ -203,8 +204,14 @@ impl<L: Layer> Proxy<L> {
     fn client_line(&mut self, line: &[u8], read: Line, release: Release, out: &mut Vec<Out>) {
         match read {
             Line::One(read) => match self.client_message(&read, &release, None) {
-                Fate::Keep => out.push(Out::Server(line.to_vec())),
-                Fate::Change(text) => out.push(Out::Server(text.into_bytes())),
+                Fate::Keep => out.push(Out::Server {
+                    line: line.to_vec(),
+                    outline: Outline::of(&read, None),
+                }),
+                Fate::Change { text, arguments } => out.push(Out::Server {
+                    line: text.into_bytes(),
+                    outline: Outline::of(&read, Some(&arguments)),
+                }),
                 Fate::Answer(text) => out.push(Out::Client(text.into_bytes())),
             },
             Line::Batch(reads) => self.client_batch(&reads, &release, out),
@@ -216,21 +223,24 @@ impl<L: Layer> Proxy<L> {
     fn client_batch(&mut self, reads: &[Read], release: &Release, out: &mut Vec<Out>) {
         self.batch_ids += 1;
         let batch = self.batch_ids;
-        let (mut sent, mut answers, mut requests) = (Vec::new(), Vec::new(), 0);
+        let (mut sent, mut answers, mut owed) = (Vec::new(), Vec::new(), Vec::new());
         for read in reads {
-            let is_request = matches!(read.message, Ok(Message::Request { .. }));
             match self.client_message(read, release, Some(batch)) {
                 Fate::Keep => sent.push(read.text.to_string()),
-                Fate::Change(text) => sent.push(text),
+                Fate::Change { text, .. } => sent.push(text),
                 Fate::Answer(text) => {
                     answers.push(text);
                     continue;
                 }
             }
-            requests += usize::from(is_request);
+            owed.extend(outline::request_id(read));
         }
+        let requests = owed.len();
         if !sent.is_empty() {
-            out.push(Out::Server(format!("[{}]", sent.join(",")).into_bytes()));
+            out.push(Out::Server {
+                line: format!("[{}]", sent.join(",")).into_bytes(),
+                outline: Outline::batch(owed),
+            });
         }
         match (answers.is_empty(), requests) {
             (true, _) => self.untag(batch),
@@ -391,7 +401,11 @@ impl<L: Layer> Proxy<L> {
             }
             Forward::Send(stripped) => {
                 let changed = jsonrpc::replace(text, arguments.unwrap_or_default(), &stripped);
-                sent(self, reason, Some(&stripped), Fate::Change(changed))
+                let fate = Fate::Change {
+                    text: changed,
+                    arguments: stripped.clone(),
+                };
+                sent(self, reason, Some(&stripped), fate)
             }
             Forward::AsItCame if !carries => sent(self, reason, arguments, Fate::Keep),
             Forward::AsItCame => refuse(

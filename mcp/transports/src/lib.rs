@@ -13,7 +13,7 @@ mod upstream;
 
 use anyhow::Context;
 use reasons_host::Plugin;
-use reasons_mcp::{Audit, ComponentLayer, Now, Out, Proxy, jsonrpc};
+use reasons_mcp::{Audit, ComponentLayer, Now, Out, Proxy, jsonrpc, one_line};
 use reasons_transform::Options;
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -386,7 +386,7 @@ fn forward_signals(to: mpsc::Sender<Event>) -> anyhow::Result<()> {
 fn write_all(out: &[Out], server: &mut Upstream, client: &mut dyn Client) -> bool {
     for line in out {
         match line {
-            Out::Server(bytes) => server.send(&one_line(bytes)),
+            Out::Server { line, outline } => server.send(&one_line(line), outline),
             Out::Note(note) => eprintln!("reasons: {note}"),
             Out::Client(bytes) => {
                 if !client.write(&one_line(bytes)) {
@@ -396,29 +396,6 @@ fn write_all(out: &[Out], server: &mut Upstream, client: &mut dyn Client) -> boo
         }
     }
     true
-}
-
-/// `line` with every raw CR and LF made a space. Every line the proxy sends was read as
-/// JSON (or written by it), where a raw line break can only be whitespace, so nothing it
-/// means changes; but a reader that ends a line at a lone CR (Python's universal
-/// newlines, Node's readline) or an SSE parser would otherwise read a second message the
-/// proxy never read, a `tools/call` with its reason, say. Every transport, stdio or HTTP,
-/// either side, gets its lines from here.
-fn one_line(line: &[u8]) -> std::borrow::Cow<'_, [u8]> {
-    if !line.iter().any(|byte| matches!(byte, b'\r' | b'\n')) {
-        return std::borrow::Cow::Borrowed(line);
-    }
-    let spaced = line
-        .iter()
-        .map(|&byte| {
-            if matches!(byte, b'\r' | b'\n') {
-                b' '
-            } else {
-                byte
-            }
-        })
-        .collect();
-    std::borrow::Cow::Owned(spaced)
 }
 
 fn write_line(to: &mut impl Write, bytes: &[u8]) -> std::io::Result<()> {

@@ -2,12 +2,12 @@
 //! URL it speaks to over Streamable HTTP. Either way what the server sends comes back to
 //! the loop as `Event::Server` lines, so the proxy cannot tell the two apart.
 
-mod headers;
 mod http;
 mod process;
-mod sse;
 
 use crate::{Ended, Ending};
+use reasons_mcp::Outline;
+use std::io::Read;
 
 pub use http::{DEFAULT_READ_TIMEOUT_SECS, Http, Remote};
 pub use process::Process;
@@ -21,11 +21,11 @@ pub enum Upstream {
 }
 
 impl Upstream {
-    /// Sends one message (a line, without its `\n`).
-    pub fn send(&mut self, message: &[u8]) {
+    /// Sends one message (a line, without its `\n`), outlined by the proxy that read it.
+    pub fn send(&mut self, message: &[u8], outline: &Outline) {
         match self {
             Upstream::Process(process) => process.send(message),
-            Upstream::Http(http) => http.send(message),
+            Upstream::Http(http) => http.send(message, outline),
         }
     }
 
@@ -50,5 +50,29 @@ impl Upstream {
             Upstream::Process(process) => process.end(how),
             Upstream::Http(http) => http.end(how),
         }
+    }
+}
+
+/// `body` read as an event stream, for as long as it goes on.
+fn event_stream(body: ureq::Body) -> Timed<impl Read> {
+    Timed(body.into_with_config().limit(u64::MAX).reader())
+}
+
+/// A response body whose timeouts read as `ErrorKind::TimedOut`, as the SSE reader knows
+/// a silent server: ureq wraps its own in the reader's error.
+struct Timed<R>(R);
+
+impl<R: Read> Read for Timed<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.0.read(buf).map_err(|error| {
+            let timeout = error
+                .get_ref()
+                .and_then(|inner| inner.downcast_ref::<ureq::Error>())
+                .is_some_and(|inner| matches!(inner, ureq::Error::Timeout(_)));
+            match timeout {
+                true => std::io::Error::new(std::io::ErrorKind::TimedOut, error),
+                false => error,
+            }
+        })
     }
 }

@@ -16,6 +16,7 @@ use crate::Now;
 use crate::json;
 use crate::jsonrpc::{self, CallParams, Id, Line, Message, Page, Read};
 use crate::layer::Layer;
+use crate::outline::Outline;
 use reasons_transform::Json;
 use serde_json::value::RawValue;
 use std::collections::{HashMap, HashSet};
@@ -394,9 +395,14 @@ impl<L: Layer> Proxy<L> {
             params.push(format!(r#""_meta":{meta}"#));
         }
         let params = (!params.is_empty()).then(|| format!("{{{}}}", params.join(",")));
-        out.push(Out::Server(
-            jsonrpc::request(&id, "tools/list", params.as_deref()).into_bytes(),
-        ));
+        let params = params.as_deref();
+        out.push(Out::Server {
+            line: jsonrpc::request(&id, "tools/list", params).into_bytes(),
+            outline: Outline {
+                own: true,
+                ..Outline::request(Some(id.clone()), "tools/list", params, None)
+            },
+        });
         id
     }
 

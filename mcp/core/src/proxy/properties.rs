@@ -304,7 +304,9 @@ fn play<L: Layer>(options: Options, steps: &[Step], layer: impl FnOnce(Options) 
     let deliver = |out: Vec<Out>, server: &mut Server, client: &mut Client| {
         for line in out {
             match line {
-                Out::Server(bytes) => server.inbox.push_back(String::from_utf8(bytes).unwrap()),
+                Out::Server { line, .. } => {
+                    server.inbox.push_back(String::from_utf8(line).unwrap())
+                }
                 Out::Client(bytes) => client.got(&bytes),
                 // For the human running the proxy: no side's.
                 Out::Note(_) => {}

@@ -47,7 +47,7 @@ fn wire(out: Vec<Out>) -> Wire {
     let mut wire = Wire::default();
     for line in out {
         match line {
-            Out::Server(bytes) => wire.server.push(String::from_utf8(bytes).unwrap()),
+            Out::Server { line, .. } => wire.server.push(String::from_utf8(line).unwrap()),
             Out::Client(bytes) => wire.client.push(String::from_utf8(bytes).unwrap()),
             Out::Note(note) => wire.notes.push(note),
         }
@@ -669,4 +669,87 @@ fn what_the_proxy_drops_from_the_server_reaches_no_side_and_is_told_to_the_human
         assert_eq!(dropped.notes.len(), 1, "{dropped:?}");
         assert!(dropped.notes[0].contains(says), "{dropped:?}");
     }
+}
+
+/// The outline of each line the proxy sent the server, in order.
+fn outlines(out: Vec<Out>) -> Vec<Outline> {
+    out.into_iter()
+        .filter_map(|line| match line {
+            Out::Server { outline, .. } => Some(outline),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_line_to_the_server_comes_with_what_it_is_owed_and_carries_as_forwarded() {
+    // R9, R10: the transport learns a call's ids, method, name, protocol version and
+    // arguments from the proxy's own reading, and the arguments are the ones forwarded,
+    // without the reason, so that no header built from them can carry it.
+    let mut proxy = ready(Options::default(), &[PLAIN]);
+    let sent = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"plain","arguments":{"text":"hi","reason":"the model's secret"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+    let out = outlines(proxy.client_sent(sent.as_bytes().to_vec(), now()));
+    assert_eq!(out.len(), 1, "{out:?}");
+    let expected = Outline {
+        ids: vec![Id::parse("7").unwrap()],
+        method: Some("tools/call".into()),
+        name: Some("plain".into()),
+        version: Some("2026-07-28".into()),
+        arguments: Some(r#"{"text":"hi"}"#.into()),
+        own: false,
+    };
+    assert_eq!(out[0], expected);
+    // A batch is owed the answers of its requests only: not its notification's, not its
+    // response to the server's.
+    let batch = r#"[{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","method":"b"},{"jsonrpc":"2.0","id":2,"result":{}}]"#;
+    let out = outlines(proxy.client_sent(batch.as_bytes().to_vec(), now()));
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert_eq!(out[0].ids, [Id::parse("1").unwrap()]);
+    assert_eq!(out[0].method, None);
+    // A response the client sends the server is owed nothing.
+    let answer = r#"{"jsonrpc":"2.0","id":"s","result":{}}"#;
+    let out = outlines(proxy.client_sent(answer.as_bytes().to_vec(), now()));
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert!(out[0].ids.is_empty(), "{out:?}");
+}
+
+#[test]
+fn whatever_the_proxy_relays_is_outlined() {
+    // R19, R20: a lone surrogate and nesting deeper than serde_json's 128 are what a
+    // server takes, and the proxy relays them: the call is still owed its answer and
+    // carries its era's version. A lone surrogate is no character: no name is read.
+    let mut proxy = ready(Options::default(), &[PLAIN]);
+    let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+    let sent = format!(
+        r#"{{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{{"name":"plain","arguments":{{"text":"\ud800","deep":{deep}}},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","x":"\udc00"}}}}}}"#
+    );
+    let out = outlines(proxy.client_sent(sent.into_bytes(), now()));
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert_eq!(out[0].ids, [Id::parse(r#""c""#).unwrap()]);
+    assert_eq!(out[0].version.as_deref(), Some("2026-07-28"));
+    assert_eq!(out[0].name.as_deref(), Some("plain"));
+    assert_eq!(
+        out[0].arguments.as_deref(),
+        Some(format!(r#"{{"text":"\ud800","deep":{deep}}}"#).as_str())
+    );
+}
+
+#[test]
+fn the_proxys_own_listing_is_outlined_under_its_callers_version() {
+    // A 2026-07-28 session has no handshake: a call whose tool is unknown waits for a
+    // listing of the proxy's own, made with the caller's `_meta`, which goes with the
+    // same version, as a request owed its answer.
+    let mut proxy = proxy();
+    let sent = r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"plain","arguments":{"reason":"r"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+    let out = outlines(proxy.client_sent(sent.as_bytes().to_vec(), now()));
+    assert_eq!(
+        out.len(),
+        1,
+        "the call waits for the proxy's listing: {out:?}"
+    );
+    assert_eq!(out[0].method.as_deref(), Some("tools/list"));
+    assert_eq!(out[0].ids.len(), 1);
+    assert!(out[0].ids[0].json().contains("reasons-proxy/"), "{out:?}");
+    assert!(out[0].own, "{out:?}");
+    assert_eq!(out[0].version.as_deref(), Some("2026-07-28"));
 }

@@ -21,10 +21,11 @@
 
 mod legacy;
 
-use super::headers::{Outline, ParamHeaders};
-use super::sse;
+use reasons_mcp::sse;
 use crate::{Ended, Ending, Event};
 use anyhow::{Context, bail};
+use reasons_mcp::Outline;
+use reasons_mcp::headers::{self, ParamHeaders};
 use reasons_mcp::jsonrpc::{self, INTERNAL_ERROR, Id, Line, Message};
 use serde_json::value::RawValue;
 use std::sync::mpsc::{self, Receiver, Sender};
@@ -165,7 +166,7 @@ fn header(name: &str, value: &str, flag: &str) -> anyhow::Result<(HeaderName, He
 pub struct Http {
     link: Link,
     /// Messages to send, in order, to the thread that sends them.
-    outbox: Option<Sender<Vec<u8>>>,
+    outbox: Option<Sender<(Vec<u8>, Outline)>>,
 }
 
 /// What every request needs, shared by the threads that make them.
@@ -236,9 +237,9 @@ impl Http {
     }
 
     /// Sends one message.
-    pub fn send(&mut self, message: &[u8]) {
+    pub fn send(&mut self, message: &[u8], outline: &Outline) {
         if let Some(outbox) = &self.outbox {
-            let _ = outbox.send(message.to_vec());
+            let _ = outbox.send((message.to_vec(), outline.clone()));
         }
     }
 
@@ -289,9 +290,8 @@ impl Link {
     /// thread of its own, so that a slow tool holds up nothing behind it; `initialize`
     /// and what is owed no answer (notifications, responses) are sent in order, so that
     /// what follows them carries what they established.
-    fn send_all(self, messages: Receiver<Vec<u8>>) {
-        for message in messages {
-            let outline = Outline::of(&message);
+    fn send_all(self, messages: Receiver<(Vec<u8>, Outline)>) {
+        for (message, outline) in messages {
             if outline.ids.is_empty() || outline.method.as_deref() == Some("initialize") {
                 self.post(&message, &outline);
             } else {
@@ -354,7 +354,7 @@ impl Link {
             );
         }
         let why = if stream {
-            let read = body.into_with_config().limit(u64::MAX).reader();
+            let read = super::event_stream(body);
             match sse::read(read, self.max_message, |data| {
                 self.deliver(data.into_bytes(), &mut owed, outline, false)
             }) {
@@ -432,7 +432,7 @@ impl Link {
             .header("Accept", "application/json, text/event-stream");
         let session = self.lock();
         let mut request = self.carrying(post, &session, outline.version.as_ref());
-        for (name, value) in outline.standard() {
+        for (name, value) in headers::standard(outline) {
             request = request.header(name, value);
         }
         if let (Some("tools/call"), Some(tool), Some(arguments)) =
@@ -563,11 +563,7 @@ impl Link {
         if !status.is_success() || !stream {
             return Stream::Fruitless;
         }
-        let body = response
-            .into_body()
-            .into_with_config()
-            .limit(u64::MAX)
-            .reader();
+        let body = super::event_stream(response.into_body());
         let mut owed = Vec::new();
         let outline = Outline::default();
         let mut delivered = Stream::Fruitless;

@@ -9,7 +9,8 @@
 //! and a stream that ends ends the session, so that every request still waiting is
 //! answered.
 
-use super::{Link, Outline, sse};
+use super::{Link, Outline};
+use reasons_mcp::sse;
 use crate::Event;
 use std::sync::mpsc::{self, Sender};
 
@@ -42,7 +43,7 @@ impl Link {
     /// to the loop. When it ends, the session is over.
     fn read_legacy(&self, body: ureq::Body, found: Sender<Result<String, String>>) {
         let mut found = Some(found);
-        let read = body.into_with_config().limit(u64::MAX).reader();
+        let read = super::super::event_stream(body);
         let mut place = sse::Place::default();
         let ended = sse::read_events(read, &mut place, self.max_message, |kind, data| {
             if let Some(waiting) = found.take() {

@@ -1,5 +1,7 @@
 //! An SSE body (`text/event-stream`), read as it arrives with `eventsource-stream`: the
-//! parser reqwest-eventsource and async-openai use, driven here on the reading thread.
+//! parser reqwest-eventsource and async-openai use, driven on the reading thread. Any
+//! reader will do (a socket's, a wasi:http body's); a read that fails with
+//! `ErrorKind::TimedOut` is the server gone silent.
 
 use eventsource_stream::Eventsource;
 use std::io::Read;
@@ -105,14 +107,9 @@ pub fn read_events(
     Ok(())
 }
 
-/// Whether a read failed because it waited as long as it may: ureq wraps its timeouts in
-/// the reader's error.
+/// Whether a read failed because it waited as long as it may.
 fn timed_out(error: &std::io::Error) -> bool {
     error.kind() == std::io::ErrorKind::TimedOut
-        || error
-            .get_ref()
-            .and_then(|inner| inner.downcast_ref::<ureq::Error>())
-            .is_some_and(|inner| matches!(inner, ureq::Error::Timeout(_)))
 }
 
 #[cfg(test)]

@@ -3,100 +3,26 @@
 //! headers a tool's schema asks for with `x-mcp-header`. Those are read from the
 //! arguments as forwarded, after the reason came off: no header can carry it.
 
+use crate::json;
+use crate::jsonrpc::{self, Page};
+use crate::outline::Outline;
 use base64::Engine;
-use reasons_mcp::json;
-use reasons_mcp::jsonrpc::{self, Id, Line, Message, Page};
 use serde_json::value::RawValue;
 use std::collections::HashMap;
 
-/// The `_meta` key a 2026-07-28 request carries its protocol version under.
-const VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
-
-/// What the transport needs to know of one message the proxy sends, read by the proxy's
-/// own strict reader, as the proxy read it: whatever it relays (a lone surrogate, any
-/// depth of nesting) is outlined, so that every request is owed its answer and carries
-/// its era's headers.
-#[derive(Debug, Default)]
-pub struct Outline {
-    /// The ids of its requests: each is owed an answer.
-    pub ids: Vec<Id>,
-    /// Its method, for a single request or notification.
-    pub method: Option<String>,
-    /// `params.name`, or `params.uri`.
-    pub name: Option<String>,
-    /// The protocol version its `_meta` names (2026-07-28 and later).
-    pub version: Option<String>,
-    /// A `tools/call`'s arguments, as their exact text.
-    pub arguments: Option<String>,
-}
-
-impl Outline {
-    /// The outline of `message`, a line the proxy already read strictly.
-    pub fn of(message: &[u8]) -> Outline {
-        let read = match jsonrpc::read_line(message) {
-            Ok(Line::One(read)) => read,
-            Ok(Line::Batch(reads)) => {
-                return Outline {
-                    ids: reads.iter().filter_map(request_id).collect(),
-                    ..Outline::default()
-                };
-            }
-            Err(_) => return Outline::default(),
-        };
-        let (method, params) = match &read.message {
-            Ok(Message::Request { method, params, .. }) => (method.clone(), *params),
-            Ok(Message::Notification { method }) => (
-                method.clone(),
-                jsonrpc::at(read.text, &["params"]).and_then(raw),
-            ),
-            _ => return Outline::default(),
-        };
-        let params = params.map(RawValue::get);
-        let text_at = |path: &[&str]| params.and_then(|params| text(jsonrpc::at(params, path)?));
-        Outline {
-            ids: request_id(&read).into_iter().collect(),
-            method: Some(method),
-            name: text_at(&["name"]).or_else(|| text_at(&["uri"])),
-            version: text_at(&["_meta", VERSION_KEY]),
-            arguments: params
-                .and_then(|params| jsonrpc::at(params, &["arguments"]))
-                .map(str::to_string),
-        }
+/// The standard headers `outline`'s message carries: `Mcp-Method`, and `Mcp-Name` for
+/// the methods that name what they act on.
+pub fn standard(outline: &Outline) -> Vec<(String, String)> {
+    let Some(method) = &outline.method else {
+        return Vec::new();
+    };
+    let mut headers = vec![("Mcp-Method".to_string(), encode(method))];
+    if let ("tools/call" | "resources/read" | "prompts/get", Some(name)) =
+        (method.as_str(), &outline.name)
+    {
+        headers.push(("Mcp-Name".to_string(), encode(name)));
     }
-
-    /// The standard headers this message carries: `Mcp-Method`, and `Mcp-Name` for the
-    /// methods that name what they act on.
-    pub fn standard(&self) -> Vec<(String, String)> {
-        let Some(method) = &self.method else {
-            return Vec::new();
-        };
-        let mut headers = vec![("Mcp-Method".to_string(), encode(method))];
-        if let ("tools/call" | "resources/read" | "prompts/get", Some(name)) =
-            (method.as_str(), &self.name)
-        {
-            headers.push(("Mcp-Name".to_string(), encode(name)));
-        }
-        headers
-    }
-}
-
-/// The id of `read` when it is a request, which is owed an answer.
-fn request_id(read: &jsonrpc::Read) -> Option<Id> {
-    match &read.message {
-        Ok(Message::Request { id, .. }) => Some(id.clone()),
-        _ => None,
-    }
-}
-
-/// `text` as the raw JSON value it is (a slice the strict reader already took).
-fn raw(text: &str) -> Option<&RawValue> {
-    serde_json::from_str(text).ok()
-}
-
-/// The characters of the JSON string whose text is `value`; `None` for another value,
-/// or for a string no header could carry (a lone surrogate is no character).
-fn text(value: &str) -> Option<String> {
-    String::from_utf8(json::string(raw(value)?)?).ok()
+    headers
 }
 
 /// The `Mcp-Param-*` headers each tool's schema asks for, learnt from the server's
@@ -124,7 +50,7 @@ impl ParamHeaders {
             return;
         };
         for tool in page.tools {
-            let Some(name) = jsonrpc::at(tool, &["name"]).and_then(text) else {
+            let Some(name) = jsonrpc::at(tool, &["name"]).and_then(json::text) else {
                 continue;
             };
             let mut mirrored = Vec::new();
@@ -156,7 +82,7 @@ impl ParamHeaders {
                 let text = match value {
                     "true" | "false" => value.to_string(),
                     _ if is_integer(value) => value.to_string(),
-                    _ => text(value)?,
+                    _ => json::text(value)?,
                 };
                 Some((format!("Mcp-Param-{}", one.header), encode(&text)))
             })
@@ -192,7 +118,7 @@ fn collect(schema: &str, path: &mut Vec<String>, into: &mut Vec<Mirrored>) -> bo
         if let Some(header) = jsonrpc::at(property, &["x-mcp-header"]) {
             into.push(Mirrored {
                 // Not a string: an empty name, which fails the token check.
-                header: text(header).unwrap_or_default(),
+                header: json::text(header).unwrap_or_default(),
                 path: path.clone(),
             });
         }
@@ -295,53 +221,26 @@ mod tests {
     }
 
     #[test]
-    fn an_outline_names_what_a_message_is_owed_and_carries() {
-        let outline = Outline::of(
-            br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"sql",
-                "arguments":{"q":1},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
-        );
-        assert_eq!(outline.ids, [Id::parse("7").unwrap()]);
-        assert_eq!(outline.version.as_deref(), Some("2026-07-28"));
+    fn the_standard_headers_name_the_method_and_what_it_acts_on() {
+        let call = Outline {
+            method: Some("tools/call".into()),
+            name: Some("sql".into()),
+            ..Outline::default()
+        };
         assert_eq!(
-            outline.standard(),
+            standard(&call),
             [
                 ("Mcp-Method".to_string(), "tools/call".to_string()),
                 ("Mcp-Name".to_string(), "sql".to_string())
             ]
         );
-        // A response the client sends to the server is owed nothing.
-        assert!(
-            Outline::of(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#)
-                .ids
-                .is_empty()
-        );
-        let batch = Outline::of(br#"[{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","method":"b"},{"jsonrpc":"2.0","id":2,"result":{}}]"#);
-        assert_eq!(batch.ids, [Id::parse("1").unwrap()]);
-    }
-
-    #[test]
-    fn whatever_the_proxy_relays_is_outlined() {
-        // R19, R20: a lone surrogate and nesting deeper than serde_json's 128 are what a
-        // server takes, and the proxy relays them: the call is still owed its answer and
-        // carries its headers.
-        let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
-        let message = format!(
-            r#"{{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{{"name":"sql","arguments":{{"q":"\ud800","deep":{deep}}},"_meta":{{"{VERSION_KEY}":"2026-07-28"}}}}}}"#
-        );
-        let outline = Outline::of(message.as_bytes());
-        assert_eq!(outline.ids, [Id::parse(r#""c""#).unwrap()]);
-        assert_eq!(outline.version.as_deref(), Some("2026-07-28"));
-        assert_eq!(outline.standard().len(), 2, "{:?}", outline.standard());
-        let mut headers = ParamHeaders::default();
-        headers.learn(&result(
-            json!({"tools": [{"name": "sql", "inputSchema": {"properties": {
-            "q": {"x-mcp-header": "Q"}}}}]}),
-        ));
-        // A lone surrogate is no character a header could carry: the header is left out.
-        assert!(
-            headers
-                .of("sql", outline.arguments.as_deref().unwrap())
-                .is_empty()
-        );
+        // A listing names nothing it acts on; a batch has no one method.
+        let list = Outline {
+            method: Some("tools/list".into()),
+            name: Some("ignored".into()),
+            ..Outline::default()
+        };
+        assert_eq!(standard(&list).len(), 1);
+        assert!(standard(&Outline::default()).is_empty());
     }
 }

@@ -1,0 +1,79 @@
+//! What a transport needs to know of a message the proxy sends to the server, told with
+//! the message so that no transport reads it again: the ids owed an answer, and for
+//! Streamable HTTP's 2026-07-28 request headers the method, the name it acts on, the
+//! protocol version its `_meta` names and a call's arguments as forwarded (after the
+//! reason came off, so that no header can carry it).
+
+use crate::json;
+use crate::jsonrpc::{self, Id, Message, Read};
+use serde_json::value::RawValue;
+
+/// The `_meta` key a 2026-07-28 request carries its protocol version under.
+const VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
+
+/// The outline of one line to the server: a message, or a batch of them.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Outline {
+    /// The ids of its requests: each is owed an answer.
+    pub ids: Vec<Id>,
+    /// Its method, for a single request or notification.
+    pub method: Option<String>,
+    /// `params.name`, or `params.uri`.
+    pub name: Option<String>,
+    /// The protocol version its `_meta` names (2026-07-28 and later).
+    pub version: Option<String>,
+    /// A `tools/call`'s arguments as forwarded, as their exact text.
+    pub arguments: Option<String>,
+    /// Whether it is the proxy's own (a listing it needs), not a client's: its answer is
+    /// the proxy's too, and reaches no client.
+    pub own: bool,
+}
+
+impl Outline {
+    /// The outline of `read`, a message the proxy read and sends; `forwarded` is a call's
+    /// arguments when the proxy changed them.
+    pub(crate) fn of(read: &Read, forwarded: Option<&str>) -> Outline {
+        let (method, params) = match &read.message {
+            Ok(Message::Request { method, params, .. }) => (method, params.map(RawValue::get)),
+            Ok(Message::Notification { method }) => (method, jsonrpc::at(read.text, &["params"])),
+            _ => return Outline::default(),
+        };
+        Outline::request(request_id(read), method, params, forwarded)
+    }
+
+    /// The outline of a request or notification with these parts.
+    pub(crate) fn request(
+        id: Option<Id>,
+        method: &str,
+        params: Option<&str>,
+        forwarded: Option<&str>,
+    ) -> Outline {
+        let text_at =
+            |path: &[&str]| params.and_then(|params| json::text(jsonrpc::at(params, path)?));
+        let arguments = forwarded.or_else(|| params.and_then(|p| jsonrpc::at(p, &["arguments"])));
+        Outline {
+            ids: id.into_iter().collect(),
+            method: Some(method.to_string()),
+            name: text_at(&["name"]).or_else(|| text_at(&["uri"])),
+            version: text_at(&["_meta", VERSION_KEY]),
+            arguments: arguments.map(str::to_string),
+            own: false,
+        }
+    }
+
+    /// The outline of a batch whose requests have these ids.
+    pub(crate) fn batch(ids: Vec<Id>) -> Outline {
+        Outline {
+            ids,
+            ..Outline::default()
+        }
+    }
+}
+
+/// The id of `read` when it is a request, which is owed an answer.
+pub(crate) fn request_id(read: &Read) -> Option<Id> {
+    match &read.message {
+        Ok(Message::Request { id, .. }) => Some(id.clone()),
+        _ => None,
+    }
+}
