@@ -38,8 +38,8 @@ mod yaml;
 
 use crate::files::{read_text, stage_like, write_like};
 use anyhow::{Context, bail};
-use reasons_mcp::json;
-use serde_json::value::RawValue;
+use reasons_transform::json::{self as reader, Object};
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 /// What the editing did to one server.
@@ -152,7 +152,7 @@ pub fn edit(original: &str, file: &Path, way: Way, reasons: &Wrapper) -> anyhow:
     let mut servers = Vec::new();
     for list in server_lists(text, file)? {
         let entries = unique(
-            list.servers.get(),
+            list.servers,
             &format!("{} of {}", list.label, file.display()),
         )?;
         for (name, entry) in entries {
@@ -164,16 +164,16 @@ pub fn edit(original: &str, file: &Path, way: Way, reasons: &Wrapper) -> anyhow:
                 },
                 pointer: format!("{}/{}", list.pointer, pointer_token(&name)),
             };
-            let mut members = unique(entry.get(), &format!("the server {}", server.name))?;
+            let mut members = unique(entry, &format!("the server {}", server.name))?;
             let mut stdio = Stdio::Flat;
             // Zed's older form: the program (`path`), its arguments and environment in an
             // object of their own, which is then what is edited.
             let mut entry = entry;
             if let Some(command) = member(&members, "command")
-                && command.get().starts_with('{')
+                && command.starts_with('{')
             {
                 let what = format!("the `command` of the server {}", server.name);
-                (entry, members, stdio) = (command, unique(command.get(), &what)?, Stdio::Nested);
+                (entry, members, stdio) = (command, unique(command, &what)?, Stdio::Nested);
             }
             let fate = match way {
                 Way::Wrap => wrap(text, entry, &members, stdio, &name, reasons, &mut edits),
@@ -226,13 +226,13 @@ struct List<'a> {
     scope: Option<String>,
     /// Its JSON pointer.
     pointer: String,
-    servers: &'a RawValue,
+    servers: &'a str,
 }
 
 /// Every list of servers in `text`: the top-level one, and each project's.
 fn server_lists<'a>(text: &'a str, file: &Path) -> anyhow::Result<Vec<List<'a>>> {
     let top =
-        json::members(text).with_context(|| format!("{} is not a JSON object", file.display()))?;
+        members_of(text).with_context(|| format!("{} is not a JSON object", file.display()))?;
     let top = no_repeats(top, &file.display().to_string())?;
     let mut lists = Vec::new();
     let mut found = top.iter().filter(|(key, _)| {
@@ -256,12 +256,12 @@ fn server_lists<'a>(text: &'a str, file: &Path) -> anyhow::Result<Vec<List<'a>>>
     let projects = top
         .iter()
         .find(|(key, _)| key.as_ref() == b"projects")
-        .filter(|(_, projects)| projects.get().starts_with('{'));
+        .filter(|(_, projects)| projects.starts_with('{'));
     if let Some((_, projects)) = projects {
-        for (path, project) in unique(projects.get(), "the projects")? {
+        for (path, project) in unique(projects, "the projects")? {
             let path = String::from_utf8_lossy(&path).into_owned();
             let label = format!("projects[{path:?}]");
-            let Some(project) = json::members(project.get()) else {
+            let Some(project) = members_of(project) else {
                 continue;
             };
             let project = no_repeats(project, &label)?;
@@ -294,17 +294,14 @@ fn pointer_token(key: &str) -> String {
 }
 
 /// The members of the object `text` (`what`, in messages), each key given once.
-fn unique<'a>(text: &'a str, what: &str) -> anyhow::Result<Vec<json::Member<'a>>> {
-    let members = json::members(text).with_context(|| format!("{what} is not a JSON object"))?;
+fn unique<'a>(text: &'a str, what: &str) -> anyhow::Result<Vec<Member<'a>>> {
+    let members = members_of(text).with_context(|| format!("{what} is not a JSON object"))?;
     no_repeats(members, what)
 }
 
 /// `members`, refused when a key repeats: clients keep its last value, and an edit that
 /// read the first would change what the client does not read.
-fn no_repeats<'a>(
-    members: Vec<json::Member<'a>>,
-    what: &str,
-) -> anyhow::Result<Vec<json::Member<'a>>> {
+fn no_repeats<'a>(members: Vec<Member<'a>>, what: &str) -> anyhow::Result<Vec<Member<'a>>> {
     let mut seen = std::collections::HashSet::new();
     if let Some((key, _)) = members.iter().find(|(key, _)| !seen.insert(key.clone())) {
         bail!(
@@ -357,23 +354,39 @@ fn readable(text: &str, file: &Path) -> anyhow::Result<String> {
     String::from_utf8(bytes).context("a comment's characters made spaces")
 }
 
+/// One member of an object: its key, decoded, and its value's exact text.
+type Member<'a> = (Cow<'a, [u8]>, &'a str);
+
+/// The members of the JSON object `text` in order, repeats included, as the workspace's
+/// one reader reads them; `None` when it is not one JSON object.
+fn members_of(text: &str) -> Option<Vec<Member<'_>>> {
+    let object = Object::parse(text)?;
+    Some(
+        object
+            .members
+            .into_iter()
+            .map(|member| (member.key, member.value))
+            .collect(),
+    )
+}
+
+/// The value of the JSON string `value`, decoded (WTF-8); `None` for another value.
+fn string(value: &str) -> Option<Vec<u8>> {
+    reader::wtf8(value).map(Cow::into_owned)
+}
+
 /// Where `part` (a slice of `whole`) lies in it.
 fn span(whole: &str, part: &str) -> (usize, usize) {
-    let start = json::offset(whole, part);
+    let start = reader::offset_in(whole, part);
     (start, start + part.len())
 }
 
 /// The value of `key` in an entry's members (each key given once).
-fn member<'a>(members: &[json::Member<'a>], key: &str) -> Option<&'a RawValue> {
+fn member<'a>(members: &[Member<'a>], key: &str) -> Option<&'a str> {
     members
         .iter()
         .find(|(name, _)| name.as_ref() == key.as_bytes())
         .map(|(_, value)| *value)
-}
-
-/// The elements of the JSON array `value`.
-fn elements(value: &RawValue) -> Option<Vec<&RawValue>> {
-    serde_json::from_str(value.get()).ok()
 }
 
 /// Where a stdio server's program is named.
@@ -396,12 +409,12 @@ impl Stdio {
 
 /// Whether `entry` runs behind `reasons mcp`: its program is a `reasons` binary (by any
 /// path, under any name that begins so) and its first argument `mcp`.
-fn wrapped(members: &[json::Member<'_>], stdio: Stdio) -> bool {
-    let command = member(members, stdio.key()).and_then(json::string);
+fn wrapped(members: &[Member<'_>], stdio: Stdio) -> bool {
+    let command = member(members, stdio.key()).and_then(string);
     let is_reasons = command.is_some_and(|command| is_reasons(&String::from_utf8_lossy(&command)));
     let first = member(members, "args")
-        .and_then(elements)
-        .and_then(|args| args.first().and_then(|first| json::string(first)));
+        .and_then(reader::elements)
+        .and_then(|args| args.first().and_then(|first| string(first)));
     is_reasons && first.as_deref() == Some(b"mcp")
 }
 
@@ -417,8 +430,8 @@ const REMOTE_KEYS: [&str; 5] = ["url", "httpUrl", "serverUrl", "headers", "type"
 
 fn wrap(
     text: &str,
-    entry: &RawValue,
-    members: &[json::Member<'_>],
+    entry: &str,
+    members: &[Member<'_>],
     stdio: Stdio,
     name: &str,
     reasons: &Wrapper,
@@ -427,15 +440,14 @@ fn wrap(
     if wrapped(members, stdio) {
         return Fate::AsItWas;
     }
-    let Some(command) =
-        member(members, stdio.key()).filter(|command| json::string(command).is_some())
+    let Some(command) = member(members, stdio.key()).filter(|command| string(command).is_some())
     else {
         if let Stdio::Nested = stdio {
             return Fate::Skipped("its `command` object has no `path` string".into());
         }
         let url = ["httpUrl", "serverUrl", "url"]
             .iter()
-            .find_map(|key| member(members, key).and_then(json::string));
+            .find_map(|key| member(members, key).and_then(string));
         return match url {
             Some(url) => {
                 let remote = Remote {
@@ -447,15 +459,15 @@ fn wrap(
             None => Fate::Skipped("no `command` string and no `url`".into()),
         };
     };
-    let (start, end) = span(text, command.get());
-    let head = json_head(&reasons.head(name), command.get());
+    let (start, end) = span(text, command);
+    let head = json_head(&reasons.head(name), command);
     let reasons = serde_json::to_string(&reasons.command).unwrap_or_default();
     match member(members, "args") {
         Some(args) => {
-            let Some(list) = elements(args) else {
+            let Some(list) = reader::elements(args) else {
                 return Fate::Skipped("`args` is not a list".into());
             };
-            let (open, _) = span(text, args.get());
+            let (open, _) = span(text, args);
             let separator = if list.is_empty() { "" } else { ", " };
             edits.push((start, end, reasons));
             edits.push((open + 1, open + 1, format!("{head}{separator}")));
@@ -547,22 +559,22 @@ impl Proxied {
 /// it: its other keys stay, its remote keys go under [`KEPT`].
 fn wrap_remote(
     text: &str,
-    entry: &RawValue,
-    members: &[json::Member<'_>],
+    entry: &str,
+    members: &[Member<'_>],
     remote: Remote,
     reasons: &str,
     edits: &mut Vec<Edit>,
 ) -> Fate {
     let mut proxied = Proxied::new(remote.head, &String::from_utf8_lossy(remote.url));
     if let Some(headers) = member(members, "headers") {
-        let Some(headers) = json::members(headers.get()) else {
+        let Some(headers) = members_of(headers) else {
             return Fate::Skipped("its `headers` are not an object".into());
         };
         let Ok(headers) = no_repeats(headers, "") else {
             return Fate::Skipped("its `headers` give a name more than once".into());
         };
         for (name, value) in &headers {
-            let Some(value) = json::string(value) else {
+            let Some(value) = string(value) else {
                 return Fate::Skipped("a header's value is not a string".into());
             };
             proxied.header(
@@ -575,7 +587,7 @@ fn wrap_remote(
     let kept: Vec<String> = members
         .iter()
         .filter(|(key, _)| remote(key))
-        .map(|(key, value)| format!("{}: {}", key_text(key), value.get()))
+        .map(|(key, value)| format!("{}: {}", key_text(key), value))
         .collect();
     let mut rebuilt = vec![
         format!(
@@ -592,10 +604,10 @@ fn wrap_remote(
         members
             .iter()
             .filter(|(key, _)| !remote(key))
-            .map(|(key, value)| format!("{}: {}", key_text(key), value.get())),
+            .map(|(key, value)| format!("{}: {}", key_text(key), value)),
     );
     rebuilt.push(format!(r#""{KEPT}": {{{}}}"#, kept.join(", ")));
-    let (start, end) = span(text, entry.get());
+    let (start, end) = span(text, entry);
     edits.push((start, end, format!("{{{}}}", rebuilt.join(", "))));
     Fate::Changed
 }
@@ -607,8 +619,8 @@ fn key_text(key: &[u8]) -> String {
 
 fn unwrap(
     text: &str,
-    entry: &RawValue,
-    members: &[json::Member<'_>],
+    entry: &str,
+    members: &[Member<'_>],
     stdio: Stdio,
     name: &str,
     edits: &mut Vec<Edit>,
@@ -623,10 +635,10 @@ fn unwrap(
     else {
         return Fate::AsItWas;
     };
-    let list = elements(args).unwrap_or_default();
+    let list = reader::elements(args).unwrap_or_default();
     let texts: Vec<String> = list
         .iter()
-        .map(|arg| json::string(arg).map(|arg| String::from_utf8_lossy(&arg).into_owned()))
+        .map(|arg| string(arg).map(|arg| String::from_utf8_lossy(&arg).into_owned()))
         .collect::<Option<_>>()
         .unwrap_or_default();
     // Only what `wrap` writes is undone: `mcp` (with the name and log `--audit` gave),
@@ -641,29 +653,26 @@ fn unwrap(
     let Some(original) = list.get(dashes + 1) else {
         return Fate::Skipped("nothing follows the `--` of its `reasons mcp` arguments".into());
     };
-    let (command_start, command_end) = span(text, command.get());
-    let (_, args_end) = span(text, args.get());
-    edits.push((command_start, command_end, original.get().to_string()));
+    let (command_start, command_end) = span(text, command);
+    let (_, args_end) = span(text, args);
+    edits.push((command_start, command_end, original.to_string()));
     // What wrap put at the head of the list goes, up to the server's own first argument,
     // however the list has been laid out since.
     if let Some(own) = list.get(dashes + 2) {
-        let (head, _) = span(text, list[0].get());
-        let (first, _) = span(text, own.get());
+        let (head, _) = span(text, list[0]);
+        let (first, _) = span(text, own);
         edits.push((head, first, String::new()));
         return Fate::Changed;
     }
     // No arguments of its own: wrap added `, "args": [...]` right after the command in
     // exactly this spelling; when that is still there it goes, else the list is emptied
     // of what wrap put in it, the space around it kept.
-    let added = format!(
-        r#", "args": [{}]"#,
-        json_head(&texts[..dashes], original.get())
-    );
+    let added = format!(r#", "args": [{}]"#, json_head(&texts[..dashes], original));
     if text[command_end..].starts_with(&added) && command_end + added.len() == args_end {
         edits.push((command_end, args_end, String::new()));
     } else {
-        let (head, _) = span(text, list[0].get());
-        let (_, last) = span(text, original.get());
+        let (head, _) = span(text, list[0]);
+        let (_, last) = span(text, original);
         edits.push((head, last, String::new()));
     }
     Fate::Changed
@@ -673,12 +682,12 @@ fn unwrap(
 /// what wrap added, and every other key as it is now.
 fn unwrap_remote(
     text: &str,
-    entry: &RawValue,
-    members: &[json::Member<'_>],
-    kept: &RawValue,
+    entry: &str,
+    members: &[Member<'_>],
+    kept: &str,
     edits: &mut Vec<Edit>,
 ) -> Fate {
-    let Some(kept) = json::members(kept.get()) else {
+    let Some(kept) = members_of(kept) else {
         return Fate::Skipped(format!("its `{KEPT}` is not an object: unwrap it by hand"));
     };
     let added = |key: &[u8]| matches!(key, b"command" | b"args" | b"env") || key == KEPT.as_bytes();
@@ -687,9 +696,9 @@ fn unwrap_remote(
             .chain(members.iter().filter(|(key, _)| {
                 !added(key) && !kept.iter().any(|(restored, _)| restored == key)
             }))
-            .map(|(key, value)| format!("{}: {}", key_text(key), value.get()))
+            .map(|(key, value)| format!("{}: {}", key_text(key), value))
             .collect();
-    let (start, end) = span(text, entry.get());
+    let (start, end) = span(text, entry);
     edits.push((start, end, format!("{{{}}}", restored.join(", "))));
     Fate::Changed
 }

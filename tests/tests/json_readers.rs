@@ -1,7 +1,6 @@
-//! Every JSON reader of the project held to serde_json and the model, verdict and value:
-//! the transform's (`reasons_transform::json`, which decides what a call holds, R10) and
-//! the proxy's strict reader (`reasons_mcp::json`, which decides what a message
-//! holds, R18). Over value trees printed with random whitespace, every escape in both hex
+//! The project's one JSON reader held to serde_json and the model, verdict and value:
+//! the transform's (`reasons_transform::json`), which decides what a call holds (R10) and,
+//! through the proxy's strict reader (`reasons_mcp::jsonrpc`), what a message holds (R18). Over value trees printed with random whitespace, every escape in both hex
 //! cases and numbers in every spelling, the same texts with bytes changed, nesting past
 //! 128, and a corpus of documents that must be accepted or refused.
 
@@ -239,30 +238,34 @@ fn agree(text: &str) -> Result<(), String> {
             object.is_some()
         ));
     }
-    let proxy = reasons_mcp::json::members(text);
-    if proxy.is_some() != object.is_some() {
+    // The proxy's strict reader is this reader, refusing what repeats a key.
+    let strict = reasons_mcp::jsonrpc::unique(text);
+    let repeats = transform.as_ref().is_some_and(|transform| {
+        let mut seen = std::collections::HashSet::new();
+        !transform.members.iter().all(|m| seen.insert(&m.key))
+    });
+    if strict.is_ok() != (object.is_some() && !repeats) {
         return Err(format!(
-            "is an object: proxy {}, serde_json {}",
-            proxy.is_some(),
+            "is an object with each key once: proxy {}, serde_json {}, repeats {repeats}",
+            strict.is_ok(),
             object.is_some()
         ));
     }
-    let (Some(transform), Some(proxy), Some(object)) = (transform, proxy, object) else {
+    let (Some(transform), Some(object)) = (transform, object) else {
         return Ok(());
     };
-    // Both readers: the same members, repeats included, keys decoded alike, values sliced
-    // alike.
     let ours: Vec<(&[u8], &str)> = transform
         .members
         .iter()
         .map(|m| (&*m.key, m.value))
         .collect();
-    let theirs: Vec<(&[u8], &str)> = proxy
-        .iter()
-        .map(|(key, value)| (&**key, value.get()))
-        .collect();
-    if ours != theirs {
-        return Err(format!("members: transform {ours:?}, proxy {theirs:?}"));
+    // A string value decodes to the characters serde_json reads in it.
+    for (_, value) in &ours {
+        if let Some(decoded) = reasons_transform::json::string(value)
+            && serde_reads(value) != Some(Value::String(decoded.clone()))
+        {
+            return Err(format!("the string {value} decodes to {decoded:?}"));
+        }
     }
     // The members, read as parsers read repeats (first position, last value), are the
     // oracle's value.

@@ -3,7 +3,7 @@
 //! Neither ever goes to stdout, which is the protocol stream.
 
 use crate::Now;
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -15,7 +15,7 @@ pub struct Call {
     time: SystemTime,
     started: Instant,
     tool: String,
-    reason: Option<Box<RawValue>>,
+    reason: Option<String>,
     forwarded: bool,
     sent: Option<String>,
 }
@@ -24,12 +24,7 @@ impl Call {
     /// A call to `tool` made `now`, with the model's `reason` (if the layer strips this
     /// tool's reason and the call had one), sent to the server with these arguments
     /// (`None`: without any).
-    pub fn sent(
-        tool: &str,
-        reason: Option<Box<RawValue>>,
-        arguments: Option<&str>,
-        now: Now,
-    ) -> Call {
+    pub fn sent(tool: &str, reason: Option<String>, arguments: Option<&str>, now: Now) -> Call {
         Call {
             forwarded: true,
             sent: arguments.map(|arguments| format!("{:x}", Sha256::digest(arguments.as_bytes()))),
@@ -38,7 +33,7 @@ impl Call {
     }
 
     /// A call to `tool` made `now` that is answered here and never sent.
-    pub fn kept(tool: &str, reason: Option<Box<RawValue>>, now: Now) -> Call {
+    pub fn kept(tool: &str, reason: Option<String>, now: Now) -> Call {
         Call {
             time: now.wall,
             started: now.instant,
@@ -59,8 +54,8 @@ pub enum Outcome<'a> {
         #[serde(rename = "isError")]
         is_error: bool,
     },
-    /// The server answered with a JSON-RPC error.
-    Error(&'a RawValue),
+    /// The server answered with a JSON-RPC error, its exact text.
+    Error(Json<'a>),
     /// The layer answered it without sending it (a refusal, or a fault).
     Answered(&'a str),
     /// The server went away before answering.
@@ -75,7 +70,7 @@ struct Record<'a> {
     server: Option<&'a str>,
     id: &'a RawValue,
     tool: &'a str,
-    reason: Option<&'a RawValue>,
+    reason: Option<Json<'a>>,
     /// Whether the call was sent to the server at all.
     forwarded: bool,
     /// SHA-256 of the arguments' text exactly as the server received it; `null` when it
@@ -83,6 +78,20 @@ struct Record<'a> {
     arguments_sha256: Option<&'a str>,
     outcome: Outcome<'a>,
     ms: f64,
+}
+
+/// A JSON value's exact text, written into a record as the value it is. Text the proxy
+/// read is JSON; should serde's writer refuse it (it nests deeper than serde reads), it is
+/// written as a string, so that the record is still one line of JSON.
+pub struct Json<'a>(pub &'a str);
+
+impl Serialize for Json<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match serde_json::from_str::<&RawValue>(self.0) {
+            Ok(raw) => raw.serialize(serializer),
+            Err(_) => self.0.serialize(serializer),
+        }
+    }
 }
 
 /// The audit log and the counts behind `--stats`.
@@ -153,7 +162,7 @@ impl Audit {
             server: self.server.as_deref(),
             id,
             tool: &call.tool,
-            reason: call.reason.as_deref(),
+            reason: call.reason.as_deref().map(Json),
             forwarded: call.forwarded,
             arguments_sha256: call.sent.as_deref(),
             outcome,

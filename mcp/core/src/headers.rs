@@ -3,11 +3,10 @@
 //! headers a tool's schema asks for with `x-mcp-header`. Those are read from the
 //! arguments as forwarded, after the reason came off: no header can carry it.
 
-use crate::json;
 use crate::jsonrpc::{self, Page};
 use crate::outline::Outline;
 use base64::Engine;
-use serde_json::value::RawValue;
+use reasons_transform::json;
 use std::collections::HashMap;
 
 /// The standard headers `outline`'s message carries: `Mcp-Method`, and `Mcp-Name` for
@@ -45,12 +44,12 @@ impl ParamHeaders {
     /// annotations break the rules (not a header token, repeated, on no plain property
     /// path, in a schema that repeats a key) gets none: a header the server could
     /// misread is not sent.
-    pub fn learn(&mut self, result: &RawValue) {
+    pub fn learn(&mut self, result: &str) {
         let Some(page) = Page::read(result) else {
             return;
         };
         for tool in page.tools {
-            let Some(name) = jsonrpc::at(tool, &["name"]).and_then(json::text) else {
+            let Some(name) = jsonrpc::at(tool, &["name"]).and_then(json::string) else {
                 continue;
             };
             let mut mirrored = Vec::new();
@@ -82,7 +81,7 @@ impl ParamHeaders {
                 let text = match value {
                     "true" | "false" => value.to_string(),
                     _ if is_integer(value) => value.to_string(),
-                    _ => json::text(value)?,
+                    _ => json::string(value)?,
                 };
                 Some((format!("Mcp-Param-{}", one.header), encode(&text)))
             })
@@ -104,13 +103,16 @@ fn collect(schema: &str, path: &mut Vec<String>, into: &mut Vec<Mirrored>) -> bo
     };
     let Ok(members) = jsonrpc::unique(properties) else {
         // Not an object: no properties; an object that repeats a key: unreadable.
-        return json::members(properties).is_none();
+        return json::Object::parse(properties).is_none();
     };
-    for (key, property) in members {
+    for json::Member {
+        key,
+        value: property,
+    } in members
+    {
         let Ok(key) = String::from_utf8(key.into_owned()) else {
             return false;
         };
-        let property = property.get();
         path.push(key);
         if jsonrpc::unique(property).is_err() && property.starts_with('{') {
             return false;
@@ -118,7 +120,7 @@ fn collect(schema: &str, path: &mut Vec<String>, into: &mut Vec<Mirrored>) -> bo
         if let Some(header) = jsonrpc::at(property, &["x-mcp-header"]) {
             into.push(Mirrored {
                 // Not a string: an empty name, which fails the token check.
-                header: json::text(header).unwrap_or_default(),
+                header: json::string(header).unwrap_or_default(),
                 path: path.clone(),
             });
         }
@@ -159,8 +161,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn result(value: serde_json::Value) -> Box<RawValue> {
-        RawValue::from_string(value.to_string()).unwrap()
+    fn result(value: serde_json::Value) -> String {
+        value.to_string()
     }
 
     #[test]
@@ -213,7 +215,7 @@ mod tests {
         // A schema that repeats a key reads two ways: no header is sent from it.
         let repeated = r#"{"tools":[{"name":"repeats","inputSchema":{"properties":{
             "a":{"x-mcp-header":"A"},"a":{"x-mcp-header":"B"}}}}]}"#;
-        headers.learn(&RawValue::from_string(repeated.into()).unwrap());
+        headers.learn(repeated);
         let arguments = r#"{"a":"x","b":"y"}"#;
         assert!(headers.of("twice", arguments).is_empty());
         assert!(headers.of("spaced", arguments).is_empty());

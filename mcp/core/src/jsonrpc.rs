@@ -5,8 +5,7 @@
 //! message the proxy does not change is relayed byte for byte, and one it changes keeps
 //! every byte outside the one value it replaces.
 
-use crate::json;
-use serde_json::value::RawValue;
+use reasons_transform::json::{self, Member, Object};
 use std::hash::{Hash, Hasher};
 use std::ops::Range;
 
@@ -22,7 +21,7 @@ pub enum Message<'a> {
     Request {
         id: Id,
         method: String,
-        params: Option<&'a RawValue>,
+        params: Option<&'a str>,
     },
     /// A method and no id.
     Notification { method: String },
@@ -30,7 +29,7 @@ pub enum Message<'a> {
     /// result or an error.
     Response {
         id: Option<Id>,
-        result: Option<&'a RawValue>,
+        result: Option<&'a str>,
     },
 }
 
@@ -101,12 +100,12 @@ pub fn read_line(bytes: &[u8]) -> Result<Line<'_>, Refusal> {
         let one = read(text);
         // Reading the envelope read the whole text; only a message it refused is read
         // again, to tell text that is not JSON from JSON that is not a message.
-        if one.message.is_err() && serde_json::from_str::<serde::de::IgnoredAny>(text).is_err() {
+        if one.message.is_err() && !json::is_value(text) {
             return Err(not_json());
         }
         return Ok(Line::One(one));
     }
-    let elements: Vec<&RawValue> = serde_json::from_str(text).map_err(|_| not_json())?;
+    let elements = json::elements(text).ok_or_else(not_json)?;
     if elements.is_empty() {
         return Err(Refusal::new(
             None,
@@ -114,12 +113,7 @@ pub fn read_line(bytes: &[u8]) -> Result<Line<'_>, Refusal> {
             "an empty batch is not a request",
         ));
     }
-    Ok(Line::Batch(
-        elements
-            .into_iter()
-            .map(|element| read(element.get()))
-            .collect(),
-    ))
+    Ok(Line::Batch(elements.into_iter().map(read).collect()))
 }
 
 /// Reads one message's envelope.
@@ -135,27 +129,19 @@ fn envelope(text: &str) -> Result<Message<'_>, Refusal> {
     let members = unique(text).map_err(|why| invalid(None, format!("the message {why}")))?;
     let id = match member(&members, "id") {
         None => None,
-        Some(raw) if raw.get() == "null" => Some(None),
+        Some("null") => Some(None),
         Some(raw) => Some(Some(Id::read(raw).ok_or_else(|| {
-            invalid(
-                None,
-                format!("the id {} is not a string or a number", raw.get()),
-            )
+            invalid(None, format!("the id {raw} is not a string or a number"))
         })?)),
     };
     let known_id = id.clone().flatten();
-    if member(&members, "jsonrpc")
-        .and_then(json::string)
-        .as_deref()
-        != Some(b"2.0")
-    {
+    if member(&members, "jsonrpc").and_then(json::wtf8).as_deref() != Some(b"2.0") {
         return Err(invalid(known_id, "the message is not JSON-RPC 2.0".into()));
     }
     let params = member(&members, "params");
     match member(&members, "method") {
         Some(method) => {
             let method = json::string(method)
-                .and_then(|method| String::from_utf8(method).ok())
                 .ok_or_else(|| invalid(known_id.clone(), "the method is not text".into()))?;
             match id {
                 None => Ok(Message::Notification { method }),
@@ -178,8 +164,8 @@ fn envelope(text: &str) -> Result<Message<'_>, Refusal> {
 }
 
 /// `text`'s members, when it is an object whose every key is given once.
-pub fn unique(text: &str) -> Result<Vec<json::Member<'_>>, String> {
-    let members = json::members(text).ok_or("is not a JSON object")?;
+pub fn unique(text: &str) -> Result<Vec<Member<'_>>, String> {
+    let members = Object::parse(text).ok_or("is not a JSON object")?.members;
     match repeated(&members) {
         Some(why) => Err(why),
         None => Ok(members),
@@ -187,12 +173,12 @@ pub fn unique(text: &str) -> Result<Vec<json::Member<'_>>, String> {
 }
 
 /// Why `members` cannot be read one way only: the first key they repeat.
-pub fn repeated(members: &[json::Member<'_>]) -> Option<String> {
+pub fn repeated(members: &[Member<'_>]) -> Option<String> {
     let mut seen = std::collections::HashSet::new();
     members
         .iter()
-        .find(|(key, _)| !seen.insert(key.as_ref()))
-        .map(|(key, _)| {
+        .find(|member| !seen.insert(member.key.as_ref()))
+        .map(|Member { key, .. }| {
             format!(
                 "repeats the key {:?}, which parsers read differently",
                 String::from_utf8_lossy(key)
@@ -201,11 +187,11 @@ pub fn repeated(members: &[json::Member<'_>]) -> Option<String> {
 }
 
 /// The member `key` of `members`.
-pub fn member<'a>(members: &[json::Member<'a>], key: &str) -> Option<&'a RawValue> {
+pub fn member<'a>(members: &[Member<'a>], key: &str) -> Option<&'a str> {
     members
         .iter()
-        .find(|(name, _)| name.as_ref() == key.as_bytes())
-        .map(|(_, value)| *value)
+        .find(|member| member.key.as_ref() == key.as_bytes())
+        .map(|member| member.value)
 }
 
 /// A request id. Two ids are one when their values are (`1`, `1.0` and `1e0` are one id;
@@ -245,10 +231,9 @@ impl Hash for Id {
 
 impl Id {
     /// A string or number id; `None` for any other value.
-    fn read(raw: &RawValue) -> Option<Id> {
-        let text = raw.get();
+    fn read(text: &str) -> Option<Id> {
         let value = match text.as_bytes().first()? {
-            b'"' => Value::String(json::string(raw)?),
+            b'"' => Value::String(json::wtf8(text)?.into_owned()),
             b'-' | b'0'..=b'9' => number(text)?,
             _ => return None,
         };
@@ -260,7 +245,8 @@ impl Id {
 
     /// The id, or progress token (the same kinds of value), whose JSON text is `text`.
     pub fn parse(text: &str) -> Option<Id> {
-        Id::read(serde_json::from_str::<&RawValue>(text).ok()?)
+        let text = text.trim_matches([' ', '\t', '\n', '\r']);
+        json::is_value(text).then(|| Id::read(text)).flatten()
     }
 
     /// An id of the proxy's own: a string no client can guess, so no client's can equal it.
@@ -322,9 +308,9 @@ fn number(text: &str) -> Option<Value> {
     })
 }
 
-/// Where `part`, a slice of `whole` (as serde's borrowed values are), lies in it.
+/// Where `part`, a slice of `whole` (as the reader's values are), lies in it.
 pub fn span(whole: &str, part: &str) -> Range<usize> {
-    let start = crate::json::offset(whole, part);
+    let start = json::offset_in(whole, part);
     start..start + part.len()
 }
 
@@ -341,9 +327,8 @@ pub fn replace(whole: &str, part: &str, with: &str) -> String {
 /// The exact text of the value at `path` (a chain of keys) in the JSON object `text`, a
 /// slice of it; `None` when there is none, or when a key on the way repeats.
 pub fn at<'a>(text: &'a str, path: &[&str]) -> Option<&'a str> {
-    path.iter().try_fold(text, |value, key| {
-        Some(member(&unique(value).ok()?, key)?.get())
-    })
+    path.iter()
+        .try_fold(text, |value, key| member(&unique(value).ok()?, key))
 }
 
 /// `text` with the value at `path` replaced by `with`; `None` when [`at`] finds none.
@@ -384,21 +369,20 @@ pub fn request(id: &Id, method: &str, params: Option<&str>) -> String {
 pub struct CallParams<'a> {
     pub name: String,
     /// The arguments' exact text: an object, or `None` when the call has none.
-    pub arguments: Option<&'a RawValue>,
+    pub arguments: Option<&'a str>,
 }
 
 impl<'a> CallParams<'a> {
     /// Reads `params`, or says what makes it a call no server could run as sent.
-    pub fn read(params: Option<&'a RawValue>) -> Result<CallParams<'a>, String> {
+    pub fn read(params: Option<&'a str>) -> Result<CallParams<'a>, String> {
         let params = params.ok_or("a tools/call without params")?;
-        let members = unique(params.get()).map_err(|why| format!("the params {why}"))?;
+        let members = unique(params).map_err(|why| format!("the params {why}"))?;
         let name = member(&members, "name")
             .and_then(json::string)
-            .and_then(|name| String::from_utf8(name).ok())
             .ok_or("the tool's name is not text")?;
         let arguments = match member(&members, "arguments") {
             None => None,
-            Some(arguments) if arguments.get().starts_with('{') => Some(arguments),
+            Some(arguments) if arguments.starts_with('{') => Some(arguments),
             Some(_) => return Err("the arguments are not a JSON object".into()),
         };
         Ok(CallParams { name, arguments })
@@ -408,18 +392,18 @@ impl<'a> CallParams<'a> {
 /// The request's `params._meta`, which a 2026-07-28 request carries its protocol
 /// version and capabilities in, for the proxy's own requests to carry the same: as JSON
 /// text, without the `progressToken` that belongs to that one request.
-pub fn meta(params: Option<&RawValue>) -> Option<String> {
-    let meta = member(&unique(params?.get()).ok()?, "_meta")?;
-    let members = unique(meta.get()).ok()?;
+pub fn meta(params: Option<&str>) -> Option<String> {
+    let meta = member(&unique(params?).ok()?, "_meta")?;
+    let members = unique(meta).ok()?;
     let kept: Vec<String> = members
         .iter()
-        .filter(|(key, _)| key.as_ref() != b"progressToken")
-        .map(|(key, value)| {
+        .filter(|member| member.key.as_ref() != b"progressToken")
+        .map(|Member { key, value }| {
             let key = String::from_utf8_lossy(key);
             format!(
                 "{}:{}",
                 serde_json::to_string(&key).unwrap_or_default(),
-                value.get()
+                value
             )
         })
         .collect();
@@ -433,19 +417,18 @@ pub struct Page<'a> {
     /// Each declaration's exact text.
     pub tools: Vec<&'a str>,
     /// The cursor for the next page, if there is one.
-    pub next_cursor: Option<&'a RawValue>,
+    pub next_cursor: Option<&'a str>,
 }
 
 impl<'a> Page<'a> {
     /// Reads `result`; `None` when it is not one unambiguous list of tools.
-    pub fn read(result: &'a RawValue) -> Option<Page<'a>> {
-        let members = unique(result.get()).ok()?;
+    pub fn read(result: &'a str) -> Option<Page<'a>> {
+        let members = unique(result).ok()?;
         let tools = member(&members, "tools")?;
-        let declarations: Vec<&RawValue> = serde_json::from_str(tools.get()).ok()?;
         Some(Page {
-            array: tools.get(),
-            tools: declarations.into_iter().map(RawValue::get).collect(),
-            next_cursor: member(&members, "nextCursor").filter(|cursor| cursor.get() != "null"),
+            array: tools,
+            tools: json::elements(tools)?,
+            next_cursor: member(&members, "nextCursor").filter(|cursor| *cursor != "null"),
         })
     }
 }
@@ -487,7 +470,7 @@ mod tests {
     }
 
     fn id(text: &str) -> Id {
-        Id::read(serde_json::from_str(text).unwrap()).unwrap()
+        Id::read(text).unwrap()
     }
 
     fn refusal(bytes: &[u8]) -> Refusal {
@@ -599,7 +582,7 @@ mod tests {
     #[test]
     fn call_params_are_read_strictly() {
         // R18
-        let params = |text| CallParams::read(Some(serde_json::from_str(text).unwrap()));
+        let params = |text| CallParams::read(Some(text));
         assert_eq!(
             params(r#"{"name":"a","arguments":{"x":1}}"#).unwrap().name,
             "a"

@@ -1,5 +1,6 @@
 //! The reasons MCP proxy's core, sans I/O: JSON-RPC messages read strictly, as a
-//! server's parser reads them (`jsonrpc`, `json`), and the session's state machine
+//! server's parser reads them (`jsonrpc`, over the transform's JSON reader, the
+//! workspace's one), and the session's state machine
 //! (`proxy`): a line from the client or the server in, the lines to write out, with
 //! the audit record of each call. It is generic over the [`Layer`] it calls (the
 //! reasons component through the plugin host, [`ComponentLayer`], or the transform
@@ -9,7 +10,6 @@
 
 pub mod audit;
 pub mod headers;
-pub mod json;
 pub mod jsonrpc;
 pub mod layer;
 mod now;

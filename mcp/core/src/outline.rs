@@ -4,9 +4,8 @@
 //! protocol version its `_meta` names and a call's arguments as forwarded (after the
 //! reason came off, so that no header can carry it).
 
-use crate::json;
 use crate::jsonrpc::{self, Id, Message, Read};
-use serde_json::value::RawValue;
+use reasons_transform::json;
 
 /// The `_meta` key a 2026-07-28 request carries its protocol version under.
 const VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
@@ -34,7 +33,7 @@ impl Outline {
     /// arguments when the proxy changed them.
     pub(crate) fn of(read: &Read, forwarded: Option<&str>) -> Outline {
         let (method, params) = match &read.message {
-            Ok(Message::Request { method, params, .. }) => (method, params.map(RawValue::get)),
+            Ok(Message::Request { method, params, .. }) => (method, *params),
             Ok(Message::Notification { method }) => (method, jsonrpc::at(read.text, &["params"])),
             _ => return Outline::default(),
         };
@@ -49,7 +48,7 @@ impl Outline {
         forwarded: Option<&str>,
     ) -> Outline {
         let text_at =
-            |path: &[&str]| params.and_then(|params| json::text(jsonrpc::at(params, path)?));
+            |path: &[&str]| params.and_then(|params| json::string(jsonrpc::at(params, path)?));
         let arguments = forwarded.or_else(|| params.and_then(|p| jsonrpc::at(p, &["arguments"])));
         Outline {
             ids: id.into_iter().collect(),

@@ -10,14 +10,13 @@
 
 use crate::Now;
 use crate::audit::{self, Audit, Outcome};
-use crate::json;
 use crate::jsonrpc::{
     self, CallParams, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, Id, Line, Message, Read,
 };
 use crate::layer::{Forward, Layer};
 use crate::outline::{self, Outline};
 use hold::{Caller, Catalogue, HOLD_AT_MOST, Held, Listings, OwnListing, bypasses_hold};
-use serde_json::value::RawValue;
+use reasons_transform::json::{self, Member, Object};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::Duration;
 
@@ -283,7 +282,7 @@ impl<L: Layer> Proxy<L> {
                 }
                 let kind = match method.as_str() {
                     "tools/call" => return self.call(read.text, id, *params, release, batch),
-                    "tools/list" => match params.map(|params| jsonrpc::unique(params.get())) {
+                    "tools/list" => match params.map(|params| jsonrpc::unique(params)) {
                         // Whether it asks for a later page decides whether its answer is a
                         // whole catalogue: that must be read as the server reads it.
                         Some(Err(why)) => {
@@ -329,7 +328,7 @@ impl<L: Layer> Proxy<L> {
         &mut self,
         text: &str,
         id: &Id,
-        params: Option<&RawValue>,
+        params: Option<&str>,
         release: &Release,
         batch: Option<u64>,
     ) -> Fate {
@@ -341,10 +340,12 @@ impl<L: Layer> Proxy<L> {
             }
         };
         let name = params.name.as_str();
-        let arguments = params.arguments.map(RawValue::get);
+        let arguments = params.arguments;
         // The arguments' top-level members, read once: whether the parameter is among
         // them, and the model's reason for the audit. `None`: not readable.
-        let members = arguments.map_or(Some(Vec::new()), json::members);
+        let members = arguments.map_or(Some(Vec::new()), |arguments| {
+            Object::parse(arguments).map(|object| object.members)
+        });
         let reason = members
             .as_deref()
             .and_then(|members| self.reason(name, members));
@@ -362,7 +363,7 @@ impl<L: Layer> Proxy<L> {
             return refuse(self, reason, INVALID_PARAMS, why);
         };
         let param = self.layer.param().as_bytes();
-        let carries = members.iter().any(|(key, _)| key.as_ref() == param);
+        let carries = members.iter().any(|member| member.key.as_ref() == param);
         let known = self
             .catalogue
             .as_ref()
@@ -420,7 +421,7 @@ impl<L: Layer> Proxy<L> {
     /// The model's reason among a call's top-level `members` to `tool`, if the audit
     /// wants it and it is the model's (the layer strips this tool's reason) rather than
     /// the tool's own. A repeated key's last value is the one parsers read.
-    fn reason(&self, tool: &str, members: &[json::Member]) -> Option<Box<RawValue>> {
+    fn reason(&self, tool: &str, members: &[Member]) -> Option<String> {
         if !self.audit.wants_reasons() || !self.layer.strips(tool) {
             return None;
         }
@@ -428,8 +429,8 @@ impl<L: Layer> Proxy<L> {
         members
             .iter()
             .rev()
-            .find(|(key, _)| key.as_ref() == param)
-            .map(|(_, value)| (*value).to_owned())
+            .find(|member| member.key.as_ref() == param)
+            .map(|member| member.value.to_string())
     }
 
     /// A line from the server.
@@ -558,7 +559,7 @@ impl<L: Layer> Proxy<L> {
                     (Some(result), _) => Outcome::Result {
                         is_error: is_error(result),
                     },
-                    _ => Outcome::Error(error_of(read.text)),
+                    _ => Outcome::Error(audit::Json(error_of(read.text))),
                 };
                 self.record(id, call, outcome);
             }
@@ -612,24 +613,24 @@ impl<L: Layer> Proxy<L> {
 }
 
 /// Whether a `tools/call` result says `isError: true`.
-fn is_error(result: &RawValue) -> bool {
-    jsonrpc::unique(result.get())
+fn is_error(result: &str) -> bool {
+    jsonrpc::unique(result)
         .ok()
-        .and_then(|members| jsonrpc::member(&members, "isError").map(|value| value.get() == "true"))
+        .and_then(|members| jsonrpc::member(&members, "isError").map(|value| value == "true"))
         .unwrap_or(false)
 }
 
 /// The `error` member of a response's text.
-fn error_of(text: &str) -> &RawValue {
+fn error_of(text: &str) -> &str {
     jsonrpc::unique(text)
         .ok()
         .and_then(|members| jsonrpc::member(&members, "error"))
-        .unwrap_or_else(|| serde_json::from_str("null").expect("null is JSON"))
+        .unwrap_or("null")
 }
 
 /// The text of a layer's answer: its content is JSON, a string when it is a message.
 fn answer_text(content: &str) -> String {
-    serde_json::from_str::<String>(content).unwrap_or_else(|_| content.to_string())
+    json::string(content).unwrap_or_else(|| content.to_string())
 }
 
 #[cfg(test)]

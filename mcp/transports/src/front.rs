@@ -740,7 +740,9 @@ async fn on_post(
     // Where the message goes is read from its params, which must then read one way
     // only: a key they repeat (parsers disagree on which counts) is refused here, under
     // the request's id, as the session would refuse it.
-    let params = jsonrpc::at(read.text, &["params"]).and_then(reasons_mcp::json::members);
+    let params = jsonrpc::at(read.text, &["params"])
+        .and_then(reasons_transform::json::Object::parse)
+        .map(|params| params.members);
     if let Some(why) = params.as_deref().and_then(jsonrpc::repeated) {
         let id = request.as_ref().map(|(id, _)| id.clone());
         let refusal =
@@ -750,7 +752,7 @@ async fn on_post(
     let modern = params
         .as_deref()
         .and_then(|params| jsonrpc::member(params, "_meta"))
-        .and_then(|meta| jsonrpc::at(meta.get(), &["io.modelcontextprotocol/protocolVersion"]))
+        .and_then(|meta| jsonrpc::at(meta, &["io.modelcontextprotocol/protocolVersion"]))
         .is_some();
     let (link, session) = match front.link_for(&headers, method, modern).await {
         Ok(found) => found,

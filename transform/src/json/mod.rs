@@ -11,6 +11,10 @@
 //! the oracle the tests hold this one to): any typed read through serde links its error
 //! reporting, and with it the formatting of floats the layer never reads, a fifth of the
 //! component's size. Checking the grammar and decoding a key is all the layer needs.
+//!
+//! It is the one reader of JSON objects in the workspace: the MCP proxy's strict reader
+//! (`reasons_mcp::jsonrpc`) and `reasons wrap` read with it too, so that what decides
+//! whether a call carries a reason is what strips it.
 
 mod compact;
 #[cfg(test)]
@@ -101,8 +105,16 @@ impl<'a> Object<'a> {
     }
 }
 
-/// The text of each element of a JSON list; `None` for any other value.
-pub(crate) fn elements(text: &str) -> Option<Vec<&str>> {
+/// The text of each element of a JSON list, with nothing but whitespace around it;
+/// `None` for any other value.
+///
+/// ```
+/// use reasons_transform::json;
+///
+/// assert_eq!(json::elements(r#" [1, {"a": []}] "#), Some(vec!["1", r#"{"a": []}"#]));
+/// assert_eq!(json::elements("{}"), None);
+/// ```
+pub fn elements(text: &str) -> Option<Vec<&str>> {
     let mut elements = Vec::new();
     whole(text, b'[', b']', |reader| {
         elements.push(reader.value_text()?);
@@ -166,13 +178,32 @@ fn whole<'a>(
 /// The value of a JSON string, given its text as a member or an element holds it;
 /// `None` for any other value, and for a string holding a lone surrogate, which no Rust
 /// string can.
-pub(crate) fn string(text: &str) -> Option<String> {
+///
+/// ```
+/// use reasons_transform::json;
+///
+/// assert_eq!(json::string(r#""tools\/call""#).as_deref(), Some("tools/call"));
+/// assert_eq!(json::string(r#""\ud800""#), None); // a lone surrogate is no character
+/// assert_eq!(json::string("1"), None);
+/// ```
+pub fn string(text: &str) -> Option<String> {
+    String::from_utf8(wtf8(text)?.into_owned()).ok()
+}
+
+/// The value of a JSON string as a parser decodes it, in WTF-8: a lone surrogate escape,
+/// which RFC 8259 allows and servers' parsers read, is kept as if it were a character;
+/// borrowed from the text when it has no escapes. `None` for any other value.
+///
+/// ```
+/// use reasons_transform::json;
+///
+/// assert_eq!(json::wtf8(r#""\u0072eason""#).as_deref(), Some(&b"reason"[..]));
+/// assert_eq!(json::wtf8(r#""\ud800""#).as_deref(), Some(&b"\xed\xa0\x80"[..]));
+/// ```
+pub fn wtf8(text: &str) -> Option<Cow<'_, [u8]>> {
     let mut reader = Reader::new(text);
     let contents = decoded(&mut reader)?;
-    if !reader.at_end() {
-        return None;
-    }
-    String::from_utf8(contents.into_owned()).ok()
+    reader.at_end().then_some(contents)
 }
 
 /// Reads a string; its contents with their escapes decoded, borrowed when there were none.
@@ -190,14 +221,39 @@ pub(crate) fn strings(text: &str) -> Option<Vec<String>> {
     elements(text)?.into_iter().map(string).collect()
 }
 
-/// Where `part`, a slice of `whole`, starts in it.
-pub(crate) fn offset_in(whole: &str, part: &str) -> usize {
+/// Where `part`, a slice of `whole` (as every value this reader gives is), starts in it.
+pub fn offset_in(whole: &str, part: &str) -> usize {
     (part.as_ptr() as usize).wrapping_sub(whole.as_ptr() as usize)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keys_are_decoded_lone_surrogates_included_and_repeats_kept() {
+        // R10
+        let object =
+            Object::parse(r#" {"\u0072eason":1, "\ud800" : [ 2 ], "a":3, "a":4} "#).unwrap();
+        let keys: Vec<&[u8]> = object.members.iter().map(|m| m.key.as_ref()).collect();
+        assert_eq!(keys, [&b"reason"[..], b"\xed\xa0\x80", b"a", b"a"]);
+        assert_eq!(object.members[1].value, "[ 2 ]");
+        for text in ["[]", "1", "{", "{} x", "\u{feff}{}"] {
+            assert!(Object::parse(text).is_none(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn strings_are_decoded_and_other_values_are_not_strings() {
+        assert_eq!(
+            wtf8(r#""tools\/call""#).as_deref(),
+            Some(&b"tools/call"[..])
+        );
+        assert_eq!(wtf8(r#""\ud83d""#).as_deref(), Some(&b"\xed\xa0\xbd"[..]));
+        assert_eq!(string(r#""\ud83d""#), None);
+        assert!(wtf8("1").is_none());
+        assert!(wtf8(r#""a" "b""#).is_none());
+    }
 
     #[test]
     fn members_keep_order_repeats_and_unescape_keys() {

@@ -1,4 +1,4 @@
-//! What waits for the strip set, and the listings that end the wait (R18, R20): a call
+//! What waits for the augmented tools, and the listings that end the wait (R18, R20): a call
 //! goes to the server only once its tool's fate is known from a listing that is current,
 //! or that started after the call arrived; the proxy lists the server itself for it, and
 //! a wait that cannot end ends in an error. The catalogue is the server's latest whole
@@ -13,16 +13,15 @@
 
 use super::{Handshake, Out, Proxy, Relay, Release};
 use crate::Now;
-use crate::json;
 use crate::jsonrpc::{self, CallParams, Id, Line, Message, Page, Read};
 use crate::layer::Layer;
 use crate::outline::Outline;
 use reasons_transform::Json;
-use serde_json::value::RawValue;
+use reasons_transform::json;
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
-/// How long a message may wait for the strip set before the calls in it are refused
+/// How long a message may wait for the augmented tools before the calls in it are refused
 /// (never forwarded): long enough for a server fetched by `npx` on its first start.
 pub const HOLD_AT_MOST: Duration = Duration::from_secs(60);
 
@@ -75,7 +74,7 @@ pub(super) struct OwnListing {
     pub(super) cursors: HashSet<String>,
 }
 
-/// A line that waits for the strip set: a client message, or a server's answer to the
+/// A line that waits for the augmented tools: a client message, or a server's answer to the
 /// client's own `tools/list` that holds declarations the proxy has not listed.
 pub(super) struct Held {
     pub(super) line: Vec<u8>,
@@ -110,7 +109,7 @@ impl<L: Layer> Proxy<L> {
     }
 
     /// Whom a listing for a request with `params` would be for (see [`Caller`]).
-    pub(super) fn caller_of(&self, params: Option<&RawValue>) -> Caller {
+    pub(super) fn caller_of(&self, params: Option<&str>) -> Caller {
         match self.handshake {
             Handshake::None => jsonrpc::meta(params),
             Handshake::Waiting | Handshake::Done => None,
@@ -159,7 +158,7 @@ impl<L: Layer> Proxy<L> {
     pub(super) fn page(
         &mut self,
         text: &str,
-        result: Option<&RawValue>,
+        result: Option<&str>,
         cursor: bool,
         caller: Caller,
         may_hold: bool,
@@ -380,16 +379,11 @@ impl<L: Layer> Proxy<L> {
 
     /// Sends a `tools/list` request of the proxy's own for `caller` (for the page after
     /// `cursor`, if given); its id.
-    fn ask_for_tools(
-        &mut self,
-        cursor: Option<&RawValue>,
-        caller: &Caller,
-        out: &mut Vec<Out>,
-    ) -> Id {
+    fn ask_for_tools(&mut self, cursor: Option<&str>, caller: &Caller, out: &mut Vec<Out>) -> Id {
         let id = Id::own();
         let mut params = Vec::new();
         if let Some(cursor) = cursor {
-            params.push(format!(r#""cursor":{}"#, cursor.get()));
+            params.push(format!(r#""cursor":{cursor}"#));
         }
         if let Some(meta) = caller {
             params.push(format!(r#""_meta":{meta}"#));
@@ -407,7 +401,7 @@ impl<L: Layer> Proxy<L> {
     }
 
     /// A page of the proxy's own listing: ask for the next, or use the whole.
-    pub(super) fn own_page(&mut self, result: Option<&RawValue>, out: &mut Vec<Out>) {
+    pub(super) fn own_page(&mut self, result: Option<&str>, out: &mut Vec<Out>) {
         let Some(mut listing) = self.listing.take() else {
             return;
         };
@@ -420,7 +414,7 @@ impl<L: Layer> Proxy<L> {
             .tools
             .extend(page.tools.iter().map(|tool| tool.to_string()));
         if let Some(cursor) = page.next_cursor {
-            let repeated = !listing.cursors.insert(cursor.get().to_string());
+            let repeated = !listing.cursors.insert(cursor.to_string());
             if repeated || listing.cursors.len() >= MOST_PAGES {
                 self.note(format!(
                     "the server's tools/list did not end (a cursor repeated, or \
@@ -468,5 +462,5 @@ fn calls<'a>(read: &'a Line<'a>) -> impl Iterator<Item = Option<String>> + 'a {
 fn name_of(declaration: &str) -> Option<String> {
     let members = jsonrpc::unique(declaration).ok()?;
     let name = jsonrpc::member(&members, "name")?;
-    String::from_utf8(json::string(name)?).ok()
+    json::string(name)
 }

@@ -21,13 +21,12 @@
 
 mod legacy;
 
-use reasons_mcp::sse;
 use crate::{Ended, Ending, Event};
 use anyhow::{Context, bail};
 use reasons_mcp::Outline;
 use reasons_mcp::headers::{self, ParamHeaders};
 use reasons_mcp::jsonrpc::{self, INTERNAL_ERROR, Id, Line, Message};
-use serde_json::value::RawValue;
+use reasons_mcp::sse;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -489,11 +488,11 @@ impl Link {
 
     /// What a session's later requests need from a result: the protocol version
     /// `initialize` settled, the headers a listing's tools ask for.
-    fn learn(&self, method: Option<&str>, result: &RawValue) {
+    fn learn(&self, method: Option<&str>, result: &str) {
         match method {
             Some("initialize") => {
-                let version = jsonrpc::at(result.get(), &["protocolVersion"])
-                    .and_then(|version| serde_json::from_str::<String>(version).ok());
+                let version = jsonrpc::at(result, &["protocolVersion"])
+                    .and_then(reasons_transform::json::string);
                 self.lock().version = version;
             }
             Some("tools/list") => self.lock().params.learn(result),
