@@ -193,7 +193,7 @@ pub fn run(script: &Script, human: Human, out: &mut dyn Write) -> anyhow::Result
                 .as_ref()
                 .map(|arguments| arguments[&reason_param].as_str())
             {
-                _ if !source.strip_set.contains(name) => {
+                _ if !source.augmented_tools.contains(name) => {
                     "(not augmented: its `reason` is the tool's own)".to_string()
                 }
                 None => "(in arguments that are not JSON, which were not forwarded)".to_string(),

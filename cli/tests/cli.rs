@@ -114,7 +114,7 @@ fn transform_prints_the_catalogue_the_set_and_the_forwarded_calls() {
         calls.to_str().unwrap(),
     ]));
     let report: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(report["strip_set"], serde_json::json!(["a"]));
+    assert_eq!(report["augmented_tools"], serde_json::json!(["a"]));
     assert_eq!(report["tools"][1], serde_json::json!({"name": "b"}));
     assert_eq!(report["calls"][0]["arguments"], "{\"x\":1e400}");
     assert_eq!(
@@ -280,7 +280,7 @@ fn stack_limits_are_checked_and_a_large_one_works() {
         "--plugin-stack-kib",
         "8192",
     ]));
-    assert!(out.contains(r#""strip_set": ["#), "{out}");
+    assert!(out.contains(r#""augmented_tools": ["#), "{out}");
 }
 
 #[test]

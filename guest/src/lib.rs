@@ -107,7 +107,7 @@ impl surface::Guest for Component {
     }
 
     fn augmented_tools() -> Vec<String> {
-        export(|| layer().strip_set())
+        export(|| layer().augmented_tools())
     }
 
     fn augment(catalogue: Vec<String>) -> Vec<String> {

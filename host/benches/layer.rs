@@ -138,7 +138,7 @@ fn forwarding(c: &mut Criterion) {
             per_batch(b, &calls, |calls| {
                 let added = Added {
                     param: reasons_transform::DEFAULT_NAME.into(),
-                    to: layer.strip_set(),
+                    to: layer.augmented_tools(),
                 };
                 Given::new(Arc::new(calls), Some(added))
                     .admit(&forwarded)
@@ -149,7 +149,7 @@ fn forwarding(c: &mut Criterion) {
     group.finish();
 }
 
-/// Untouched calls to a tool in the strip set (no reason): the layer should cost about a
+/// Untouched calls to a tool in the augmented tools (no reason): the layer should cost about a
 /// copy of their bytes. The native row times the layer alone: the provider's results
 /// are made before the clock starts.
 fn untouched(c: &mut Criterion) {

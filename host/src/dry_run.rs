@@ -18,7 +18,7 @@ pub struct Report {
     /// The catalogue as the model would see it.
     pub tools: Vec<Box<RawValue>>,
     /// The names that listing augmented: the names whose calls are stripped.
-    pub strip_set: Vec<String>,
+    pub augmented_tools: Vec<String>,
     /// The calls as the provider below received them.
     pub calls: Vec<ReceivedCall>,
     /// What the caller got back for each call: the provider's answer, or the layer's own
@@ -182,7 +182,7 @@ pub fn run(
     let (recorder, received) =
         Recorder::new(Box::new(Catalogue::new(tools, "\"dry run: not executed\"")));
     let below = Box::new(recorder);
-    let (listed, strip_set, results) = match layer {
+    let (listed, augmented_tools, results) = match layer {
         Layer::Component(plugin) => {
             let mut layer = plugin.layer(below);
             if plugin.is_reasons() {
@@ -193,10 +193,10 @@ pub fn run(
             let listed = layer.tools_for_llm().map_err(DryRunError::Listing)?;
             // What the host strips: the plugin's claim as far as the host's own reading
             // confirms it (empty for a plugin that is not a reasons layer).
-            let strip_set = layer.strip_set().names();
+            let augmented_tools = layer.augmented_tools().names();
             (
                 listed,
-                strip_set,
+                augmented_tools,
                 layer
                     .execute_tool_calls(calls)
                     .map_err(DryRunError::Execution)?,
@@ -207,7 +207,7 @@ pub fn run(
             let listed = layer.tools_for_llm().map_err(DryRunError::Listing)?;
             (
                 listed,
-                layer.strip_set(),
+                layer.augmented_tools(),
                 layer
                     .execute_tool_calls(calls)
                     .map_err(DryRunError::Execution)?,
@@ -219,7 +219,7 @@ pub fn run(
     let received = received.lock().unwrap_or_else(PoisonError::into_inner);
     Ok(Report {
         tools: listed.into_iter().map(raw_or_string).collect(),
-        strip_set,
+        augmented_tools,
         calls: received
             .iter()
             .map(|call| ReceivedCall {

@@ -60,18 +60,18 @@
 //!   in range can overflow the host; one out of range is refused with a message.
 //! - After any of these, the instance is dropped. The next call gets a fresh one from the
 //!   `InstancePre`, configured with the layer's options and given the last catalogue the
-//!   layer listed, from the host's copy: the strip set is intact, the provider below is
+//!   layer listed, from the host's copy: the augmented tools are intact, the provider below is
 //!   not asked again, and nothing runs below during the replay (the gate refuses it).
 //! - Malformed answers are contained the same way. Results that match a call pass on; a call
 //!   left without one gets an `is_error` result naming the plugin and the fault ("it answered
 //!   1 results for 2 calls (0 for unknown ids, 0 more than once)"); results for no call are
 //!   dropped. A listing with a declaration that is not JSON fails, naming the declaration,
-//!   and the last good listing's strip set stands.
+//!   and the last good listing's augmented tools stand.
 //! - Refused at load, naming the file and the reason: bytes that are not WebAssembly, a core
 //!   module, a component that does not export `agent:tools/provider@0.1.1`, and a component
 //!   that imports anything beyond `agent:tools/provider` and `types` (WASI included: a plugin
 //!   gets no files, network, clock or environment).
-//! - Sessions are isolated: each `WasmLayer` has its own instance and strip set.
+//! - Sessions are isolated: each `WasmLayer` has its own instance and augmented tools.
 //! - A component is compiled once per process, and cached compiled in `$REASONS_CACHE_DIR`
 //!   (default `$XDG_CACHE_HOME/reasons` or `~/.cache/reasons`; empty disables it) under the
 //!   SHA-256 of the engine's compatibility hash and the component's bytes. A file is loaded
@@ -108,7 +108,7 @@ pub mod stack;
 
 pub use fs_tools::FsTools;
 pub use native::NativeReasons;
-pub use plugin::StripSet;
+pub use plugin::AugmentedTools;
 pub use plugin::{Limits, Plugin, WasmLayer};
 pub use policy::{AskRequest, Decision, OnAsk, Policy, ReasonSource, Rule, prompt};
 pub use provider::{Json, Provider};

@@ -20,8 +20,8 @@ impl NativeReasons {
     }
 
     /// The names the last listing augmented (R8).
-    pub fn strip_set(&self) -> Vec<String> {
-        self.layer.strip_set()
+    pub fn augmented_tools(&self) -> Vec<String> {
+        self.layer.augmented_tools()
     }
 }
 

@@ -4,7 +4,7 @@
 //! model's reason, which the prompt puts beside the arguments as inert text.
 
 use crate::inert::{self, REASON_CAP};
-use crate::plugin::StripSet;
+use crate::plugin::AugmentedTools;
 use crate::provider::{self, Json, Provider};
 use globset::{Glob, GlobMatcher};
 use reasons_transform::{ProviderError, ToolCall, ToolResult};
@@ -122,7 +122,7 @@ pub struct ReasonSource {
     /// The parameter's name, as the reasons layer publishes it (R11).
     pub param: String,
     /// The tools the reasons layer augmented.
-    pub strip_set: StripSet,
+    pub augmented_tools: AugmentedTools,
 }
 
 impl ReasonSource {
@@ -130,7 +130,7 @@ impl ReasonSource {
     pub fn none() -> ReasonSource {
         ReasonSource {
             param: reasons_transform::DEFAULT_NAME.to_string(),
-            strip_set: StripSet::default(),
+            augmented_tools: AugmentedTools::default(),
         }
     }
 }
@@ -261,7 +261,7 @@ pub fn prompt(call: &ToolCall, source: &ReasonSource) -> (String, Option<String>
     prompt.push('\n');
     prompt.push_str(&match &reason {
         Some(reason) => format!("  {}: {reason}  (the model's own claim)", source.param),
-        None if source.strip_set.contains(&call.name) => {
+        None if source.augmented_tools.contains(&call.name) => {
             format!("  {}: (none given)", source.param)
         }
         None => format!(
@@ -281,7 +281,7 @@ fn split_reason(call: &ToolCall, source: &ReasonSource) -> (Value, Option<Value>
     }
     match serde_json::from_str::<Value>(text) {
         Ok(Value::Object(mut arguments)) => {
-            let reason = if source.strip_set.contains(&call.name) {
+            let reason = if source.augmented_tools.contains(&call.name) {
                 arguments.shift_remove(&source.param)
             } else {
                 None

@@ -51,7 +51,7 @@ impl Stack {
         let mut layer = plugin.layer(self.top);
         let source = ReasonSource {
             param: layer.configure(options)?,
-            strip_set: layer.strip_set(),
+            augmented_tools: layer.augmented_tools(),
         };
         Ok(Stack {
             top: Box::new(layer),

@@ -15,4 +15,4 @@ const tools = provider.toolsForLlm();
 const results = provider.executeToolCalls([
   { id: "1", name: "echo", arguments: { tag: "text", val: '{"text":"hi","reason":"to show"}' } },
 ]);
-console.log(JSON.stringify({ tools, strip_set: reasons.augmentedTools(), results }));
+console.log(JSON.stringify({ tools, augmented_tools: reasons.augmentedTools(), results }));

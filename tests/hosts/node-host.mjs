@@ -94,7 +94,7 @@ for (const calls of turns) {
 }
 // A provider that throws a plain Error: the exception escapes to this host, and the
 // instance it unwound through traps on its next call instead of running on (or spinning).
-const report = { param, strip_set: stripSet, tools, received: [...received], results, prompts };
+const report = { param, augmented_tools: stripSet, tools, received: [...received], results, prompts };
 const unwound = [];
 const attempt = (what, work) => {
   try {

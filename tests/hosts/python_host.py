@@ -93,7 +93,7 @@ def main(path: str) -> None:
     surface = "agent:tools/reasons@0.1.0"
     tools = export(layer, "tools-for-llm")()
     param = export(surface, "reason-param")()
-    strip_set = export(surface, "augmented-tools")()
+    augmented_tools = export(surface, "augmented-tools")()
     execute = export(layer, "execute-tool-calls")
 
     prompts = []
@@ -101,7 +101,7 @@ def main(path: str) -> None:
     def permission(call: Record) -> bool:
         # The reason is the model's claim about itself: shown beside the arguments, as text.
         args = json.loads(call.arguments.payload or "{}")
-        reason = args.pop(param, None) if call.name in strip_set else None
+        reason = args.pop(param, None) if call.name in augmented_tools else None
         shown = json.dumps(args, separators=(",", ":"))
         prompts.append(f"{call.name} {shown} | reason: {reason or '(none given)'}")
         return True
@@ -125,7 +125,7 @@ def main(path: str) -> None:
         approved = [call for call in calls if permission(call)]
         for r in execute(approved):
             results.append([getattr(r, "call-id"), r.content, getattr(r, "is-error")])
-    print(json.dumps({"param": param, "strip_set": strip_set, "tools": tools,
+    print(json.dumps({"param": param, "augmented_tools": augmented_tools, "tools": tools,
                       "received": received, "results": results, "prompts": prompts}))
 
 

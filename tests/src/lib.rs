@@ -23,7 +23,7 @@ pub fn unruly() -> Plugin {
     UNRULY.clone()
 }
 
-/// The fixture that lies about its parameter and strip set (`tests/fixtures/liar`).
+/// The fixture that lies about its parameter and augmented tools (`tests/fixtures/liar`).
 pub fn liar() -> Plugin {
     static LIAR: Lazy<Plugin> = Lazy::new(|| {
         let bytes = std::fs::read(env!("LIAR_WASM")).expect("the fixture was built");
@@ -48,10 +48,10 @@ pub struct Case {
     /// The catalogue the model sees; absent when identical to `tools`.
     #[serde(default)]
     pub listed: Option<Vec<Box<RawValue>>>,
-    /// The names augmented: the strip set. Corpora written before the key was renamed
+    /// The names augmented: the augmented tools. Corpora written before the key was renamed
     /// spell it `augmented`.
     #[serde(alias = "augmented")]
-    pub strip_set: Vec<String>,
+    pub augmented_tools: Vec<String>,
     /// The calls the model makes, as `CALLS.json` spells them.
     #[serde(default)]
     pub calls: Option<Box<RawValue>>,

@@ -73,21 +73,21 @@ fn nothing_is_stripped_before_the_first_listing() {
 }
 
 #[test]
-fn each_listing_replaces_the_strip_set_and_a_failed_one_keeps_it() {
+fn each_listing_replaces_the_augmented_tools_and_a_failed_one_keeps_them() {
     // R8
     let provider = Scripted::new(&[TOOL, OTHER]);
     let mut layer = reasons_over(&provider);
     layer.tools_for_llm().unwrap();
-    assert_eq!(layer.claimed_strip_set().unwrap(), ["t", "u"]);
+    assert_eq!(layer.claimed_augmented_tools().unwrap(), ["t", "u"]);
 
     provider.set_catalogue(&[OTHER]);
     layer.tools_for_llm().unwrap();
-    assert_eq!(layer.claimed_strip_set().unwrap(), ["u"]);
+    assert_eq!(layer.claimed_augmented_tools().unwrap(), ["u"]);
 
     provider.behave(Behaviour::Fail("offline".into()));
     assert!(layer.tools_for_llm().is_err());
     provider.behave(Behaviour::Echo);
-    assert_eq!(layer.claimed_strip_set().unwrap(), ["u"]);
+    assert_eq!(layer.claimed_augmented_tools().unwrap(), ["u"]);
 
     let calls = vec![
         text_call("1", "t", r#"{"reason":"x"}"#),
@@ -211,6 +211,6 @@ fn a_dry_run_goes_through_any_middleware_component() {
     .unwrap();
     let listed: Vec<&str> = report.tools.iter().map(|tool| tool.get()).collect();
     assert_eq!(listed, tools);
-    assert!(report.strip_set.is_empty());
+    assert!(report.augmented_tools.is_empty());
     assert_eq!(reasons_tests::received_calls(&report), calls);
 }

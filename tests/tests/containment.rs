@@ -1,6 +1,6 @@
 //! A plugin that breaks is contained (R13, R15): every fault of the `unruly` fixture, and
 //! the reasons component's own limits, each ending in `is_error` results, with the next
-//! call served by a fresh instance that still knows the strip set.
+//! call served by a fresh instance that still knows the augmented tools.
 
 use reasons_host::{Limits, Plugin, Provider, Stack, WasmLayer};
 use reasons_tests::checks::{arguments, assert_error_mentions, error_flags};
@@ -170,23 +170,27 @@ fn assert_fault_then_recovery(limits: Limits, provider: &Scripted, arguments: &s
         .unwrap();
     assert_eq!(error_flags(&results), [("1", true)]);
     assert_error_mentions(&results[0], message);
-    assert_strip_set_survives(&mut layer, provider);
+    assert_augmented_tools_survives(&mut layer, provider);
 }
 
 /// After the fault, the same layer still strips `why` from `t` without listing again.
-fn assert_strip_set_survives(layer: &mut WasmLayer, provider: &Scripted) {
+fn assert_augmented_tools_survives(layer: &mut WasmLayer, provider: &Scripted) {
     provider.take_received();
     let results = layer
         .execute_tool_calls(vec![text_call("2", "t", r#"{"a":1,"why":"x"}"#)])
         .unwrap();
     assert_eq!(error_flags(&results), [("2", false)]);
     assert_eq!(arguments(&provider.take_received()), [r#"{"a":1}"#]);
-    assert_eq!(layer.claimed_strip_set().unwrap(), ["t"]);
-    assert_eq!(provider.listings(), 1, "the strip set came back by replay");
+    assert_eq!(layer.claimed_augmented_tools().unwrap(), ["t"]);
+    assert_eq!(
+        provider.listings(),
+        1,
+        "the augmented tools came back by replay"
+    );
 }
 
 #[test]
-fn the_reasons_component_out_of_memory_keeps_its_strip_set() {
+fn the_reasons_component_out_of_memory_keeps_its_augmented_tools() {
     // R15 R8: arguments bigger than the instance may hold.
     let provider = Scripted::new(&[TOOL]);
     let limits = Limits {
@@ -203,7 +207,7 @@ fn the_reasons_component_out_of_memory_keeps_its_strip_set() {
 }
 
 #[test]
-fn the_reasons_component_past_its_deadline_keeps_its_strip_set() {
+fn the_reasons_component_past_its_deadline_keeps_its_augmented_tools() {
     // R15 R8: every character escaped makes the component read and write back all of a
     // 24 MB call, which takes it 1.6 to 3.2 s here (measured with `reasons transform
     // --plugin-deadline-ms`): over a hundred times the 10 ms deadline, so no machine's
@@ -242,7 +246,7 @@ fn behind_a_slow_tool(limits: Limits, slow: Duration) -> (Vec<ToolResult>, WasmL
 }
 
 #[test]
-fn sessions_do_not_share_a_strip_set() {
+fn sessions_do_not_share_a_augmented_tools() {
     // R8: each layer is its own instance; a listing in one changes nothing in another.
     let (left, right) = (Scripted::new(&[TOOL]), Scripted::new(&[OTHER]));
     let plugin = Plugin::reasons().unwrap();
@@ -255,8 +259,8 @@ fn sessions_do_not_share_a_strip_set() {
     assert_eq!(arguments(&right.take_received()), [r#"{"reason":"x"}"#]);
 
     two.tools_for_llm().unwrap();
-    assert_eq!(one.claimed_strip_set().unwrap(), ["t"]);
-    assert_eq!(two.claimed_strip_set().unwrap(), ["u"]);
+    assert_eq!(one.claimed_augmented_tools().unwrap(), ["t"]);
+    assert_eq!(two.claimed_augmented_tools().unwrap(), ["u"]);
     one.execute_tool_calls(call("t")).unwrap();
     one.execute_tool_calls(call("u")).unwrap();
     assert_eq!(
@@ -277,5 +281,5 @@ fn a_call_past_its_wall_limit_ends_as_errors_and_the_next_works() {
     assert_eq!(error_flags(&results), [("1", true)]);
     assert_error_mentions(&results[0], "ran past its wall limit of 200 ms");
     provider.behave(Behaviour::Echo);
-    assert_strip_set_survives(&mut layer, &provider);
+    assert_augmented_tools_survives(&mut layer, &provider);
 }

@@ -87,7 +87,7 @@ fn expected_report() -> Value {
     let reason = r#","reason":{"type":"string","description":"One short sentence: why this call. Shown to the human reviewing the session."}"#;
     json!({
         "param": "reason",
-        "strip_set": ["boom", "read"],
+        "augmented_tools": ["boom", "read"],
         "tools": [
             format!(r#"{{"name":"read","inputSchema":{{"type":"object","properties":{{"path":{{"type":"string"}}{reason}}}}}}}"#),
             r#"{"name":"own","inputSchema":{"type":"object","properties":{"reason":{"type":"string"}}}}"#,
@@ -196,7 +196,7 @@ fn composed_with_a_registry_it_runs_in_node() {
     let out = tempfile::tempdir().unwrap();
     transpile(&composed, "composed", out.path());
     let report = node("node-composed.mjs", out.path());
-    assert_eq!(report["strip_set"], json!(["echo", "fail"]));
+    assert_eq!(report["augmented_tools"], json!(["echo", "fail"]));
     assert_eq!(
         report["results"],
         json!([{"callId": "1", "content": r#""{\"text\":\"hi\"}""#, "isError": false}])

@@ -235,7 +235,7 @@ fn what_a_plugin_routes_is_held_to_the_same_rule() {
         .unwrap();
     assert_eq!(listed.len(), 2);
     assert_eq!(
-        layer.strip_set().names(),
+        layer.augmented_tools().names(),
         ["ping"],
         "only where `path` is free"
     );
@@ -264,9 +264,9 @@ fn what_a_plugin_routes_is_held_to_the_same_rule() {
 }
 
 #[test]
-fn a_catalogue_a_plugin_augments_short_is_refused_and_the_strip_set_stands() {
+fn a_catalogue_a_plugin_augments_short_is_refused_and_the_augmented_tools_stands() {
     // R14 R16 for `augment`: the liar drops a tool named `vanish`; a catalogue that comes
-    // back shorter than it went in is refused, naming the plugin, and the strip set of
+    // back shorter than it went in is refused, naming the plugin, and the augmented tools of
     // the last good catalogue stands.
     let ping = r#"{"name":"ping","inputSchema":{"type":"object"}}"#;
     let vanish = r#"{"name":"vanish","inputSchema":{"type":"object"}}"#;
@@ -274,7 +274,7 @@ fn a_catalogue_a_plugin_augments_short_is_refused_and_the_strip_set_stands() {
         .with_limits(limits())
         .layer(Box::new(Scripted::new(&[])));
     assert_eq!(layer.augment(vec![ping.into()]).unwrap().len(), 1);
-    assert_eq!(layer.strip_set().names(), ["ping"]);
+    assert_eq!(layer.augmented_tools().names(), ["ping"]);
     let refused = layer.augment(vec![ping.into(), vanish.into()]).unwrap_err();
     assert!(
         refused
@@ -284,5 +284,5 @@ fn a_catalogue_a_plugin_augments_short_is_refused_and_the_strip_set_stands() {
     );
     assert_eq!(refused.kind(), FaultKind::Misanswered);
     assert_eq!((refused.plugin(), refused.call()), ("liar", Entry::Augment));
-    assert_eq!(layer.strip_set().names(), ["ping"]);
+    assert_eq!(layer.augmented_tools().names(), ["ping"]);
 }

@@ -31,7 +31,7 @@ fn policy_over(tools: &[&str], rules: Vec<Rule>) -> (Policy, ReasonSource) {
     reasons_host::Provider::tools_for_llm(&mut layer).unwrap();
     let source = ReasonSource {
         param: "reason".into(),
-        strip_set: layer.strip_set(),
+        augmented_tools: layer.augmented_tools(),
     };
     let policy = Policy::new(Box::new(layer), rules, source.clone(), Box::new(|_| false));
     (policy, source)

@@ -311,7 +311,7 @@ fn run(layer: Layer<'_>, options: &Options, tools: &[String], calls: &[ToolCall]
 struct Outcome {
     /// The catalogue as the model sees it.
     listed: Vec<String>,
-    strip_set: Vec<String>,
+    augmented_tools: Vec<String>,
     /// What the provider below received.
     received: Vec<ToolCall>,
     /// Each result's call and whether it is an error.
@@ -326,7 +326,7 @@ impl From<&Report> for Outcome {
                 .iter()
                 .map(|tool| tool.get().to_string())
                 .collect(),
-            strip_set: report.strip_set.clone(),
+            augmented_tools: report.augmented_tools.clone(),
             received: received_calls(report),
             results: report
                 .results
@@ -337,7 +337,7 @@ impl From<&Report> for Outcome {
     }
 }
 
-/// Checks a report against the model: every declaration, the strip set, every call.
+/// Checks a report against the model: every declaration, the augmented tools, every call.
 fn judge(
     options: &Options,
     tools: &[String],
@@ -382,8 +382,12 @@ fn judge_outcome(
             }
         }
     }
-    let augmented: BTreeSet<String> = report.strip_set.iter().cloned().collect();
-    prop_assert_eq!(&augmented, &expected.augmented, "R7 R8: the strip set");
+    let augmented: BTreeSet<String> = report.augmented_tools.iter().cloned().collect();
+    prop_assert_eq!(
+        &augmented,
+        &expected.augmented,
+        "R7 R8: the augmented tools"
+    );
 
     prop_assert_eq!(
         report.results.len(),
@@ -472,10 +476,10 @@ impl SessionLayer {
         }
     }
 
-    fn strip_set(&self) -> Vec<String> {
+    fn augmented_tools(&self) -> Vec<String> {
         match self {
-            SessionLayer::Native(layer) => layer.strip_set(),
-            SessionLayer::Component(layer) => layer.strip_set().names(),
+            SessionLayer::Native(layer) => layer.augmented_tools(),
+            SessionLayer::Component(layer) => layer.augmented_tools().names(),
         }
     }
 }
@@ -493,11 +497,11 @@ fn session(
         let tools_ref: Vec<&str> = tools.iter().map(String::as_str).collect();
         below.set_catalogue(&tools_ref);
         let listed = layer.provider().tools_for_llm().unwrap();
-        let strip_set = layer.strip_set();
+        let augmented_tools = layer.augmented_tools();
         let results = layer.provider().execute_tool_calls(calls.clone()).unwrap();
         let outcome = Outcome {
             listed,
-            strip_set,
+            augmented_tools,
             received: below.take_received(),
             results: results
                 .into_iter()
@@ -541,7 +545,7 @@ proptest! {
 
     #[test]
     fn each_listing_of_a_session_is_the_model(options in options(), steps in steps()) {
-        // R8: the strip set is the latest listing's, whatever came before.
+        // R8: the augmented tools are the latest listing's, whatever came before.
         session(Layer::Native, &options, &steps)?;
     }
 
@@ -565,18 +569,18 @@ proptest! {
     }
 
     #[test]
-    fn the_order_of_a_catalogue_changes_no_strip_set(
+    fn the_order_of_a_catalogue_changes_no_augmented_tools(
         options in options(),
         (tools, shuffled) in prop::collection::vec(declaration(), 2..6)
             .prop_flat_map(|tools| (Just(tools.clone()), Just(tools).prop_shuffle())),
     ) {
-        // R7: the strip set does not depend on the order of the declarations.
-        let strip_set = |tools: Vec<String>| {
+        // R7: the augmented tools does not depend on the order of the declarations.
+        let augmented_tools = |tools: Vec<String>| {
             let mut layer = reasons_transform::Transform::new();
             layer.configure(options.clone()).unwrap();
             layer.list(tools);
-            layer.strip_set()
+            layer.augmented_tools()
         };
-        prop_assert_eq!(strip_set(tools), strip_set(shuffled));
+        prop_assert_eq!(augmented_tools(tools), augmented_tools(shuffled));
     }
 }

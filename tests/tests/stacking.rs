@@ -79,7 +79,10 @@ fn reasons_over_reasons_sees_the_lower_reason_as_a_collision() {
     let lower = plugin.layer(Box::new(provider.clone()));
     let mut upper = plugin.layer(Box::new(lower));
     let from_upper = upper.tools_for_llm().unwrap();
-    assert_eq!(upper.claimed_strip_set().unwrap(), Vec::<String>::new());
+    assert_eq!(
+        upper.claimed_augmented_tools().unwrap(),
+        Vec::<String>::new()
+    );
     assert_eq!(
         from_upper[0].matches(r#""reason""#).count(),
         1,

@@ -12,9 +12,12 @@ fn check(file: &str, case: &Case, report: &Report, build: &str) {
     let at = format!("{file}: {} ({}, {build})", case.name, case.rule);
     let listed: Vec<&str> = report.tools.iter().map(|tool| tool.get()).collect();
     assert_eq!(listed, case.listed(), "{at}: the catalogue the model sees");
-    let mut expected_strip_set = case.strip_set.clone();
-    expected_strip_set.sort();
-    assert_eq!(report.strip_set, expected_strip_set, "{at}: the strip set");
+    let mut expected_augmented_tools = case.augmented_tools.clone();
+    expected_augmented_tools.sort();
+    assert_eq!(
+        report.augmented_tools, expected_augmented_tools,
+        "{at}: the augmented tools"
+    );
     assert_eq!(
         received_calls(report),
         case.received(),
@@ -48,12 +51,12 @@ fn check_direct(file: &str, case: &Case, plugin: &Plugin) {
     layer.configure(case.options()).unwrap();
     let listed = layer.augment(case.tools()).unwrap();
     assert_eq!(listed, case.listed(), "{at}: the catalogue the model sees");
-    let mut expected_strip_set = case.strip_set.clone();
-    expected_strip_set.sort();
+    let mut expected_augmented_tools = case.augmented_tools.clone();
+    expected_augmented_tools.sort();
     assert_eq!(
-        layer.strip_set().names(),
-        expected_strip_set,
-        "{at}: the strip set"
+        layer.augmented_tools().names(),
+        expected_augmented_tools,
+        "{at}: the augmented tools"
     );
     let (mut received, mut answers) = (Vec::new(), Vec::new());
     for call in case.calls() {

@@ -14,7 +14,7 @@ pub(crate) struct Listing {
     /// The declarations, in the order they came.
     pub declarations: Vec<String>,
     /// The tools whose calls are to be stripped (R8).
-    pub strip_set: BTreeSet<String>,
+    pub augmented_tools: BTreeSet<String>,
 }
 
 /// What the layer makes of one declaration.
@@ -30,7 +30,7 @@ pub(crate) fn augment(catalogue: Vec<String>, options: &Options) -> Listing {
     if cfg!(feature = "mutant-augment-nothing") {
         return Listing {
             declarations: catalogue,
-            strip_set: BTreeSet::new(),
+            augmented_tools: BTreeSet::new(),
         };
     }
     let readings: Vec<Reading> = catalogue.iter().map(|d| read(d, options)).collect();
@@ -45,13 +45,13 @@ pub(crate) fn augment(catalogue: Vec<String>, options: &Options) -> Listing {
             doubtful.extend(names.iter().cloned());
         }
     }
-    let mut strip_set = BTreeSet::new();
+    let mut augmented_tools = BTreeSet::new();
     let declarations = catalogue
         .into_iter()
         .zip(readings)
         .map(|(original, reading)| match reading {
             Reading::Extended { name, text } if !doubtful.contains(&name) => {
-                strip_set.insert(name);
+                augmented_tools.insert(name);
                 text
             }
             _ => original,
@@ -59,7 +59,7 @@ pub(crate) fn augment(catalogue: Vec<String>, options: &Options) -> Listing {
         .collect();
     Listing {
         declarations,
-        strip_set,
+        augmented_tools,
     }
 }
 

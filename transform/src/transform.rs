@@ -10,11 +10,11 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-/// The reasons transform: its options and the strip set the last listing left behind.
+/// The reasons transform: its options and the augmented tools the last listing left behind.
 #[derive(Clone, Debug)]
 pub struct Transform {
     options: Options,
-    strip_set: BTreeSet<String>,
+    augmented_tools: BTreeSet<String>,
     /// The scan for the parameter's name in a call's text.
     scan: Scan,
 }
@@ -25,7 +25,7 @@ impl Default for Transform {
         Transform {
             scan: Scan::new(&options.name),
             options,
-            strip_set: BTreeSet::new(),
+            augmented_tools: BTreeSet::new(),
         }
     }
 }
@@ -42,26 +42,26 @@ impl Transform {
     }
 
     /// Replaces the options, or refuses them whole with a message naming the bad one.
-    /// Accepted options empty the strip set: it was read under the old ones.
+    /// Accepted options empty the augmented tools: they were read under the old ones.
     pub fn configure(&mut self, options: Options) -> Result<(), String> {
         options.validate()?;
         self.scan = Scan::new(&options.name);
         self.options = options;
-        self.strip_set.clear();
+        self.augmented_tools.clear();
         Ok(())
     }
 
     /// The names the last listing augmented, in order: the only ones stripped (R8).
-    pub fn strip_set(&self) -> Vec<String> {
-        self.strip_set.iter().cloned().collect()
+    pub fn augmented_tools(&self) -> Vec<String> {
+        self.augmented_tools.iter().cloned().collect()
     }
 
-    /// Augments a catalogue the provider below listed and makes its names the strip set,
+    /// Augments a catalogue the provider below listed and makes its names the augmented tools,
     /// replacing the old one whole (R1–R8). A listing that failed never gets here, so it
     /// leaves the set as it was.
     pub fn list(&mut self, catalogue: Vec<String>) -> Vec<String> {
         let listing = listing::augment(catalogue, &self.options);
-        self.strip_set = listing.strip_set;
+        self.augmented_tools = listing.augmented_tools;
         listing.declarations
     }
 
@@ -80,7 +80,7 @@ impl Transform {
     /// mode. [`Transform::execute`]'s first half, for a host that must not hold the layer
     /// while the provider below runs.
     pub fn route(&self, call: ToolCall) -> Result<ToolCall, ToolResult> {
-        if !self.strip_set.contains(&call.name) && !cfg!(feature = "mutant-strip-untracked") {
+        if !self.augmented_tools.contains(&call.name) && !cfg!(feature = "mutant-strip-untracked") {
             return Ok(call);
         }
         match call::find(call.arguments.text(), &self.options.name, &self.scan) {
@@ -140,12 +140,12 @@ mod tests {
     }
 
     #[test]
-    fn the_strip_set_is_the_last_listings() {
+    fn the_augmented_tools_is_the_last_listings() {
         // R8
         let mut layer = Transform::new();
         assert_eq!(forwarded(&layer, "t", r#"{"reason":1}"#), r#"{"reason":1}"#);
         layer.list(vec![T.into(), U.into()]);
-        assert_eq!(layer.strip_set(), ["t", "u"]);
+        assert_eq!(layer.augmented_tools(), ["t", "u"]);
         assert_eq!(forwarded(&layer, "t", r#"{"reason":1}"#), "{}");
         layer.list(vec![U.into()]);
         assert_eq!(forwarded(&layer, "t", r#"{"reason":1}"#), r#"{"reason":1}"#);
@@ -162,14 +162,14 @@ mod tests {
             ..Options::default()
         };
         assert!(layer.configure(bad).is_err());
-        assert_eq!(layer.strip_set(), ["t"]);
+        assert_eq!(layer.augmented_tools(), ["t"]);
         layer
             .configure(Options {
                 name: "why".into(),
                 ..Options::default()
             })
             .unwrap();
-        assert!(layer.strip_set().is_empty());
+        assert!(layer.augmented_tools().is_empty());
         assert_eq!(layer.options().name, "why");
     }
 

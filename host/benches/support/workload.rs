@@ -37,9 +37,9 @@ pub fn catalogue(size: usize) -> Vec<Json> {
 /// The kinds of call a batch mixes, in rotation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
-    /// Text arguments with a reason, to a tool in the strip set.
+    /// Text arguments with a reason, to a tool in the augmented tools.
     StrippedText,
-    /// Object arguments with a reason, to a tool in the strip set.
+    /// Object arguments with a reason, to a tool in the augmented tools.
     StrippedObject,
     /// A tool the layer does not know: never parsed.
     UnknownTool,

@@ -3,7 +3,7 @@
 //! at most the one top-level parameter the layer itself added. Anything else (a call it
 //! invented, repeated or rewrote) is a violation, and then nothing it forwarded runs.
 
-use super::StripSet;
+use super::AugmentedTools;
 use indexmap::IndexMap;
 use reasons_transform::json::{Member, Object};
 use reasons_transform::{Arguments, ToolCall};
@@ -49,8 +49,8 @@ pub struct Given<C> {
 pub struct Added {
     /// The parameter's name (R11).
     pub param: String,
-    /// The tools whose calls may lose it: the strip set.
-    pub to: StripSet,
+    /// The tools whose calls may lose it: the augmented tools.
+    pub to: AugmentedTools,
 }
 
 impl<C: Call> Given<C> {
@@ -244,7 +244,7 @@ mod tests {
     }
 
     fn given(calls: Vec<ToolCall>) -> Given<ToolCall> {
-        let to = StripSet::default();
+        let to = AugmentedTools::default();
         to.replace(["read".to_string()]);
         let added = Added {
             param: "reason".into(),

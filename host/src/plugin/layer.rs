@@ -20,9 +20,9 @@ use wasmtime::Store;
 /// The names a reasons layer strips, as the host last learnt them: shared with the
 /// layers above (the policy) that must tell the model's reason from a tool's own.
 #[derive(Clone, Debug, Default)]
-pub struct StripSet(Arc<RwLock<BTreeSet<String>>>);
+pub struct AugmentedTools(Arc<RwLock<BTreeSet<String>>>);
 
-impl StripSet {
+impl AugmentedTools {
     /// Whether calls to `tool` have their reason stripped.
     pub fn contains(&self, tool: &str) -> bool {
         self.0
@@ -43,7 +43,7 @@ impl StripSet {
 }
 
 /// A plugin instantiated over a provider: a [`Provider`] that never throws on execute.
-/// Each layer has its own instance, options and strip set.
+/// Each layer has its own instance, options and augmented tools.
 pub struct WasmLayer {
     plugin: Plugin,
     below: Arc<Mutex<Box<dyn Provider>>>,
@@ -54,8 +54,8 @@ pub struct WasmLayer {
     param: Option<String>,
     /// The last catalogue a listing went through with, replayed to a fresh instance.
     catalogue: Option<Vec<Json>>,
-    /// The reasons plugin's strip set after the last listing.
-    strip_set: StripSet,
+    /// The reasons plugin's augmented tools after the last listing.
+    augmented_tools: AugmentedTools,
     /// The live instance, made when a call needs one.
     live: Option<Live>,
 }
@@ -103,13 +103,13 @@ impl WasmLayer {
             options: None,
             param: None,
             catalogue: None,
-            strip_set: StripSet::default(),
+            augmented_tools: AugmentedTools::default(),
             live: None,
         }
     }
 
     /// Configures the reasons plugin, or refuses with the plugin's message; refused
-    /// options change nothing. The strip set is empty until the next listing. The
+    /// options change nothing. The augmented tools are empty until the next listing. The
     /// parameter's name the plugin publishes for these options (R11).
     pub fn configure(&mut self, options: Options) -> Result<String, ConfigureError> {
         let name = self.plugin.name.clone();
@@ -123,15 +123,15 @@ impl WasmLayer {
         verdict.map_err(|message| ConfigureError::new(&name, Unconfigured::Refused(message)))?;
         self.options = Some(options);
         self.catalogue = None;
-        self.strip_set.replace([]);
+        self.augmented_tools.replace([]);
         let param = self.reason_param().map_err(fault)?;
         self.param = Some(param.clone());
         Ok(param)
     }
 
-    /// The strip set as it stands after each listing, for the layers above.
-    pub fn strip_set(&self) -> StripSet {
-        self.strip_set.clone()
+    /// The augmented tools as they stand after each listing, for the layers above.
+    pub fn augmented_tools(&self) -> AugmentedTools {
+        self.augmented_tools.clone()
     }
 
     /// The parameter's name as the plugin publishes it (R11).
@@ -141,10 +141,10 @@ impl WasmLayer {
         })
     }
 
-    /// The strip set the plugin claims for its last listing (the WIT's `augmented-tools`,
+    /// The augmented tools the plugin claims for its last listing (the WIT's `augmented-tools`,
     /// R8). The host strips only the part of it that its own reading confirms: see
-    /// [`WasmLayer::strip_set`].
-    pub fn claimed_strip_set(&mut self) -> Result<Vec<String>, Fault> {
+    /// [`WasmLayer::augmented_tools`].
+    pub fn claimed_augmented_tools(&mut self) -> Result<Vec<String>, Fault> {
         self.call_reasons(Entry::AugmentedTools, |reasons, store| {
             reasons.call_augmented_tools(store)
         })
@@ -152,7 +152,7 @@ impl WasmLayer {
 
     /// The direct surface (WIT 0.1.1): `catalogue`, as the provider below lists it,
     /// augmented by the plugin without it asking below, one declaration for one. The
-    /// catalogue becomes the one a fresh instance is given again, and the strip set
+    /// catalogue becomes the one a fresh instance is given again, and the augmented tools
     /// becomes this catalogue's, as after a listing.
     pub fn augment(&mut self, catalogue: Vec<Json>) -> Result<Vec<Json>, Fault> {
         let declarations = self.call_reasons(Entry::Augment, |reasons, store| {
@@ -175,19 +175,19 @@ impl WasmLayer {
             )),
         };
         if let Some(fault) = fault {
-            // As a listing that failed: the instance holds a strip set nobody will see.
+            // As a listing that failed: the instance holds a set of augmented tools nobody will see.
             self.live = None;
             return Err(fault);
         }
         self.catalogue = Some(catalogue);
-        self.read_strip_set()?;
+        self.read_augmented_tools()?;
         Ok(declarations)
     }
 
     /// The direct surface (WIT 0.1.1): one call as the plugin would pass it down, or the
     /// result it answers it with; nothing runs below. What it routes is held to the gate's
     /// rule (R16): the same id and name, the same arguments less at most its parameter on
-    /// a tool of the strip set. A call routed otherwise, or answered under another id, is
+    /// a tool of the augmented tools. A call routed otherwise, or answered under another id, is
     /// refused and the instance dropped, as for a violation below.
     pub fn route(&mut self, call: ToolCall) -> Result<Result<ToolCall, ToolResult>, Fault> {
         // One copy of the call, shared with the gate's check, as for a batch.
@@ -197,7 +197,7 @@ impl WasmLayer {
         })?;
         let added = self.param().map(|param| Added {
             param,
-            to: self.strip_set.clone(),
+            to: self.augmented_tools.clone(),
         });
         let id = &given[0].id;
         let verdict = match &routed {
@@ -217,13 +217,13 @@ impl WasmLayer {
         Ok(routed.map(ToolCall::from).map_err(ToolResult::from))
     }
 
-    /// The strip set after a listing: what the plugin claims, as far as the host's own
+    /// The augmented tools after a listing: what the plugin claims, as far as the host's own
     /// reading of the catalogue confirms it.
-    fn read_strip_set(&mut self) -> Result<(), Fault> {
-        let claimed = self.claimed_strip_set()?;
+    fn read_augmented_tools(&mut self) -> Result<(), Fault> {
+        let claimed = self.claimed_augmented_tools()?;
         let param = self.param();
         let free = self.free_for(param.as_deref());
-        self.strip_set
+        self.augmented_tools
             .replace(claimed.into_iter().filter(|tool| free.contains(tool)));
         Ok(())
     }
@@ -260,7 +260,7 @@ impl WasmLayer {
             return BTreeSet::new();
         }
         host.list(catalogue.clone());
-        host.strip_set().into_iter().collect()
+        host.augmented_tools().into_iter().collect()
     }
 
     /// Calls into the reasons surface, if the plugin has one.
@@ -349,7 +349,7 @@ impl WasmLayer {
                 .map_err(|message| wasmtime::format_err!("the options were refused: {message}"))?;
         }
         if let Some(catalogue) = &self.catalogue {
-            // The strip set is a function of the options and the last catalogue (R8):
+            // The augmented tools are a function of the options and the last catalogue (R8):
             // listing that catalogue again rebuilds it without asking the provider below.
             store.data_mut().gate = Gate::List {
                 replay: Some(catalogue.clone()),
@@ -412,7 +412,7 @@ impl Provider for WasmLayer {
             .unwrap_or_default();
         let name = &self.plugin.name;
         if let Err(words) = answers::check_declarations(name, below, &declarations) {
-            // The instance now holds a strip set nobody above will ever see: start over
+            // The instance now holds a set of augmented tools nobody above will ever see: start over
             // from the last good listing, as after a trap.
             self.live = None;
             let kind = FaultKind::Misanswered;
@@ -423,7 +423,7 @@ impl Provider for WasmLayer {
             self.catalogue = listed;
         }
         if self.plugin.is_reasons() {
-            self.read_strip_set()?;
+            self.read_augmented_tools()?;
         }
         Ok(declarations)
     }
@@ -440,7 +440,7 @@ impl Provider for WasmLayer {
             Arc::new(calls.into_iter().map(wit::ToolCall::from).collect());
         let added = self.param().map(|param| Added {
             param,
-            to: self.strip_set.clone(),
+            to: self.augmented_tools.clone(),
         });
         let gate = Gate::Execute {
             given: Given::new(wit_calls.clone(), added),

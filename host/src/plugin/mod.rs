@@ -5,7 +5,7 @@
 //! instantiates it in a store of its own, under the [`Limits`] of the [`sandbox`]. A
 //! trap, a deadline passed or a limit hit drops the store; the next call gets a fresh
 //! instance that is given the options and the last catalogue again, so it still knows
-//! the strip set (R15). Whatever it passes down goes through the [`integrity`] gate: only
+//! the augmented tools (R15). Whatever it passes down goes through the [`integrity`] gate: only
 //! calls of its own batch, once, unchanged but for its own parameter, and nothing while
 //! it lists (R16); its work is bounded in time, memory and calls below (R17).
 
@@ -20,7 +20,7 @@ pub mod sandbox;
 
 pub use cache::{Cache, Origin};
 pub use fault::{Entry, Fault, FaultKind, Limit};
-pub use layer::{StripSet, WasmLayer};
+pub use layer::{AugmentedTools, WasmLayer};
 pub use refusal::{ConfigureError, LoadError, Refusal, Unconfigured};
 pub use sandbox::Limits;
 

@@ -40,14 +40,14 @@ pub fn layer(data: &[u8]) {
             }
         }
     }
-    let strip_set = layer.strip_set();
+    let augmented_tools = layer.augmented_tools();
     assert_eq!(
-        strip_set
+        augmented_tools
             .iter()
             .cloned()
             .collect::<std::collections::BTreeSet<_>>(),
         expected.augmented,
-        "R7 R8: the strip set"
+        "R7 R8: the augmented tools"
     );
     // Listing the output again changes nothing: an augmented declaration owns the
     // parameter (R5).
@@ -61,8 +61,8 @@ pub fn layer(data: &[u8]) {
         .enumerate()
         .map(|(at, arguments)| ToolCall {
             id: at.to_string(),
-            name: strip_set
-                .get(at % strip_set.len().max(1))
+            name: augmented_tools
+                .get(at % augmented_tools.len().max(1))
                 .cloned()
                 .unwrap_or_default(),
             arguments: if at % 2 == 0 {

@@ -4,14 +4,14 @@
 //! anything a plugin forwards (R16).
 
 use super::{Forward, Layer};
-use reasons_host::plugin::{ConfigureError, Plugin, StripSet, Unconfigured, WasmLayer};
+use reasons_host::plugin::{AugmentedTools, ConfigureError, Plugin, Unconfigured, WasmLayer};
 use reasons_host::provider::{Json, Provider};
 use reasons_transform::{Options, ProviderError, ToolCall, ToolResult};
 
 /// The component, reached directly: the proxy holds the catalogue and sends the calls.
 pub struct ComponentLayer {
     layer: WasmLayer,
-    strip_set: StripSet,
+    augmented_tools: AugmentedTools,
     param: String,
     /// Whether a call without the parameter is refused (and so must go through the layer).
     required: bool,
@@ -46,7 +46,7 @@ impl ComponentLayer {
         let required = options.required;
         Ok(ComponentLayer {
             param: layer.configure(options)?,
-            strip_set: layer.strip_set(),
+            augmented_tools: layer.augmented_tools(),
             layer,
             required,
         })
@@ -67,7 +67,7 @@ impl Layer for ComponentLayer {
     }
 
     fn strips(&self, tool: &str) -> bool {
-        self.strip_set.contains(tool)
+        self.augmented_tools.contains(tool)
     }
 
     fn param(&self) -> &str {

@@ -28,7 +28,7 @@ impl NativeLayer {
 impl Layer for NativeLayer {
     fn augment(&mut self, tools: Vec<Json>) -> Result<Vec<Json>, ProviderError> {
         let listed = self.transform.list(tools);
-        self.augmented = self.transform.strip_set().into_iter().collect();
+        self.augmented = self.transform.augmented_tools().into_iter().collect();
         Ok(listed)
     }
 

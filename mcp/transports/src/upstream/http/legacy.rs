@@ -10,8 +10,8 @@
 //! answered.
 
 use super::{Link, Outline};
-use reasons_mcp::sse;
 use crate::Event;
+use reasons_mcp::sse;
 use std::sync::mpsc::{self, Sender};
 
 impl Link {
