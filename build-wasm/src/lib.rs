@@ -42,6 +42,8 @@ pub fn build_component(package: &str, artifact: &str) -> PathBuf {
         "transform",
         "guest",
         "wit",
+        "mcp/core",
+        "gateway",
         "tests/fixtures",
         "Cargo.toml",
         "Cargo.lock",
@@ -138,6 +140,11 @@ fn cargo_home() -> PathBuf {
 pub const REASONS_DESCRIPTION: &str = "Adds an optional `reason` parameter to every tool \
     declaration a model sees and strips it from every call before the call reaches the \
     tool's server.";
+
+/// The gateway component's description, as its metadata gives it.
+pub const GATEWAY_DESCRIPTION: &str = "The reasons layer as a Streamable HTTP MCP gateway: \
+    a wasi:http/proxy component that adds an optional `reason` parameter to every tool an \
+    upstream MCP server lists and strips it from every call before the call reaches it.";
 
 /// What a released component says of itself, in the metadata `wasm-tools metadata show`
 /// prints.

@@ -1,11 +1,13 @@
-//! `reasons component --out DIR`: the component as it is released (reasons.wasm, its
-//! metadata included) and its WIT package (agent-tools.wasm), for a host of your own.
+//! `reasons component --out DIR`: the components as they are released, their metadata
+//! included: reasons.wasm, for a host of your own, and reasons-gateway.wasm, for a
+//! wasi:http engine; and the WIT package reasons.wasm implements (agent-tools.wasm).
 
 use anyhow::Context;
 use std::path::PathBuf;
 
-/// Write the component as it is released (reasons.wasm, its metadata included) and
-/// its WIT package (agent-tools.wasm) into a folder, for a host of your own.
+/// Write the components as they are released (reasons.wasm for a host of your own,
+/// reasons-gateway.wasm for a wasi:http engine, their metadata included) and the WIT
+/// package (agent-tools.wasm) into a folder.
 #[derive(clap::Args)]
 pub struct Args {
     /// The folder to write them into (created if need be).
@@ -13,10 +15,14 @@ pub struct Args {
     out: PathBuf,
 }
 
+/// The wasi:http gateway component, as released (built by `build.rs`).
+const GATEWAY_WASM: &[u8] = include_bytes!(env!("REASONS_GATEWAY_WASM"));
+
 pub fn run(Args { out }: Args) -> anyhow::Result<u8> {
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
     for (name, bytes) in [
         ("reasons.wasm", reasons_host::plugin::REASONS_WASM),
+        ("reasons-gateway.wasm", GATEWAY_WASM),
         ("agent-tools.wasm", reasons_host::plugin::WIT_PACKAGE_WASM),
     ] {
         // An artifact, for anyone to read.

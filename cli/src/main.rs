@@ -2,7 +2,7 @@
 //! plays a scripted session; `reasons transform` runs the layer over your own catalogue;
 //! `reasons mcp` puts it in front of any MCP server; `reasons wrap` puts every server of
 //! an MCP client behind it, and `doctor` shows what each became; `reasons component`
-//! writes the component for a host of your own.
+//! writes the components: one for a host of your own, one for a wasi:http engine.
 
 mod component;
 mod demo;

@@ -117,3 +117,87 @@ fn the_released_component_stays_within_its_size_budget() {
         REASONS_WASM.len()
     );
 }
+
+/// The gateway as `reasons component` writes it.
+fn written_gateway() -> Vec<u8> {
+    let dir = tempfile::tempdir().unwrap();
+    let status = Command::new(env!("CARGO_BIN_EXE_reasons"))
+        .args(["component", "--out"])
+        .arg(dir.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    std::fs::read(dir.path().join("reasons-gateway.wasm")).unwrap()
+}
+
+#[test]
+fn the_released_gateway_says_what_it_is_and_imports_no_files_or_sockets() {
+    let gateway = written_gateway();
+    let payload = wasm_metadata::Payload::from_binary(&gateway).unwrap();
+    let metadata = payload.metadata();
+    assert_eq!(metadata.name.as_deref(), Some("reasons-gateway"));
+    assert_eq!(
+        shown(&metadata.version).as_deref(),
+        Some(env!("CARGO_PKG_VERSION"))
+    );
+    assert_eq!(
+        shown(&metadata.description).as_deref(),
+        Some(reasons_build_wasm::GATEWAY_DESCRIPTION)
+    );
+    assert_eq!(
+        shown(&metadata.licenses).as_deref(),
+        Some("Apache-2.0 WITH LLVM-exception")
+    );
+    assert_eq!(
+        shown(&metadata.source).as_deref(),
+        Some(env!("CARGO_PKG_REPOSITORY"))
+    );
+    let wit_component::DecodedWasm::Component(resolve, world) =
+        wit_component::decode(&gateway).unwrap()
+    else {
+        panic!("reasons-gateway.wasm is a component");
+    };
+    let world = &resolve.worlds[world];
+    let names = |items: &indexmap::IndexMap<wit_parser::WorldKey, wit_parser::WorldItem>| {
+        items
+            .keys()
+            .map(|key| resolve.name_world_key(key))
+            .collect::<Vec<_>>()
+    };
+    let (imports, exports) = (names(&world.imports), names(&world.exports));
+    assert_eq!(exports.len(), 1, "{exports:?}");
+    assert!(
+        exports[0].starts_with("wasi:http/incoming-handler@0.2"),
+        "{exports:?}"
+    );
+    assert!(!imports.is_empty());
+    assert!(
+        imports
+            .iter()
+            .any(|name| name.starts_with("wasi:http/outgoing-handler@0.2")),
+        "{imports:?}"
+    );
+    for import in &imports {
+        assert!(
+            !import.starts_with("wasi:filesystem") && !import.starts_with("wasi:sockets"),
+            "the gateway imports {import}"
+        );
+    }
+}
+
+#[test]
+fn a_clean_build_of_the_gateway_gives_the_released_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let built = build_in("reasons-gateway", "reasons_gateway.wasm", dir.path());
+    let released = tempfile::NamedTempFile::new().unwrap();
+    let about = About {
+        name: "reasons-gateway",
+        description: reasons_build_wasm::GATEWAY_DESCRIPTION,
+        ..about()
+    };
+    with_metadata(&built, &about, released.path());
+    assert!(
+        std::fs::read(released.path()).unwrap() == written_gateway(),
+        "the shipped gateway is not this build"
+    );
+}

@@ -66,61 +66,6 @@ fn sdk_clients_over_http_are_served_and_no_reason_reaches_the_server() {
     );
 }
 
-/// POSTs `body` to `url` with `headers`; the status, and each message of the answer
-/// (one JSON body, or the data of each SSE event).
-fn post(url: &str, headers: &[(&str, &str)], body: &str) -> (u16, Vec<Value>) {
-    let agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        // An answer that never comes fails the test, far past any answer's time.
-        .timeout_global(Some(std::time::Duration::from_secs(120)))
-        .build()
-        .new_agent();
-    let mut request = agent
-        .post(url)
-        .header("Content-Type", "application/json")
-        .header("Accept", "application/json, text/event-stream");
-    for (name, value) in headers {
-        request = request.header(*name, *value);
-    }
-    let (status, _, messages) = answered(request.send(body).unwrap());
-    (status, messages)
-}
-
-/// POSTs an `initialize` to `url`: the status, the session id the answer gives (empty
-/// if none) and its messages.
-fn initialize(url: &str) -> (u16, String, Vec<Value>) {
-    let agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .build()
-        .new_agent();
-    let request = agent
-        .post(url)
-        .header("Content-Type", "application/json")
-        .header("Accept", "application/json, text/event-stream");
-    answered(request.send(INITIALIZE).unwrap())
-}
-
-/// An answer's status, session id (empty if none) and messages (one JSON body, or the
-/// data of each SSE event).
-fn answered(mut answer: ureq::http::Response<ureq::Body>) -> (u16, String, Vec<Value>) {
-    let status = answer.status().as_u16();
-    let session = answer
-        .headers()
-        .get("mcp-session-id")
-        .map(|value| value.to_str().unwrap().to_string())
-        .unwrap_or_default();
-    let text = answer.body_mut().read_to_string().unwrap();
-    let messages = if text.trim_start().starts_with('{') {
-        vec![serde_json::from_str(&text).unwrap()]
-    } else {
-        text.lines()
-            .filter_map(|line| line.strip_prefix("data: "))
-            .map(|data| serde_json::from_str(data).unwrap())
-            .collect()
-    };
-    (status, session, messages)
-}
-
 /// A front in front of the tests' own stdio server, whose input is logged; the log's
 /// folder lives as long as the first of the three.
 fn front_logging() -> (tempfile::TempDir, std::path::PathBuf, Listening) {

@@ -51,10 +51,25 @@ pub fn read_from(
 
 /// [`read_from`], handing each event's kind (`message` when it names none) with its data.
 pub fn read_events(
-    mut body: impl Read,
+    body: impl Read,
     place: &mut Place,
     cap: usize,
     mut event_of: impl FnMut(&str, String),
+) -> Result<(), Broken> {
+    read_while(body, place, cap, |kind, data| {
+        event_of(kind, data);
+        true
+    })
+}
+
+/// [`read_events`] for as long as `event_of` says to go on: a reader that has what it
+/// came for (the answers a request was owed) stops there, whether the server ends the
+/// stream or not.
+pub fn read_while(
+    mut body: impl Read,
+    place: &mut Place,
+    cap: usize,
+    mut event_of: impl FnMut(&str, String) -> bool,
 ) -> Result<(), Broken> {
     // Bytes read since the last event came out of the parser.
     let unended = std::cell::Cell::new(0usize);
@@ -101,7 +116,9 @@ pub fn read_events(
             } else {
                 &event.event
             };
-            event_of(kind, event.data);
+            if !event_of(kind, event.data) {
+                break;
+            }
         }
     }
     Ok(())
@@ -156,6 +173,26 @@ mod tests {
         assert_eq!(got.len(), 2);
         let why = end.unwrap_err();
         assert!(why.contains("over the 1 MiB cap"), "{why}");
+    }
+
+    #[test]
+    fn a_reader_that_has_what_it_came_for_reads_no_further() {
+        // A server may keep a POST's stream open after its answer: the reader stops at
+        // the answer, and never waits on what comes after.
+        struct Never;
+        impl Read for Never {
+            fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+                panic!("read past the event it stopped at")
+            }
+        }
+        let body = (&b"data: 1\n\ndata: 2\n\n"[..]).chain(Never);
+        let mut got = Vec::new();
+        let end = read_while(body, &mut Place::default(), 1 << 20, |_, data| {
+            got.push(data);
+            got.len() < 2
+        });
+        assert_eq!(end, Ok(()));
+        assert_eq!(got, ["1", "2"]);
     }
 
     #[test]

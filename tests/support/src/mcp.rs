@@ -2,6 +2,7 @@
 //! (`tests/mcp/`: npm packages pinned in its lock file, the Python SDK pinned in
 //! `requirements.txt`), and a raw session driver for the transcripts.
 
+use serde_json::Value;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -150,24 +151,14 @@ impl Listening {
     /// Starts `command` with a free port in its environment as `PORT`, and waits until
     /// it accepts connections there; it serves MCP at `path`.
     pub fn on_free_port(command: &[String], path: &str) -> Listening {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|listener| listener.local_addr())
-            .unwrap()
-            .port();
+        let port = free_port();
         let child = Command::new(&command[0])
             .args(&command[1..])
             .env("PORT", port.to_string())
             .stdout(Stdio::null())
             .spawn()
             .expect("the server starts");
-        let until = std::time::Instant::now() + PATIENCE;
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                std::time::Instant::now() < until,
-                "no server on {port} in {PATIENCE:?}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        wait_for(port);
         Listening {
             child,
             url: format!("http://127.0.0.1:{port}{path}"),
@@ -238,6 +229,68 @@ fn exit_of(child: &mut Child) -> std::process::ExitStatus {
         }
         assert!(std::time::Instant::now() < until, "no exit in {PATIENCE:?}");
         std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Where `./test` installs `wasmtime-cli` 48.0.8, the wasi:http engine the gateway's tests
+/// run on (`REASONS_WASMTIME` names another): outside the clone, as Debian's packages
+/// are, so that a fresh clone's run does not build an engine again.
+pub fn wasmtime() -> PathBuf {
+    let wasmtime = std::env::var_os("REASONS_WASMTIME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| "/opt/reasons-tools/wasmtime-48.0.8/bin/wasmtime".into());
+    assert!(
+        wasmtime.exists(),
+        "{} is missing: ./test installs it (cargo install wasmtime-cli 48.0.8)",
+        wasmtime.display()
+    );
+    wasmtime
+}
+
+impl Listening {
+    /// `wasmtime serve` serving the gateway component `wasm` on a free loopback port,
+    /// with `env` as its environment, once it accepts connections.
+    pub fn gateway(wasm: &Path, env: &[(&str, &str)]) -> Listening {
+        let port = free_port();
+        let mut command = Command::new(wasmtime());
+        command
+            // The pooling allocator is not built into the tests' engine (`./test`
+            // builds only what `serve` needs); instances come from the heap instead.
+            .args(["serve", "-O", "pooling-allocator=n", "-S", "cli", "--addr"])
+            .arg(format!("127.0.0.1:{port}"));
+        for (name, value) in env {
+            command.arg("--env").arg(format!("{name}={value}"));
+        }
+        let child = command
+            .arg(wasm)
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("wasmtime serve starts");
+        wait_for(port);
+        Listening {
+            child,
+            url: format!("http://127.0.0.1:{port}/mcp"),
+        }
+    }
+}
+
+/// A loopback port nothing listens on now.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .unwrap()
+        .port()
+}
+
+/// Waits until something accepts connections on `port`, at most `PATIENCE`.
+fn wait_for(port: u16) {
+    let until = std::time::Instant::now() + PATIENCE;
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            std::time::Instant::now() < until,
+            "no server on {port} in {PATIENCE:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
     }
 }
 
@@ -489,3 +542,58 @@ pub const REASON_PROPERTY: &str = r#","reason":{"type":"string","description":"O
 pub const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"reasons-tests","version":"1.0.0"}}}"#;
 /// See [`INITIALIZE`].
 pub const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+
+/// POSTs `body` to `url` with `headers`; the status, and each message of the answer
+/// (one JSON body, or the data of each SSE event).
+pub fn post(url: &str, headers: &[(&str, &str)], body: &str) -> (u16, Vec<Value>) {
+    let agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        // An answer that never comes fails the test, far past any answer's time.
+        .timeout_global(Some(std::time::Duration::from_secs(120)))
+        .build()
+        .new_agent();
+    let mut request = agent
+        .post(url)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream");
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let (status, _, messages) = answered(request.send(body).unwrap());
+    (status, messages)
+}
+
+/// POSTs an `initialize` to `url`: the status, the session id the answer gives (empty
+/// if none) and its messages.
+pub fn initialize(url: &str) -> (u16, String, Vec<Value>) {
+    let agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .new_agent();
+    let request = agent
+        .post(url)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream");
+    answered(request.send(INITIALIZE).unwrap())
+}
+
+/// An answer's status, session id (empty if none) and messages (one JSON body, or the
+/// data of each SSE event).
+pub fn answered(mut answer: ureq::http::Response<ureq::Body>) -> (u16, String, Vec<Value>) {
+    let status = answer.status().as_u16();
+    let session = answer
+        .headers()
+        .get("mcp-session-id")
+        .map(|value| value.to_str().unwrap().to_string())
+        .unwrap_or_default();
+    let text = answer.body_mut().read_to_string().unwrap();
+    let messages = if text.trim_start().starts_with('{') {
+        vec![serde_json::from_str(&text).unwrap()]
+    } else {
+        text.lines()
+            .filter_map(|line| line.strip_prefix("data: "))
+            .map(|data| serde_json::from_str(data).unwrap())
+            .collect()
+    };
+    (status, session, messages)
+}

@@ -1,0 +1,333 @@
+//! The wasi:http gateway (`reasons-gateway.wasm`, as `reasons component` writes it) on a
+//! real engine, `wasmtime serve`, in front of the tests' own Streamable HTTP server
+//! (`tests/mcp/http-echo.mjs`, which logs every HTTP request it gets) and in front of the
+//! SDKs' own clients. The oracle is the server's log, read with serde_json, and what a
+//! client is answered.
+
+use reasons_test_support::mcp::*;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+
+/// The gateway component as released, written by `reasons component --out`.
+fn gateway_wasm(dir: &Path) -> PathBuf {
+    ok(&reasons_in(
+        dir,
+        &["component", "--out", dir.to_str().unwrap()],
+    ));
+    let wasm = dir.join("reasons-gateway.wasm");
+    assert!(wasm.exists(), "reasons component wrote no gateway");
+    wasm
+}
+
+/// The tests' own server, logging to `dir/http.jsonl`, and the gateway in front of it.
+fn behind_gateway(dir: &Path, env: &[(&str, &str)]) -> (Listening, Listening, PathBuf) {
+    let log = dir.join("http.jsonl");
+    let server = http_echo(&log);
+    let mut all = vec![("REASONS_UPSTREAM", server.url.as_str())];
+    all.extend_from_slice(env);
+    let gateway = Listening::gateway(&gateway_wasm(dir), &all);
+    (server, gateway, log)
+}
+
+const MODERN: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}"#;
+
+fn call(id: u32, tool: &str, arguments: &str, meta: bool) -> String {
+    let meta = if meta {
+        format!(",{MODERN}")
+    } else {
+        String::new()
+    };
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments}{meta}}}}}"#
+    )
+}
+
+/// The text of a `tools/call` answer's first content item.
+fn text(answer: &Value) -> &str {
+    answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text in {answer}"))
+}
+
+/// The single answer among `messages`, checked to be the only one with an id.
+fn the_answer(messages: &[Value]) -> &Value {
+    let answers: Vec<&Value> = messages.iter().filter(|m| m.get("id").is_some()).collect();
+    assert_eq!(answers.len(), 1, "{messages:#?}");
+    answers[0]
+}
+
+/// The `tools/call` requests the server got, in order, with their headers.
+fn calls_received(log: &Path) -> Vec<Value> {
+    http_received(log)
+        .into_iter()
+        .filter(|request| {
+            request["body"]
+                .as_str()
+                .unwrap_or("")
+                .contains("tools/call")
+        })
+        .collect()
+}
+
+#[test]
+fn a_legacy_session_through_the_gateway_loses_only_the_models_reason() {
+    // R9 R5 R1, on wasmtime serve, which makes a fresh instance for every request: each
+    // call is stripped on the listing the gateway makes for it, in the client's session.
+    let dir = tempfile::tempdir().unwrap();
+    let (_server, gateway, log) = behind_gateway(dir.path(), &[]);
+    let (status, session, messages) = initialize(&gateway.url);
+    assert_eq!(status, 200, "{messages:?}");
+    assert_eq!(
+        session, "session-1f2e",
+        "the upstream's session id reaches the client"
+    );
+    let with_session = [
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-06-18"),
+    ];
+    let (status, messages) = post(&gateway.url, &with_session, INITIALIZED);
+    assert_eq!((status, messages.len()), (202, 0));
+    let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+    let (status, messages) = post(&gateway.url, &with_session, list);
+    assert_eq!(status, 200);
+    let tools = the_answer(&messages)["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(tools.len(), 8, "{tools:#?}");
+    for tool in &tools {
+        assert!(
+            tool["inputSchema"]["properties"]["reason"].is_object(),
+            "{tool}"
+        );
+    }
+    let record = call(3, "record", r#"{"text":"hi","reason":"to test"}"#, false);
+    let (status, messages) = post(&gateway.url, &with_session, &record);
+    assert_eq!(status, 200);
+    assert_eq!(text(the_answer(&messages)), r#"{"text":"hi"}"#);
+    let note = call(4, "note", r#"{"reason":"the tool's own"}"#, false);
+    let (_, messages) = post(&gateway.url, &with_session, &note);
+    assert_eq!(
+        text(the_answer(&messages)),
+        r#"{"reason":"the tool's own"}"#
+    );
+    // An answer on an SSE stream, after a notification that relates to it: both reach
+    // the client, as a stream.
+    let stream = call(5, "stream", r#"{"text":"s","reason":"r"}"#, false);
+    let (status, messages) = post(&gateway.url, &with_session, &stream);
+    assert_eq!(status, 200);
+    assert_eq!(messages.len(), 2, "{messages:#?}");
+    assert_eq!(messages[0]["method"], "notifications/progress");
+    assert_eq!(text(the_answer(&messages)), r#"{"text":"s"}"#);
+
+    let calls = calls_received(&log);
+    assert_eq!(calls.len(), 3, "{calls:#?}");
+    for call in &calls {
+        let body: Value = serde_json::from_str(call["body"].as_str().unwrap()).unwrap();
+        let reaches = body["params"]["name"] == "note";
+        assert_eq!(
+            body["params"]["arguments"].get("reason").is_some(),
+            reaches,
+            "{call}"
+        );
+        assert_eq!(call["headers"]["mcp-session-id"], "session-1f2e", "{call}");
+        assert!(!call["headers"].to_string().contains("to test"), "{call}");
+    }
+    // Each call was stripped on a listing the gateway made for it, in the same session.
+    let own_listings = http_received(&log)
+        .into_iter()
+        .filter(|request| {
+            request["body"]
+                .as_str()
+                .unwrap_or("")
+                .contains("reasons-proxy/")
+        })
+        .collect::<Vec<_>>();
+    assert_eq!(own_listings.len(), 3, "{own_listings:#?}");
+    for listing in &own_listings {
+        assert_eq!(
+            listing["headers"]["mcp-session-id"], "session-1f2e",
+            "{listing}"
+        );
+    }
+}
+
+#[test]
+fn a_2026_request_carries_headers_rebuilt_from_what_was_forwarded() {
+    // R9 R10 for 2026-07-28: Mcp-Method, Mcp-Name and the Mcp-Param-* a schema asks for
+    // are rebuilt from the call as forwarded; a header the client sent for them is not
+    // passed on, so none can carry the reason.
+    let dir = tempfile::tempdir().unwrap();
+    let (_server, gateway, log) = behind_gateway(dir.path(), &[]);
+    let record = call(
+        7,
+        "record",
+        r#"{"text":"t","region":"eu","reason":"secret"}"#,
+        true,
+    );
+    let forged = [
+        ("Mcp-Param-Reason", "secret"),
+        ("Mcp-Name", "secret"),
+        // The client's credentials go upstream.
+        ("Authorization", "Bearer the-clients"),
+    ];
+    let (status, messages) = post(&gateway.url, &forged, &record);
+    assert_eq!(status, 200, "{messages:?}");
+    assert_eq!(text(the_answer(&messages)), r#"{"text":"t","region":"eu"}"#);
+    let calls = calls_received(&log);
+    assert_eq!(calls.len(), 1, "{calls:#?}");
+    let headers = &calls[0]["headers"];
+    assert_eq!(headers["mcp-method"], "tools/call");
+    assert_eq!(headers["mcp-name"], "record");
+    assert_eq!(headers["mcp-param-region"], "eu");
+    assert_eq!(headers["mcp-protocol-version"], "2026-07-28");
+    assert_eq!(headers["authorization"], "Bearer the-clients");
+    assert!(!headers.to_string().contains("secret"), "{headers}");
+    assert!(!calls[0]["body"].as_str().unwrap().contains("secret"));
+}
+
+#[test]
+fn what_the_gateway_cannot_classify_is_refused_and_never_forwarded() {
+    // R18: no listing, no augmented tools. An upstream that cannot be reached, or that answers
+    // the listing with an error, leaves every call carrying the parameter unsent; a tool
+    // the upstream does not list is refused too.
+    let dir = tempfile::tempdir().unwrap();
+    let (_server, gateway, log) = behind_gateway(dir.path(), &[]);
+    let unknown = call(8, "nowhere", r#"{"reason":"r"}"#, true);
+    let (status, messages) = post(&gateway.url, &[], &unknown);
+    assert_eq!(status, 200);
+    let answer = the_answer(&messages);
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not sent"),
+        "{answer}"
+    );
+    assert_eq!(calls_received(&log).len(), 0);
+
+    // An upstream that answers every POST with an error status (Python's http.server
+    // takes no POST: 501): the listing fails, the call is refused, and the client hears
+    // the upstream's status.
+    let refusing = Listening::on_free_port(
+        &[
+            "sh".into(),
+            "-c".into(),
+            "exec python3 -m http.server --bind 127.0.0.1 $PORT".into(),
+        ],
+        "/mcp",
+    );
+    let wasm = gateway_wasm(dir.path());
+    let listing_fails = Listening::gateway(&wasm, &[("REASONS_UPSTREAM", &refusing.url)]);
+    let record = call(9, "record", r#"{"text":"x","reason":"r"}"#, true);
+    let (status, messages) = post(&listing_fails.url, &[], &record);
+    assert_eq!(status, 501, "{messages:?}");
+    let refused = the_answer(&messages);
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not sent"),
+        "{refused}"
+    );
+    // Nothing listens here at all.
+    let nowhere = Listening::gateway(&wasm, &[("REASONS_UPSTREAM", "http://127.0.0.1:9/mcp")]);
+    let (status, messages) = post(&nowhere.url, &[], &record);
+    assert_eq!(status, 200, "{messages:?}");
+    let refused = the_answer(&messages);
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not sent"),
+        "{refused}"
+    );
+    assert_eq!(calls_received(&log).len(), 0);
+}
+
+#[test]
+fn a_gateway_without_its_settings_names_what_is_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let wasm = gateway_wasm(dir.path());
+    let unset = Listening::gateway(&wasm, &[]);
+    let (status, messages) = post(&unset.url, &[], INITIALIZE);
+    assert_eq!(status, 500);
+    assert!(
+        messages[0]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("REASONS_UPSTREAM")
+    );
+    let bad = Listening::gateway(
+        &wasm,
+        &[
+            ("REASONS_UPSTREAM", "http://127.0.0.1:9/mcp"),
+            ("REASONS_POSITION", "middle"),
+        ],
+    );
+    let (status, messages) = post(&bad.url, &[], INITIALIZE);
+    assert_eq!(status, 500);
+    assert!(
+        messages[0]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("REASONS_POSITION")
+    );
+}
+
+#[test]
+fn sdk_clients_through_the_gateway_send_the_server_what_they_send_it_directly() {
+    // The transparency test through the gateway, for the TypeScript SDK's and the Python
+    // SDK's Streamable HTTP clients: the server's transcript is the one the same client
+    // makes directly, message by message, less the model's reason and less the listings
+    // the gateway makes of its own (each call's, as a fresh instance knows no tools).
+    let calls = json!([
+        {"name": "record", "arguments": {"text": "hi", "reason": "to test"}},
+        {"name": "note", "arguments": {"reason": "the tool's own"}}
+    ]);
+    for client in ["node", "python"] {
+        let dir = tempfile::tempdir().unwrap();
+        let direct_log = dir.path().join("direct");
+        let direct = own_server2_http(&direct_log);
+        sdk_client_over(
+            client,
+            calls.clone(),
+            vec!["--url".into(), direct.url.clone()],
+        );
+        let proxied_log = dir.path().join("proxied");
+        let upstream = own_server2_http(&proxied_log);
+        let gateway = Listening::gateway(
+            &gateway_wasm(dir.path()),
+            &[("REASONS_UPSTREAM", &upstream.url)],
+        );
+        let session = sdk_client_over(
+            client,
+            calls.clone(),
+            vec!["--url".into(), gateway.url.clone()],
+        );
+        let results = session["results"].as_array().unwrap();
+        assert_eq!(results.len(), 2, "{client}: {session}");
+        let tools = session["tools"].as_array().unwrap();
+        assert!(!tools.is_empty(), "{client}");
+        for tool in tools {
+            assert!(
+                tool["inputSchema"]["properties"]["reason"].is_object(),
+                "{client}: {tool}"
+            );
+        }
+        let direct = received(&direct_log);
+        let proxied: Vec<String> = received(&proxied_log)
+            .into_iter()
+            .filter(|line| !line.contains("\"reasons-proxy/"))
+            .collect();
+        assert!(direct.len() >= 4, "{client}: {direct:#?}");
+        assert_eq!(direct.len(), proxied.len(), "{client}: {proxied:#?}");
+        for (direct, proxied) in direct.iter().zip(&proxied) {
+            assert_eq!(
+                &direct.replace(r#","reason":"to test""#, ""),
+                proxied,
+                "{client}"
+            );
+        }
+    }
+}

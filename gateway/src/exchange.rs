@@ -1,0 +1,376 @@
+//! One client request, driven through a fresh [`Proxy`] from start to end: the gateway
+//! keeps nothing between requests, so that an engine may give each one a fresh instance
+//! and replicas need no sticky sessions.
+//!
+//! A POST's message goes to the proxy as the client's line. Every line the proxy sends
+//! the server is POSTed upstream with the client's own headers (its `Authorization`, its
+//! `Mcp-Session-Id`) and the 2026-07-28 request headers rebuilt from the message as
+//! forwarded; every message that comes back (a JSON body, or an SSE stream's events) goes
+//! to the proxy as the server's. A fresh proxy knows no tools, so a `tools/call` waits
+//! for the proxy's own `tools/list`, made for this caller with its headers, before it
+//! is stripped and sent, or refused (R18).
+
+use crate::settings::Settings;
+use crate::wire::{self, Answer, Body, Reply};
+use reasons_mcp::headers::{self, ParamHeaders};
+use reasons_mcp::jsonrpc::{self, INTERNAL_ERROR, Id, Line, Message};
+use reasons_mcp::{Audit, NativeLayer, Now, Out, Outline, Proxy, sse};
+use std::collections::VecDeque;
+use wasip2::http::types::{IncomingRequest, Method, ResponseOutparam};
+
+/// The time, read from the engine's clocks for one step of the proxy.
+fn now() -> Now {
+    Now {
+        instant: std::time::Instant::now(),
+        wall: std::time::SystemTime::now(),
+    }
+}
+
+/// A POST: one message from the client.
+pub fn post(settings: &Settings, request: IncomingRequest, out: ResponseOutparam) {
+    let client = wire::client_headers(&request);
+    let Ok(body) = request.consume() else {
+        return wire::refuse(out, 400, "the request's body could not be read");
+    };
+    let message = match wire::read_whole(body, settings.max_message) {
+        Ok(message) => message,
+        Err(why) => return wire::refuse(out, 413, &why),
+    };
+    // Batches left JSON-RPC over HTTP with 2025-06-18; as `reasons mcp --listen`, the
+    // gateway serves one message per POST.
+    if message.trim_ascii_start().starts_with(b"[") {
+        let why = "a batch is not served over HTTP: send each message in a POST of its own";
+        return wire::refuse(out, 400, why);
+    }
+    let Ok(layer) = NativeLayer::new(settings.options.clone()) else {
+        unreachable!("the settings' options were accepted by the same layer")
+    };
+    let mut exchange = Exchange {
+        settings,
+        client,
+        proxy: Proxy::new(layer, Audit::default(), now()),
+        params: ParamHeaders::default(),
+        reply: Pending::Waiting(out, Vec::new()),
+        relayed: None,
+    };
+    let lines = exchange.proxy.client_sent(message, now());
+    exchange.run(lines);
+    exchange.finish();
+}
+
+/// A GET: the stream the server opens for what it sends on its own, relayed event by
+/// event through the proxy.
+pub fn stream(settings: &Settings, request: IncomingRequest, out: ResponseOutparam) {
+    let client = wire::client_headers(&request);
+    let answer = match wire::send(settings, Method::Get, &client, None) {
+        Ok(answer) => answer,
+        Err(why) => return wire::refuse(out, 502, &why),
+    };
+    if answer.status != 200 || !answer.is_stream() {
+        return relay_as_is(answer, out);
+    }
+    let Ok(layer) = NativeLayer::new(settings.options.clone()) else {
+        unreachable!("the settings' options were accepted by the same layer")
+    };
+    let mut proxy = Proxy::new(layer, Audit::default(), now());
+    let headers = wire::response_headers(&answer.headers, "text/event-stream");
+    let Some(mut reply) = Reply::open(out, 200, &headers) else {
+        return;
+    };
+    let Ok(body) = answer.response.consume() else {
+        return reply.finish();
+    };
+    let Ok(reader) = Body::new(&body) else {
+        return reply.finish();
+    };
+    let mut place = sse::Place::default();
+    let mut open = true;
+    // Whatever the stream carries, the proxy reads: a server's request to the client or
+    // a notification goes on as the proxy relays it; nothing goes the other way here.
+    let _ = sse::read_while(reader, &mut place, settings.max_message, |_, data| {
+        for line in proxy.server_sent(data.into_bytes(), now()) {
+            match line {
+                Out::Client(line) => open = open && reply.write(&wire::event(&line)),
+                Out::Note(note) => eprintln!("reasons-gateway: {note}"),
+                // A fresh proxy sends the server nothing of its own for what it relays.
+                Out::Server { .. } => {}
+            }
+        }
+        open
+    });
+    reply.finish();
+}
+
+/// A DELETE: the client ending its session, relayed.
+pub fn delete(settings: &Settings, request: IncomingRequest, out: ResponseOutparam) {
+    let client = wire::client_headers(&request);
+    match wire::send(settings, Method::Delete, &client, None) {
+        Ok(answer) => relay_as_is(answer, out),
+        Err(why) => wire::refuse(out, 502, &why),
+    }
+}
+
+/// The upstream's status and headers, relayed with no body: a GET the server does not
+/// offer (405), a DELETE's answer, an error. A body would be text the proxy did not read.
+fn relay_as_is(answer: Answer, out: ResponseOutparam) {
+    let headers = wire::response_headers(&answer.headers, "");
+    if let Some(reply) = Reply::open(out, answer.status, &headers) {
+        reply.finish();
+    }
+}
+
+/// The answer to the client, as far as it is known.
+enum Pending {
+    /// Nothing sent yet: the lines for the client so far.
+    Waiting(ResponseOutparam, Vec<Vec<u8>>),
+    /// An event stream, open.
+    Streaming(Reply),
+    /// Answered.
+    Done,
+}
+
+/// What the upstream answered the client's own message with, for the client's answer.
+struct Relayed {
+    status: u16,
+    headers: Vec<(String, Vec<u8>)>,
+}
+
+struct Exchange<'a> {
+    settings: &'a Settings,
+    /// The client's end-to-end headers, passed upstream with every request.
+    client: Vec<(String, Vec<u8>)>,
+    proxy: Proxy<NativeLayer>,
+    /// The `Mcp-Param-*` headers each tool asks for, learnt from the listings that pass.
+    params: ParamHeaders,
+    reply: Pending,
+    relayed: Option<Relayed>,
+}
+
+impl Exchange<'_> {
+    /// Carries out what the proxy says, and what that brings back, until nothing is left.
+    fn run(&mut self, lines: Vec<Out>) {
+        let mut queue: VecDeque<Out> = lines.into();
+        while let Some(line) = queue.pop_front() {
+            match line {
+                Out::Client(line) => self.for_client(line),
+                Out::Note(note) => eprintln!("reasons-gateway: {note}"),
+                Out::Server { line, outline } => {
+                    let answers = self.upstream(&line, &outline);
+                    queue.extend(answers);
+                }
+            }
+        }
+    }
+
+    /// Sends `line` upstream; what the proxy makes of the answer.
+    fn upstream(&mut self, line: &[u8], outline: &Outline) -> Vec<Out> {
+        let headers = self.headers(outline);
+        let answer = match wire::send(self.settings, Method::Post, &headers, Some(line)) {
+            Ok(answer) => answer,
+            Err(why) => return self.unanswered(outline, &why),
+        };
+        if !outline.own {
+            self.relayed = Some(Relayed {
+                status: answer.status,
+                headers: answer.headers.clone(),
+            });
+        }
+        let mut owed = outline.ids.clone();
+        if !(200..300).contains(&answer.status) {
+            // An error status: the client hears it (a 401's challenge, a 404 for a
+            // session that ended); what was owed an answer gets an error naming it.
+            if outline.own {
+                self.relayed = Some(Relayed {
+                    status: answer.status,
+                    headers: answer.headers.clone(),
+                });
+            }
+            let why = format!("the MCP server answered HTTP {}", answer.status);
+            return self.unanswered(outline, &why);
+        }
+        if owed.is_empty() {
+            // A notification or a response: the server owes nothing (202).
+            return Vec::new();
+        }
+        let stream = answer.is_stream();
+        let Ok(body) = answer.response.consume() else {
+            return self.unanswered(outline, "the MCP server's answer could not be read");
+        };
+        let mut out = Vec::new();
+        let cap = self.settings.max_message;
+        let ended = if stream {
+            let Ok(reader) = Body::new(&body) else {
+                return self.unanswered(outline, "the MCP server's answer could not be read");
+            };
+            if !outline.own {
+                self.stream_to_client();
+            }
+            let mut place = sse::Place::default();
+            sse::read_while(reader, &mut place, cap, |_, data| {
+                out.extend(self.server_said(data.into_bytes(), &mut owed, outline));
+                !owed.is_empty()
+            })
+            .map_err(|broken| broken.to_string())
+        } else {
+            wire::read_whole(body, cap).map(|text| {
+                out.extend(self.server_said(text, &mut owed, outline));
+            })
+        };
+        if owed.is_empty() {
+            return out;
+        }
+        let why = match ended {
+            Err(why) => format!("the MCP server's answer broke off: {why}"),
+            Ok(()) => "the MCP server's answer ended before it answered".to_string(),
+        };
+        out.extend(self.unanswered(
+            &Outline {
+                ids: owed,
+                ..outline.clone()
+            },
+            &why,
+        ));
+        out
+    }
+
+    /// One message from the server, crossed off what `outline`'s request is owed and
+    /// learnt from, then read by the proxy.
+    fn server_said(&mut self, message: Vec<u8>, owed: &mut Vec<Id>, outline: &Outline) -> Vec<Out> {
+        // Read by the proxy's own strict reader, as the proxy reads it next: an answer
+        // is matched by its id's value (`1` and `1.0` are one id), a batch's each.
+        let reads = match jsonrpc::read_line(&message) {
+            Ok(Line::One(read)) => vec![read],
+            Ok(Line::Batch(reads)) => reads,
+            Err(_) => Vec::new(),
+        };
+        for read in &reads {
+            let Ok(Message::Response {
+                id: Some(id),
+                result,
+            }) = &read.message
+            else {
+                continue;
+            };
+            let Some(at) = owed.iter().position(|owed| owed == id) else {
+                continue;
+            };
+            owed.remove(at);
+            if let (Some("tools/list"), Some(result)) = (outline.method.as_deref(), result) {
+                self.params.learn(result);
+            }
+        }
+        drop(reads);
+        self.proxy.server_sent(message, now())
+    }
+
+    /// What the proxy makes of `outline`'s requests going unanswered for `why`: each
+    /// gets a JSON-RPC error, as the server's, so that a call waiting on a listing of
+    /// the proxy's own is refused.
+    fn unanswered(&mut self, outline: &Outline, why: &str) -> Vec<Out> {
+        let mut out = Vec::new();
+        for id in &outline.ids {
+            let error =
+                jsonrpc::error(Some(id), INTERNAL_ERROR, &format!("reasons-gateway: {why}"));
+            out.extend(self.proxy.server_sent(error.into_bytes(), now()));
+        }
+        out
+    }
+
+    /// The headers of a POST of `outline`'s message: the client's, the gateway's own,
+    /// and the 2026-07-28 request headers of the message as forwarded.
+    fn headers(&self, outline: &Outline) -> Vec<(String, Vec<u8>)> {
+        let mut all: Vec<(String, Vec<u8>)> = self.client.clone();
+        if let Some(version) = &outline.version {
+            all.retain(|(name, _)| !name.eq_ignore_ascii_case("mcp-protocol-version"));
+            all.push(("MCP-Protocol-Version".into(), version.clone().into_bytes()));
+        }
+        let mut rebuilt = headers::standard(outline);
+        if let (Some("tools/call"), Some(tool), Some(arguments)) =
+            (outline.method.as_deref(), &outline.name, &outline.arguments)
+        {
+            rebuilt.extend(self.params.of(tool, arguments));
+        }
+        all.extend(
+            rebuilt
+                .into_iter()
+                .map(|(name, value)| (name, value.into_bytes())),
+        );
+        all
+    }
+
+    /// Opens the client's answer as an event stream, with what waited for it.
+    fn stream_to_client(&mut self) {
+        let Pending::Waiting(out, lines) = std::mem::replace(&mut self.reply, Pending::Done) else {
+            return;
+        };
+        let upstream = self
+            .relayed
+            .as_ref()
+            .map(|relayed| relayed.headers.as_slice());
+        let headers = wire::response_headers(upstream.unwrap_or_default(), "text/event-stream");
+        let Some(mut reply) = Reply::open(out, 200, &headers) else {
+            return;
+        };
+        for line in lines {
+            reply.write(&wire::event(&line));
+        }
+        self.reply = Pending::Streaming(reply);
+    }
+
+    /// A line for the client: streamed when its answer is a stream, else kept for it.
+    fn for_client(&mut self, line: Vec<u8>) {
+        match &mut self.reply {
+            Pending::Waiting(_, lines) => lines.push(line),
+            Pending::Streaming(reply) => {
+                reply.write(&wire::event(&line));
+            }
+            Pending::Done => {}
+        }
+    }
+
+    /// Answers the client with what it is owed: the lines kept for it as one JSON body
+    /// (or a stream, when there is more than one), under the upstream's status when its
+    /// own message went no further; anything still waiting on the server is refused.
+    fn finish(mut self) {
+        if !self.proxy.idle() {
+            let lines = self.proxy.server_gone("it sent no more", now());
+            self.run(lines);
+        }
+        match std::mem::replace(&mut self.reply, Pending::Done) {
+            Pending::Streaming(reply) => reply.finish(),
+            Pending::Done => {}
+            Pending::Waiting(out, lines) => {
+                let (status, upstream) = match &self.relayed {
+                    Some(relayed) => (relayed.status, relayed.headers.as_slice()),
+                    None => (200, &[][..]),
+                };
+                match lines.as_slice() {
+                    [] => {
+                        let headers = wire::response_headers(upstream, "");
+                        let status = if status == 200 { 202 } else { status };
+                        if let Some(reply) = Reply::open(out, status, &headers) {
+                            reply.finish();
+                        }
+                    }
+                    [line] => {
+                        let status = if status == 202 { 200 } else { status };
+                        let headers = wire::response_headers(upstream, "application/json");
+                        if let Some(mut reply) = Reply::open(out, status, &headers) {
+                            reply.write(line);
+                            reply.finish();
+                        }
+                    }
+                    _ => {
+                        self.reply = Pending::Waiting(out, lines);
+                        self.stream_to_client();
+                        if let Pending::Streaming(reply) =
+                            std::mem::replace(&mut self.reply, Pending::Done)
+                        {
+                            reply.finish();
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

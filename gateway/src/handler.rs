@@ -1,0 +1,35 @@
+//! The component's export: each request wasi:http hands it, routed by path and method.
+
+use crate::settings::Settings;
+use crate::{exchange, wire};
+use wasip2::exports::http::incoming_handler::Guest;
+use wasip2::http::types::{IncomingRequest, Method, ResponseOutparam};
+
+wasip2::http::proxy::export!(Gateway);
+
+/// The path MCP is served at.
+const PATH: &str = "/mcp";
+
+struct Gateway;
+
+impl Guest for Gateway {
+    fn handle(request: IncomingRequest, out: ResponseOutparam) {
+        let environment = wasip2::cli::environment::get_environment();
+        let settings = match Settings::from(&environment) {
+            Ok(settings) => settings,
+            // Every request gets the same clear error until the engine's settings
+            // are right: nothing is forwarded under settings the gateway cannot read.
+            Err(why) => return wire::refuse(out, 500, &format!("reasons-gateway: {why}")),
+        };
+        let path = request.path_with_query().unwrap_or_default();
+        if path.split('?').next() != Some(PATH) {
+            return wire::refuse(out, 404, &format!("reasons-gateway serves MCP at {PATH}"));
+        }
+        match request.method() {
+            Method::Post => exchange::post(&settings, request, out),
+            Method::Get => exchange::stream(&settings, request, out),
+            Method::Delete => exchange::delete(&settings, request, out),
+            _ => wire::refuse(out, 405, "MCP is served over POST, GET and DELETE"),
+        }
+    }
+}

@@ -1,0 +1,288 @@
+//! The gateway's settings, from its environment (`wasi:cli/environment`, which every
+//! engine can set). A setting that is missing or cannot be read is named in the error
+//! every request then gets.
+//!
+//! | variable | what it is |
+//! |---|---|
+//! | `REASONS_UPSTREAM` | the upstream MCP server's Streamable HTTP URL (required) |
+//! | `REASONS_NAME` | the parameter's name (`reason`) |
+//! | `REASONS_DESCRIPTION` | the parameter's description, as the model reads it |
+//! | `REASONS_REQUIRED` | `true`: the parameter is required, and calls without it refused |
+//! | `REASONS_POSITION` | `first` or `last` (the default): where the property goes |
+//! | `REASONS_LEAVE_ALONE` | tools never augmented, never stripped: names, comma-separated |
+//! | `REASONS_HEADERS` | headers the gateway adds of its own: `Name: value`, one per line |
+//! | `REASONS_READ_TIMEOUT_SECS` | how long the upstream may stay silent while it owes an answer (300) |
+//! | `REASONS_MAX_MESSAGE_MIB` | the largest message taken from either side (256) |
+
+use reasons_transform::{Options, Position};
+use std::time::Duration;
+
+/// What the gateway was configured with.
+pub struct Settings {
+    pub upstream: Upstream,
+    pub options: Options,
+    /// Headers of the gateway's own, sent with every request upstream.
+    pub headers: Vec<(String, String)>,
+    pub read_timeout: Duration,
+    pub max_message: usize,
+}
+
+/// The upstream's URL, in the parts an outgoing request takes.
+pub struct Upstream {
+    pub https: bool,
+    pub authority: String,
+    pub path: String,
+}
+
+/// Headers the gateway sets itself, or that belong to one connection: never taken from
+/// the configuration.
+const OWN: &[&str] = &[
+    "host",
+    "content-length",
+    "content-type",
+    "accept",
+    "connection",
+    "transfer-encoding",
+    "mcp-session-id",
+];
+
+impl Settings {
+    /// The settings from `variables`.
+    pub fn from(variables: &[(String, String)]) -> Result<Settings, String> {
+        let get = |name: &str| {
+            variables
+                .iter()
+                .rev()
+                .find(|(key, _)| key == name)
+                .map(|(_, value)| value.as_str())
+        };
+        let url = get("REASONS_UPSTREAM").ok_or(
+            "REASONS_UPSTREAM is not set: it names the upstream MCP server's URL \
+             (http://host:port/mcp)",
+        )?;
+        let mut options = Options::default();
+        if let Some(name) = get("REASONS_NAME") {
+            options.name = name.to_string();
+        }
+        if let Some(description) = get("REASONS_DESCRIPTION") {
+            options.description = description.to_string();
+        }
+        if let Some(required) = get("REASONS_REQUIRED") {
+            options.required = match required {
+                "true" => true,
+                "false" => false,
+                other => {
+                    return Err(format!(
+                        "REASONS_REQUIRED must be true or false, not {other:?}"
+                    ));
+                }
+            };
+        }
+        if let Some(position) = get("REASONS_POSITION") {
+            options.position = match position {
+                "first" => Position::First,
+                "last" => Position::Last,
+                other => {
+                    return Err(format!(
+                        "REASONS_POSITION must be first or last, not {other:?}"
+                    ));
+                }
+            };
+        }
+        if let Some(names) = get("REASONS_LEAVE_ALONE") {
+            options.leave_alone = names
+                .split(',')
+                .map(str::trim)
+                .filter(|name| !name.is_empty())
+                .map(str::to_string)
+                .collect();
+        }
+        // The options are checked as the layer will check them, so that a bad one is
+        // named here, before any request goes anywhere.
+        reasons_mcp::NativeLayer::new(options.clone()).map_err(|why| {
+            format!(
+                "the layer's options (REASONS_NAME, REASONS_DESCRIPTION, …) were refused: {why}"
+            )
+        })?;
+        Ok(Settings {
+            upstream: upstream(url)?,
+            options,
+            headers: get("REASONS_HEADERS")
+                .map(headers)
+                .transpose()?
+                .unwrap_or_default(),
+            read_timeout: Duration::from_secs(number(
+                get("REASONS_READ_TIMEOUT_SECS"),
+                "REASONS_READ_TIMEOUT_SECS",
+                300,
+            )?),
+            max_message: usize::try_from(number(
+                get("REASONS_MAX_MESSAGE_MIB"),
+                "REASONS_MAX_MESSAGE_MIB",
+                256,
+            )?)
+            .unwrap_or(usize::MAX)
+            .saturating_mul(1 << 20),
+        })
+    }
+}
+
+/// `value` as a positive whole number, or `default` when unset.
+fn number(value: Option<&str>, name: &str, default: u64) -> Result<u64, String> {
+    match value {
+        None => Ok(default),
+        Some(text) => text
+            .parse()
+            .ok()
+            .filter(|number| *number > 0)
+            .ok_or(format!(
+                "{name} must be a whole number above 0, not {text:?}"
+            )),
+    }
+}
+
+/// The parts of `url`, an `http` or `https` URL with a host.
+fn upstream(url: &str) -> Result<Upstream, String> {
+    let bad = |why: &str| format!("REASONS_UPSTREAM ({url:?}) {why}");
+    let (https, rest) = if let Some(rest) = url.strip_prefix("https://") {
+        (true, rest)
+    } else if let Some(rest) = url.strip_prefix("http://") {
+        (false, rest)
+    } else {
+        return Err(bad("is not an http:// or https:// URL"));
+    };
+    let (authority, path) = match rest.find(['/', '?']) {
+        Some(at) => (&rest[..at], &rest[at..]),
+        None => (rest, "/"),
+    };
+    if authority.is_empty() || authority.contains('@') || authority.contains(char::is_whitespace) {
+        return Err(bad(
+            "has no host the gateway can reach (user info is not taken)",
+        ));
+    }
+    if path.contains('#') || path.contains(char::is_whitespace) {
+        return Err(bad("has a fragment or a space in its path"));
+    }
+    let path = if path.starts_with('?') {
+        format!("/{path}")
+    } else {
+        path.to_string()
+    };
+    Ok(Upstream {
+        https,
+        authority: authority.to_string(),
+        path,
+    })
+}
+
+/// `Name: value` lines, each a header the gateway adds of its own.
+fn headers(text: &str) -> Result<Vec<(String, String)>, String> {
+    text.lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| {
+            let bad = |why: &str| format!("REASONS_HEADERS: the line {line:?} {why}");
+            let (name, value) = line
+                .split_once(':')
+                .ok_or_else(|| bad("is not `Name: value`"))?;
+            let name = name.trim();
+            let token =
+                |byte: u8| byte.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&byte);
+            if name.is_empty() || !name.bytes().all(token) {
+                return Err(bad("does not start with a header name"));
+            }
+            if OWN.contains(&name.to_ascii_lowercase().as_str()) {
+                return Err(bad("names a header the gateway sets itself"));
+            }
+            let value = value.trim();
+            if value
+                .bytes()
+                .any(|byte| byte.is_ascii_control() && byte != b'\t')
+            {
+                return Err(bad("has a control character in its value"));
+            }
+            Ok((name.to_string(), value.to_string()))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with(variables: &[(&str, &str)]) -> Result<Settings, String> {
+        let variables: Vec<(String, String)> = variables
+            .iter()
+            .map(|(name, value)| (name.to_string(), value.to_string()))
+            .collect();
+        Settings::from(&variables)
+    }
+
+    const UPSTREAM: (&str, &str) = ("REASONS_UPSTREAM", "http://127.0.0.1:8080/mcp?x=1");
+
+    #[test]
+    fn the_upstream_and_the_layers_options_are_read() {
+        let settings = with(&[
+            UPSTREAM,
+            ("REASONS_NAME", "why"),
+            ("REASONS_REQUIRED", "true"),
+            ("REASONS_POSITION", "first"),
+            ("REASONS_LEAVE_ALONE", " fs_read, ,shell "),
+            ("REASONS_HEADERS", "X-Tenant: acme\n\nX-Trace:  on "),
+        ])
+        .unwrap();
+        assert!(!settings.upstream.https);
+        assert_eq!(settings.upstream.authority, "127.0.0.1:8080");
+        assert_eq!(settings.upstream.path, "/mcp?x=1");
+        assert_eq!(settings.options.name, "why");
+        assert!(settings.options.required);
+        assert_eq!(settings.options.position, Position::First);
+        assert_eq!(settings.options.leave_alone, ["fs_read", "shell"]);
+        assert_eq!(
+            settings.headers,
+            [
+                ("X-Tenant".into(), "acme".into()),
+                ("X-Trace".into(), "on".into())
+            ]
+        );
+        assert_eq!(settings.read_timeout, Duration::from_secs(300));
+        assert_eq!(settings.max_message, 256 << 20);
+    }
+
+    #[test]
+    fn a_missing_or_bad_setting_is_named() {
+        // Each case: the environment, and the variable its error must name.
+        let cases: [(&[(&str, &str)], &str); 9] = [
+            (&[], "REASONS_UPSTREAM is not set"),
+            (&[("REASONS_UPSTREAM", "ftp://x/mcp")], "REASONS_UPSTREAM"),
+            (
+                &[("REASONS_UPSTREAM", "http://user@x/mcp")],
+                "REASONS_UPSTREAM",
+            ),
+            (&[UPSTREAM, ("REASONS_REQUIRED", "yes")], "REASONS_REQUIRED"),
+            (
+                &[UPSTREAM, ("REASONS_POSITION", "middle")],
+                "REASONS_POSITION",
+            ),
+            (&[UPSTREAM, ("REASONS_NAME", "")], "REASONS_NAME"),
+            (
+                &[UPSTREAM, ("REASONS_HEADERS", "Host: evil")],
+                "REASONS_HEADERS",
+            ),
+            (
+                &[UPSTREAM, ("REASONS_HEADERS", "X-A: a\rb")],
+                "REASONS_HEADERS",
+            ),
+            (
+                &[UPSTREAM, ("REASONS_READ_TIMEOUT_SECS", "0")],
+                "REASONS_READ_TIMEOUT_SECS",
+            ),
+        ];
+        assert_eq!(cases.len(), 9);
+        for (variables, named) in cases {
+            let Err(why) = with(variables) else {
+                panic!("{variables:?} was accepted");
+            };
+            assert!(why.contains(named), "{variables:?}: {why}");
+        }
+    }
+}
