@@ -21,8 +21,17 @@ fn gateway_wasm(dir: &Path) -> PathBuf {
 
 /// The tests' own server, logging to `dir/http.jsonl`, and the gateway in front of it.
 fn behind_gateway(dir: &Path, env: &[(&str, &str)]) -> (Listening, Listening, PathBuf) {
+    behind_gateway_of(dir, &[], env)
+}
+
+/// [`behind_gateway`], the server started with `flags` (see [`http_echo_with`]).
+fn behind_gateway_of(
+    dir: &Path,
+    flags: &[&str],
+    env: &[(&str, &str)],
+) -> (Listening, Listening, PathBuf) {
     let log = dir.join("http.jsonl");
-    let server = http_echo(&log);
+    let server = http_echo_with(&log, flags);
     let mut all = vec![("REASONS_UPSTREAM", server.url.as_str())];
     all.extend_from_slice(env);
     let gateway = Listening::gateway(&gateway_wasm(dir), &all);
@@ -330,4 +339,98 @@ fn sdk_clients_through_the_gateway_send_the_server_what_they_send_it_directly() 
             );
         }
     }
+}
+
+#[test]
+fn a_listing_that_never_ends_or_never_comes_sends_no_call() {
+    // R18, fail closed: an upstream whose tools/list pages for ever, or never answers
+    // (far past the gateway's one-second wait), leaves every call unsent and answered
+    // with an error.
+    for (flag, waits) in [("--endless-pages", "300"), ("--hang-list", "1")] {
+        let dir = tempfile::tempdir().unwrap();
+        let env = [("REASONS_READ_TIMEOUT_SECS", waits)];
+        let (_server, gateway, log) = behind_gateway_of(dir.path(), &[flag], &env);
+        let record = call(1, "record", r#"{"text":"x","reason":"r"}"#, true);
+        let (_, messages) = post(&gateway.url, &[], &record);
+        let refused = the_answer(&messages);
+        let why = refused["error"]["message"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{flag}: {refused}"));
+        assert!(why.contains("not sent"), "{flag}: {why}");
+        assert_eq!(calls_received(&log).len(), 0, "{flag}");
+    }
+}
+
+#[test]
+fn the_get_stream_and_delete_are_relayed() {
+    // What the server sends on its own reaches the client through the proxy; ending the
+    // session reaches the server.
+    let dir = tempfile::tempdir().unwrap();
+    let (_server, gateway, log) = behind_gateway(dir.path(), &[]);
+    let (_, session, _) = initialize(&gateway.url);
+    let agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .new_agent();
+    let (status, _, messages) = answered(
+        agent
+            .get(&gateway.url)
+            .header("Accept", "text/event-stream")
+            .header("Mcp-Session-Id", &session)
+            .call()
+            .unwrap(),
+    );
+    assert_eq!(status, 200);
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    assert_eq!(messages[0]["params"]["data"], "from the GET stream");
+    let deleted = agent
+        .delete(&gateway.url)
+        .header("Mcp-Session-Id", &session)
+        .call()
+        .unwrap();
+    assert_eq!(deleted.status().as_u16(), 200);
+    let received = http_received(&log);
+    let methods: Vec<&str> = received
+        .iter()
+        .map(|r| r["method"].as_str().unwrap())
+        .collect();
+    assert_eq!(methods, ["POST", "GET", "DELETE"]);
+    assert_eq!(received[2]["headers"]["mcp-session-id"], "session-1f2e");
+}
+
+#[test]
+fn each_call_is_stripped_on_a_listing_made_with_its_own_callers_credentials() {
+    // Stateless: no caller's listing serves another's. The listing each call is stripped
+    // on went upstream with that call's own `Authorization`, just before it.
+    let dir = tempfile::tempdir().unwrap();
+    let (_server, gateway, log) = behind_gateway(dir.path(), &[]);
+    for caller in ["Bearer alice", "Bearer bob", "Bearer alice"] {
+        let record = call(1, "record", r#"{"text":"x","reason":"r"}"#, true);
+        let (status, messages) = post(&gateway.url, &[("Authorization", caller)], &record);
+        assert_eq!(status, 200);
+        assert_eq!(text(the_answer(&messages)), r#"{"text":"x"}"#);
+    }
+    let received = http_received(&log);
+    assert_eq!(received.len(), 6, "{received:#?}");
+    for pair in received.chunks(2) {
+        let (listing, call) = (&pair[0], &pair[1]);
+        assert!(
+            listing["body"].as_str().unwrap().contains("tools/list"),
+            "{listing}"
+        );
+        assert!(
+            call["body"].as_str().unwrap().contains("tools/call"),
+            "{call}"
+        );
+        assert_eq!(
+            listing["headers"]["authorization"],
+            call["headers"]["authorization"]
+        );
+    }
+    let callers: Vec<&Value> = received
+        .iter()
+        .map(|r| &r["headers"]["authorization"])
+        .collect();
+    assert_eq!(callers[1], "Bearer alice");
+    assert_eq!(callers[3], "Bearer bob");
 }

@@ -29,6 +29,11 @@ const flags = process.argv.slice(3);
 const hangUp = flags.includes("--hang-up");
 // With --hang-delete, a DELETE is never answered.
 const hangDelete = flags.includes("--hang-delete");
+// With --hang-list, a tools/list is never answered, and kept open.
+const hangList = flags.includes("--hang-list");
+// With --endless-pages, every page of tools/list names a next one, for ever.
+const endlessPages = flags.includes("--endless-pages");
+let pages = 0;
 const MODERN = "2026-07-28";
 const SESSION = "session-1f2e";
 const object = (properties) => ({ type: "object", properties });
@@ -110,6 +115,8 @@ const server = createServer((req, res) => {
         return json(res, 200, result(id, { supportedVersions: [MODERN], capabilities: { tools: {} },
           serverInfo: { name: "http-echo", version: "1.0.0" } }));
       case "tools/list":
+        if (hangList) return;
+        if (endlessPages) return json(res, 200, result(id, { tools, nextCursor: `page-${++pages}` }));
         return json(res, 200, result(id, { tools }));
       case "tools/call": {
         if (modern && req.headers["mcp-name"] !== params.name) return mismatch(res, id, "Mcp-Name");
