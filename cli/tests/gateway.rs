@@ -8,17 +8,6 @@ use reasons_test_support::mcp::*;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
-/// The gateway component as released, written by `reasons component --out`.
-fn gateway_wasm(dir: &Path) -> PathBuf {
-    ok(&reasons_in(
-        dir,
-        &["component", "--out", dir.to_str().unwrap()],
-    ));
-    let wasm = dir.join("reasons-gateway.wasm");
-    assert!(wasm.exists(), "reasons component wrote no gateway");
-    wasm
-}
-
 /// The tests' own server, logging to `dir/http.jsonl`, and the gateway in front of it.
 fn behind_gateway(dir: &Path, env: &[(&str, &str)]) -> (Listening, Listening, PathBuf) {
     behind_gateway_of(dir, &[], env)
@@ -433,4 +422,73 @@ fn each_call_is_stripped_on_a_listing_made_with_its_own_callers_credentials() {
         .collect();
     assert_eq!(callers[1], "Bearer alice");
     assert_eq!(callers[3], "Bearer bob");
+}
+
+/// A legacy session and 2026-07-28 calls, each request POSTed to the next of `urls` in
+/// turn; every answer, in order.
+fn alternating(urls: &[&str]) -> Vec<Value> {
+    let mut next = urls.iter().cycle();
+    let (_, session, first) = initialize(next.next().unwrap());
+    let legacy = [
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-06-18"),
+    ];
+    let mut answers = first;
+    let requests = [
+        (
+            &legacy[..],
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#.to_string(),
+        ),
+        (
+            &legacy[..],
+            call(3, "record", r#"{"text":"a","reason":"r"}"#, false),
+        ),
+        (
+            &legacy[..],
+            call(4, "note", r#"{"reason":"its own"}"#, false),
+        ),
+        (
+            &[][..],
+            call(
+                5,
+                "record",
+                r#"{"text":"b","region":"eu","reason":"r"}"#,
+                true,
+            ),
+        ),
+        (&[][..], call(6, "nowhere", r#"{"reason":"r"}"#, true)),
+        (
+            &legacy[..],
+            call(7, "stream", r#"{"text":"c","reason":"r"}"#, false),
+        ),
+    ];
+    for (headers, body) in requests {
+        let (status, messages) = post(next.next().unwrap(), headers, &body);
+        assert_eq!(status, 200, "{body}: {messages:?}");
+        answers.extend(messages);
+    }
+    answers
+}
+
+#[test]
+fn two_engines_serve_one_client_as_one_does() {
+    // Scale-out: replicas share nothing, so a client whose requests alternate between two
+    // engine processes gets the answers it gets through one, and the server receives the
+    // same calls.
+    let dir = tempfile::tempdir().unwrap();
+    let (server, one, log) = behind_gateway(dir.path(), &[]);
+    let wasm = dir.path().join("reasons-gateway.wasm");
+    let two = Listening::gateway(&wasm, &[("REASONS_UPSTREAM", &server.url)]);
+    let through_one = alternating(&[&one.url]);
+    let calls_through_one = calls_received(&log).len();
+    let through_two = alternating(&[&one.url, &two.url]);
+    assert_eq!(through_one.len(), 8, "{through_one:#?}");
+    assert_eq!(through_one, through_two);
+    let calls = calls_received(&log);
+    assert_eq!(calls_through_one, 4);
+    assert_eq!(calls.len(), 8, "{calls:#?}");
+    for call in &calls {
+        let body = call["body"].as_str().unwrap();
+        assert!(!body.contains(r#""reason":"r""#), "{call}");
+    }
 }

@@ -247,6 +247,17 @@ pub fn wasmtime() -> PathBuf {
     wasmtime
 }
 
+/// The gateway component as released, written into `dir` by `reasons component --out`.
+pub fn gateway_wasm(dir: &Path) -> PathBuf {
+    ok(&reasons_in(
+        dir,
+        &["component", "--out", dir.to_str().unwrap()],
+    ));
+    let wasm = dir.join("reasons-gateway.wasm");
+    assert!(wasm.exists(), "reasons component wrote no gateway");
+    wasm
+}
+
 impl Listening {
     /// `wasmtime serve` serving the gateway component `wasm` on a free loopback port,
     /// with `env` as its environment, once it accepts connections.
