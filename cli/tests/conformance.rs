@@ -108,7 +108,11 @@ fn the_gateway_on_wasmtime_serve_passes_every_check_the_server_passes_directly()
     let (direct, _) = run(&server.url, &dir.path().join("direct"));
     assert!(direct.contains("server-tools-call-simple-text/tools-call-simple-text"));
     let wasm = gateway_wasm(dir.path());
-    let gateway = Listening::gateway(&wasm, &[("REASONS_UPSTREAM", &server.url)]);
+    let gateway = Listening::gateway(
+        Engine::Wasmtime,
+        &wasm,
+        &[("REASONS_UPSTREAM", &server.url)],
+    );
     let (proxied, failed) = run(&gateway.url, &dir.path().join("gateway"));
     let lost: Vec<(&String, Option<&String>)> = direct
         .difference(&proxied)

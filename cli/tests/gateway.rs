@@ -1,5 +1,6 @@
-//! The wasi:http gateway (`reasons-gateway.wasm`, as `reasons component` writes it) on a
-//! real engine, `wasmtime serve`, in front of the tests' own Streamable HTTP server
+//! The wasi:http gateway (`reasons-gateway.wasm`, as `reasons component` writes it) on
+//! real engines, `wasmtime serve` (a fresh instance per request) and `jco serve` (one
+//! instance for all), each test on each, in front of the tests' own Streamable HTTP server
 //! (`tests/mcp/http-echo.mjs`, which logs every HTTP request it gets) and in front of the
 //! SDKs' own clients. The oracle is the server's log, read with serde_json, and what a
 //! client is answered.
@@ -9,12 +10,17 @@ use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
 /// The tests' own server, logging to `dir/http.jsonl`, and the gateway in front of it.
-fn behind_gateway(dir: &Path, env: &[(&str, &str)]) -> (Listening, Listening, PathBuf) {
-    behind_gateway_of(dir, &[], env)
+fn behind_gateway(
+    engine: Engine,
+    dir: &Path,
+    env: &[(&str, &str)],
+) -> (Listening, Listening, PathBuf) {
+    behind_gateway_of(engine, dir, &[], env)
 }
 
 /// [`behind_gateway`], the server started with `flags` (see [`http_echo_with`]).
 fn behind_gateway_of(
+    engine: Engine,
     dir: &Path,
     flags: &[&str],
     env: &[(&str, &str)],
@@ -23,7 +29,7 @@ fn behind_gateway_of(
     let server = http_echo_with(&log, flags);
     let mut all = vec![("REASONS_UPSTREAM", server.url.as_str())];
     all.extend_from_slice(env);
-    let gateway = Listening::gateway(&gateway_wasm(dir), &all);
+    let gateway = Listening::gateway(engine, &gateway_wasm(dir), &all);
     (server, gateway, log)
 }
 
@@ -71,82 +77,85 @@ fn calls_received(log: &Path) -> Vec<Value> {
 fn a_legacy_session_through_the_gateway_loses_only_the_models_reason() {
     // R9 R5 R1, on wasmtime serve, which makes a fresh instance for every request: each
     // call is stripped on the listing the gateway makes for it, in the client's session.
-    let dir = tempfile::tempdir().unwrap();
-    let (_server, gateway, log) = behind_gateway(dir.path(), &[]);
-    let (status, session, messages) = initialize(&gateway.url);
-    assert_eq!(status, 200, "{messages:?}");
-    assert_eq!(
-        session, "session-1f2e",
-        "the upstream's session id reaches the client"
-    );
-    let with_session = [
-        ("Mcp-Session-Id", session.as_str()),
-        ("MCP-Protocol-Version", "2025-06-18"),
-    ];
-    let (status, messages) = post(&gateway.url, &with_session, INITIALIZED);
-    assert_eq!((status, messages.len()), (202, 0));
-    let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
-    let (status, messages) = post(&gateway.url, &with_session, list);
-    assert_eq!(status, 200);
-    let tools = the_answer(&messages)["result"]["tools"]
-        .as_array()
-        .unwrap()
-        .clone();
-    assert_eq!(tools.len(), 8, "{tools:#?}");
-    for tool in &tools {
-        assert!(
-            tool["inputSchema"]["properties"]["reason"].is_object(),
-            "{tool}"
+    for engine in ENGINES {
+        eprintln!("on {engine:?}");
+        let dir = tempfile::tempdir().unwrap();
+        let (_server, gateway, log) = behind_gateway(engine, dir.path(), &[]);
+        let (status, session, messages) = initialize(&gateway.url);
+        assert_eq!(status, 200, "{messages:?}");
+        assert_eq!(
+            session, "session-1f2e",
+            "the upstream's session id reaches the client"
         );
-    }
-    let record = call(3, "record", r#"{"text":"hi","reason":"to test"}"#, false);
-    let (status, messages) = post(&gateway.url, &with_session, &record);
-    assert_eq!(status, 200);
-    assert_eq!(text(the_answer(&messages)), r#"{"text":"hi"}"#);
-    let note = call(4, "note", r#"{"reason":"the tool's own"}"#, false);
-    let (_, messages) = post(&gateway.url, &with_session, &note);
-    assert_eq!(
-        text(the_answer(&messages)),
-        r#"{"reason":"the tool's own"}"#
-    );
-    // An answer on an SSE stream, after a notification that relates to it: both reach
-    // the client, as a stream.
-    let stream = call(5, "stream", r#"{"text":"s","reason":"r"}"#, false);
-    let (status, messages) = post(&gateway.url, &with_session, &stream);
-    assert_eq!(status, 200);
-    assert_eq!(messages.len(), 2, "{messages:#?}");
-    assert_eq!(messages[0]["method"], "notifications/progress");
-    assert_eq!(text(the_answer(&messages)), r#"{"text":"s"}"#);
+        let with_session = [
+            ("Mcp-Session-Id", session.as_str()),
+            ("MCP-Protocol-Version", "2025-06-18"),
+        ];
+        let (status, messages) = post(&gateway.url, &with_session, INITIALIZED);
+        assert_eq!((status, messages.len()), (202, 0));
+        let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+        let (status, messages) = post(&gateway.url, &with_session, list);
+        assert_eq!(status, 200);
+        let tools = the_answer(&messages)["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .clone();
+        assert_eq!(tools.len(), 8, "{tools:#?}");
+        for tool in &tools {
+            assert!(
+                tool["inputSchema"]["properties"]["reason"].is_object(),
+                "{tool}"
+            );
+        }
+        let record = call(3, "record", r#"{"text":"hi","reason":"to test"}"#, false);
+        let (status, messages) = post(&gateway.url, &with_session, &record);
+        assert_eq!(status, 200);
+        assert_eq!(text(the_answer(&messages)), r#"{"text":"hi"}"#);
+        let note = call(4, "note", r#"{"reason":"the tool's own"}"#, false);
+        let (_, messages) = post(&gateway.url, &with_session, &note);
+        assert_eq!(
+            text(the_answer(&messages)),
+            r#"{"reason":"the tool's own"}"#
+        );
+        // An answer on an SSE stream, after a notification that relates to it: both reach
+        // the client, as a stream.
+        let stream = call(5, "stream", r#"{"text":"s","reason":"r"}"#, false);
+        let (status, messages) = post(&gateway.url, &with_session, &stream);
+        assert_eq!(status, 200);
+        assert_eq!(messages.len(), 2, "{messages:#?}");
+        assert_eq!(messages[0]["method"], "notifications/progress");
+        assert_eq!(text(the_answer(&messages)), r#"{"text":"s"}"#);
 
-    let calls = calls_received(&log);
-    assert_eq!(calls.len(), 3, "{calls:#?}");
-    for call in &calls {
-        let body: Value = serde_json::from_str(call["body"].as_str().unwrap()).unwrap();
-        let reaches = body["params"]["name"] == "note";
-        assert_eq!(
-            body["params"]["arguments"].get("reason").is_some(),
-            reaches,
-            "{call}"
-        );
-        assert_eq!(call["headers"]["mcp-session-id"], "session-1f2e", "{call}");
-        assert!(!call["headers"].to_string().contains("to test"), "{call}");
-    }
-    // Each call was stripped on a listing the gateway made for it, in the same session.
-    let own_listings = http_received(&log)
-        .into_iter()
-        .filter(|request| {
-            request["body"]
-                .as_str()
-                .unwrap_or("")
-                .contains("reasons-proxy/")
-        })
-        .collect::<Vec<_>>();
-    assert_eq!(own_listings.len(), 3, "{own_listings:#?}");
-    for listing in &own_listings {
-        assert_eq!(
-            listing["headers"]["mcp-session-id"], "session-1f2e",
-            "{listing}"
-        );
+        let calls = calls_received(&log);
+        assert_eq!(calls.len(), 3, "{calls:#?}");
+        for call in &calls {
+            let body: Value = serde_json::from_str(call["body"].as_str().unwrap()).unwrap();
+            let reaches = body["params"]["name"] == "note";
+            assert_eq!(
+                body["params"]["arguments"].get("reason").is_some(),
+                reaches,
+                "{call}"
+            );
+            assert_eq!(call["headers"]["mcp-session-id"], "session-1f2e", "{call}");
+            assert!(!call["headers"].to_string().contains("to test"), "{call}");
+        }
+        // Each call was stripped on a listing the gateway made for it, in the same session.
+        let own_listings = http_received(&log)
+            .into_iter()
+            .filter(|request| {
+                request["body"]
+                    .as_str()
+                    .unwrap_or("")
+                    .contains("reasons-proxy/")
+            })
+            .collect::<Vec<_>>();
+        assert_eq!(own_listings.len(), 3, "{own_listings:#?}");
+        for listing in &own_listings {
+            assert_eq!(
+                listing["headers"]["mcp-session-id"], "session-1f2e",
+                "{listing}"
+            );
+        }
     }
 }
 
@@ -155,33 +164,36 @@ fn a_2026_request_carries_headers_rebuilt_from_what_was_forwarded() {
     // R9 R10 for 2026-07-28: Mcp-Method, Mcp-Name and the Mcp-Param-* a schema asks for
     // are rebuilt from the call as forwarded; a header the client sent for them is not
     // passed on, so none can carry the reason.
-    let dir = tempfile::tempdir().unwrap();
-    let (_server, gateway, log) = behind_gateway(dir.path(), &[]);
-    let record = call(
-        7,
-        "record",
-        r#"{"text":"t","region":"eu","reason":"secret"}"#,
-        true,
-    );
-    let forged = [
-        ("Mcp-Param-Reason", "secret"),
-        ("Mcp-Name", "secret"),
-        // The client's credentials go upstream.
-        ("Authorization", "Bearer the-clients"),
-    ];
-    let (status, messages) = post(&gateway.url, &forged, &record);
-    assert_eq!(status, 200, "{messages:?}");
-    assert_eq!(text(the_answer(&messages)), r#"{"text":"t","region":"eu"}"#);
-    let calls = calls_received(&log);
-    assert_eq!(calls.len(), 1, "{calls:#?}");
-    let headers = &calls[0]["headers"];
-    assert_eq!(headers["mcp-method"], "tools/call");
-    assert_eq!(headers["mcp-name"], "record");
-    assert_eq!(headers["mcp-param-region"], "eu");
-    assert_eq!(headers["mcp-protocol-version"], "2026-07-28");
-    assert_eq!(headers["authorization"], "Bearer the-clients");
-    assert!(!headers.to_string().contains("secret"), "{headers}");
-    assert!(!calls[0]["body"].as_str().unwrap().contains("secret"));
+    for engine in ENGINES {
+        eprintln!("on {engine:?}");
+        let dir = tempfile::tempdir().unwrap();
+        let (_server, gateway, log) = behind_gateway(engine, dir.path(), &[]);
+        let record = call(
+            7,
+            "record",
+            r#"{"text":"t","region":"eu","reason":"secret"}"#,
+            true,
+        );
+        let forged = [
+            ("Mcp-Param-Reason", "secret"),
+            ("Mcp-Name", "secret"),
+            // The client's credentials go upstream.
+            ("Authorization", "Bearer the-clients"),
+        ];
+        let (status, messages) = post(&gateway.url, &forged, &record);
+        assert_eq!(status, 200, "{messages:?}");
+        assert_eq!(text(the_answer(&messages)), r#"{"text":"t","region":"eu"}"#);
+        let calls = calls_received(&log);
+        assert_eq!(calls.len(), 1, "{calls:#?}");
+        let headers = &calls[0]["headers"];
+        assert_eq!(headers["mcp-method"], "tools/call");
+        assert_eq!(headers["mcp-name"], "record");
+        assert_eq!(headers["mcp-param-region"], "eu");
+        assert_eq!(headers["mcp-protocol-version"], "2026-07-28");
+        assert_eq!(headers["authorization"], "Bearer the-clients");
+        assert!(!headers.to_string().contains("secret"), "{headers}");
+        assert!(!calls[0]["body"].as_str().unwrap().contains("secret"));
+    }
 }
 
 #[test]
@@ -189,88 +201,100 @@ fn what_the_gateway_cannot_classify_is_refused_and_never_forwarded() {
     // R18: no listing, no augmented tools. An upstream that cannot be reached, or that answers
     // the listing with an error, leaves every call carrying the parameter unsent; a tool
     // the upstream does not list is refused too.
-    let dir = tempfile::tempdir().unwrap();
-    let (_server, gateway, log) = behind_gateway(dir.path(), &[]);
-    let unknown = call(8, "nowhere", r#"{"reason":"r"}"#, true);
-    let (status, messages) = post(&gateway.url, &[], &unknown);
-    assert_eq!(status, 200);
-    let answer = the_answer(&messages);
-    assert!(
-        answer["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("not sent"),
-        "{answer}"
-    );
-    assert_eq!(calls_received(&log).len(), 0);
+    for engine in ENGINES {
+        eprintln!("on {engine:?}");
+        let dir = tempfile::tempdir().unwrap();
+        let (_server, gateway, log) = behind_gateway(engine, dir.path(), &[]);
+        let unknown = call(8, "nowhere", r#"{"reason":"r"}"#, true);
+        let (status, messages) = post(&gateway.url, &[], &unknown);
+        assert_eq!(status, 200);
+        let answer = the_answer(&messages);
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("not sent"),
+            "{answer}"
+        );
+        assert_eq!(calls_received(&log).len(), 0);
 
-    // An upstream that answers every POST with an error status (Python's http.server
-    // takes no POST: 501): the listing fails, the call is refused, and the client hears
-    // the upstream's status.
-    let refusing = Listening::on_free_port(
-        &[
-            "sh".into(),
-            "-c".into(),
-            "exec python3 -m http.server --bind 127.0.0.1 $PORT".into(),
-        ],
-        "/mcp",
-    );
-    let wasm = gateway_wasm(dir.path());
-    let listing_fails = Listening::gateway(&wasm, &[("REASONS_UPSTREAM", &refusing.url)]);
-    let record = call(9, "record", r#"{"text":"x","reason":"r"}"#, true);
-    let (status, messages) = post(&listing_fails.url, &[], &record);
-    assert_eq!(status, 501, "{messages:?}");
-    let refused = the_answer(&messages);
-    assert!(
-        refused["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("not sent"),
-        "{refused}"
-    );
-    // Nothing listens here at all.
-    let nowhere = Listening::gateway(&wasm, &[("REASONS_UPSTREAM", "http://127.0.0.1:9/mcp")]);
-    let (status, messages) = post(&nowhere.url, &[], &record);
-    assert_eq!(status, 200, "{messages:?}");
-    let refused = the_answer(&messages);
-    assert!(
-        refused["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("not sent"),
-        "{refused}"
-    );
-    assert_eq!(calls_received(&log).len(), 0);
+        // An upstream that answers every POST with an error status (Python's http.server
+        // takes no POST: 501): the listing fails, the call is refused, and the client hears
+        // the upstream's status.
+        let refusing = Listening::on_free_port(
+            &[
+                "sh".into(),
+                "-c".into(),
+                "exec python3 -m http.server --bind 127.0.0.1 $PORT".into(),
+            ],
+            "/mcp",
+        );
+        let wasm = gateway_wasm(dir.path());
+        let listing_fails =
+            Listening::gateway(engine, &wasm, &[("REASONS_UPSTREAM", &refusing.url)]);
+        let record = call(9, "record", r#"{"text":"x","reason":"r"}"#, true);
+        let (status, messages) = post(&listing_fails.url, &[], &record);
+        assert_eq!(status, 501, "{messages:?}");
+        let refused = the_answer(&messages);
+        assert!(
+            refused["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("not sent"),
+            "{refused}"
+        );
+        // Nothing listens here at all.
+        let nowhere = Listening::gateway(
+            engine,
+            &wasm,
+            &[("REASONS_UPSTREAM", "http://127.0.0.1:9/mcp")],
+        );
+        let (status, messages) = post(&nowhere.url, &[], &record);
+        assert_eq!(status, 200, "{messages:?}");
+        let refused = the_answer(&messages);
+        assert!(
+            refused["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("not sent"),
+            "{refused}"
+        );
+        assert_eq!(calls_received(&log).len(), 0);
+    }
 }
 
 #[test]
 fn a_gateway_without_its_settings_names_what_is_missing() {
-    let dir = tempfile::tempdir().unwrap();
-    let wasm = gateway_wasm(dir.path());
-    let unset = Listening::gateway(&wasm, &[]);
-    let (status, messages) = post(&unset.url, &[], INITIALIZE);
-    assert_eq!(status, 500);
-    assert!(
-        messages[0]["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("REASONS_UPSTREAM")
-    );
-    let bad = Listening::gateway(
-        &wasm,
-        &[
-            ("REASONS_UPSTREAM", "http://127.0.0.1:9/mcp"),
-            ("REASONS_POSITION", "middle"),
-        ],
-    );
-    let (status, messages) = post(&bad.url, &[], INITIALIZE);
-    assert_eq!(status, 500);
-    assert!(
-        messages[0]["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("REASONS_POSITION")
-    );
+    for engine in ENGINES {
+        eprintln!("on {engine:?}");
+        let dir = tempfile::tempdir().unwrap();
+        let wasm = gateway_wasm(dir.path());
+        let unset = Listening::gateway(engine, &wasm, &[]);
+        let (status, messages) = post(&unset.url, &[], INITIALIZE);
+        assert_eq!(status, 500);
+        assert!(
+            messages[0]["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("REASONS_UPSTREAM")
+        );
+        let bad = Listening::gateway(
+            engine,
+            &wasm,
+            &[
+                ("REASONS_UPSTREAM", "http://127.0.0.1:9/mcp"),
+                ("REASONS_POSITION", "middle"),
+            ],
+        );
+        let (status, messages) = post(&bad.url, &[], INITIALIZE);
+        assert_eq!(status, 500);
+        assert!(
+            messages[0]["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("REASONS_POSITION")
+        );
+    }
 }
 
 #[test]
@@ -279,53 +303,57 @@ fn sdk_clients_through_the_gateway_send_the_server_what_they_send_it_directly() 
     // SDK's Streamable HTTP clients: the server's transcript is the one the same client
     // makes directly, message by message, less the model's reason and less the listings
     // the gateway makes of its own (each call's, as a fresh instance knows no tools).
-    let calls = json!([
-        {"name": "record", "arguments": {"text": "hi", "reason": "to test"}},
-        {"name": "note", "arguments": {"reason": "the tool's own"}}
-    ]);
-    for client in ["node", "python"] {
-        let dir = tempfile::tempdir().unwrap();
-        let direct_log = dir.path().join("direct");
-        let direct = own_server2_http(&direct_log);
-        sdk_client_over(
-            client,
-            calls.clone(),
-            vec!["--url".into(), direct.url.clone()],
-        );
-        let proxied_log = dir.path().join("proxied");
-        let upstream = own_server2_http(&proxied_log);
-        let gateway = Listening::gateway(
-            &gateway_wasm(dir.path()),
-            &[("REASONS_UPSTREAM", &upstream.url)],
-        );
-        let session = sdk_client_over(
-            client,
-            calls.clone(),
-            vec!["--url".into(), gateway.url.clone()],
-        );
-        let results = session["results"].as_array().unwrap();
-        assert_eq!(results.len(), 2, "{client}: {session}");
-        let tools = session["tools"].as_array().unwrap();
-        assert!(!tools.is_empty(), "{client}");
-        for tool in tools {
-            assert!(
-                tool["inputSchema"]["properties"]["reason"].is_object(),
-                "{client}: {tool}"
+    for engine in ENGINES {
+        eprintln!("on {engine:?}");
+        let calls = json!([
+            {"name": "record", "arguments": {"text": "hi", "reason": "to test"}},
+            {"name": "note", "arguments": {"reason": "the tool's own"}}
+        ]);
+        for client in ["node", "python"] {
+            let dir = tempfile::tempdir().unwrap();
+            let direct_log = dir.path().join("direct");
+            let direct = own_server2_http(&direct_log);
+            sdk_client_over(
+                client,
+                calls.clone(),
+                vec!["--url".into(), direct.url.clone()],
             );
-        }
-        let direct = received(&direct_log);
-        let proxied: Vec<String> = received(&proxied_log)
-            .into_iter()
-            .filter(|line| !line.contains("\"reasons-proxy/"))
-            .collect();
-        assert!(direct.len() >= 4, "{client}: {direct:#?}");
-        assert_eq!(direct.len(), proxied.len(), "{client}: {proxied:#?}");
-        for (direct, proxied) in direct.iter().zip(&proxied) {
-            assert_eq!(
-                &direct.replace(r#","reason":"to test""#, ""),
-                proxied,
-                "{client}"
+            let proxied_log = dir.path().join("proxied");
+            let upstream = own_server2_http(&proxied_log);
+            let gateway = Listening::gateway(
+                engine,
+                &gateway_wasm(dir.path()),
+                &[("REASONS_UPSTREAM", &upstream.url)],
             );
+            let session = sdk_client_over(
+                client,
+                calls.clone(),
+                vec!["--url".into(), gateway.url.clone()],
+            );
+            let results = session["results"].as_array().unwrap();
+            assert_eq!(results.len(), 2, "{client}: {session}");
+            let tools = session["tools"].as_array().unwrap();
+            assert!(!tools.is_empty(), "{client}");
+            for tool in tools {
+                assert!(
+                    tool["inputSchema"]["properties"]["reason"].is_object(),
+                    "{client}: {tool}"
+                );
+            }
+            let direct = received(&direct_log);
+            let proxied: Vec<String> = received(&proxied_log)
+                .into_iter()
+                .filter(|line| !line.contains("\"reasons-proxy/"))
+                .collect();
+            assert!(direct.len() >= 4, "{client}: {direct:#?}");
+            assert_eq!(direct.len(), proxied.len(), "{client}: {proxied:#?}");
+            for (direct, proxied) in direct.iter().zip(&proxied) {
+                assert_eq!(
+                    &direct.replace(r#","reason":"to test""#, ""),
+                    proxied,
+                    "{client}"
+                );
+            }
         }
     }
 }
@@ -335,18 +363,21 @@ fn a_listing_that_never_ends_or_never_comes_sends_no_call() {
     // R18, fail closed: an upstream whose tools/list pages for ever, or never answers
     // (far past the gateway's one-second wait), leaves every call unsent and answered
     // with an error.
-    for (flag, waits) in [("--endless-pages", "300"), ("--hang-list", "1")] {
-        let dir = tempfile::tempdir().unwrap();
-        let env = [("REASONS_READ_TIMEOUT_SECS", waits)];
-        let (_server, gateway, log) = behind_gateway_of(dir.path(), &[flag], &env);
-        let record = call(1, "record", r#"{"text":"x","reason":"r"}"#, true);
-        let (_, messages) = post(&gateway.url, &[], &record);
-        let refused = the_answer(&messages);
-        let why = refused["error"]["message"]
-            .as_str()
-            .unwrap_or_else(|| panic!("{flag}: {refused}"));
-        assert!(why.contains("not sent"), "{flag}: {why}");
-        assert_eq!(calls_received(&log).len(), 0, "{flag}");
+    for engine in ENGINES {
+        eprintln!("on {engine:?}");
+        for (flag, waits) in [("--endless-pages", "300"), ("--hang-list", "1")] {
+            let dir = tempfile::tempdir().unwrap();
+            let env = [("REASONS_READ_TIMEOUT_SECS", waits)];
+            let (_server, gateway, log) = behind_gateway_of(engine, dir.path(), &[flag], &env);
+            let record = call(1, "record", r#"{"text":"x","reason":"r"}"#, true);
+            let (_, messages) = post(&gateway.url, &[], &record);
+            let refused = the_answer(&messages);
+            let why = refused["error"]["message"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{flag}: {refused}"));
+            assert!(why.contains("not sent"), "{flag}: {why}");
+            assert_eq!(calls_received(&log).len(), 0, "{flag}");
+        }
     }
 }
 
@@ -354,74 +385,80 @@ fn a_listing_that_never_ends_or_never_comes_sends_no_call() {
 fn the_get_stream_and_delete_are_relayed() {
     // What the server sends on its own reaches the client through the proxy; ending the
     // session reaches the server.
-    let dir = tempfile::tempdir().unwrap();
-    let (_server, gateway, log) = behind_gateway(dir.path(), &[]);
-    let (_, session, _) = initialize(&gateway.url);
-    let agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .build()
-        .new_agent();
-    let (status, _, messages) = answered(
-        agent
-            .get(&gateway.url)
-            .header("Accept", "text/event-stream")
+    for engine in ENGINES {
+        eprintln!("on {engine:?}");
+        let dir = tempfile::tempdir().unwrap();
+        let (_server, gateway, log) = behind_gateway(engine, dir.path(), &[]);
+        let (_, session, _) = initialize(&gateway.url);
+        let agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .build()
+            .new_agent();
+        let (status, _, messages) = answered(
+            agent
+                .get(&gateway.url)
+                .header("Accept", "text/event-stream")
+                .header("Mcp-Session-Id", &session)
+                .call()
+                .unwrap(),
+        );
+        assert_eq!(status, 200);
+        assert_eq!(messages.len(), 1, "{messages:?}");
+        assert_eq!(messages[0]["params"]["data"], "from the GET stream");
+        let deleted = agent
+            .delete(&gateway.url)
             .header("Mcp-Session-Id", &session)
             .call()
-            .unwrap(),
-    );
-    assert_eq!(status, 200);
-    assert_eq!(messages.len(), 1, "{messages:?}");
-    assert_eq!(messages[0]["params"]["data"], "from the GET stream");
-    let deleted = agent
-        .delete(&gateway.url)
-        .header("Mcp-Session-Id", &session)
-        .call()
-        .unwrap();
-    assert_eq!(deleted.status().as_u16(), 200);
-    let received = http_received(&log);
-    let methods: Vec<&str> = received
-        .iter()
-        .map(|r| r["method"].as_str().unwrap())
-        .collect();
-    assert_eq!(methods, ["POST", "GET", "DELETE"]);
-    assert_eq!(received[2]["headers"]["mcp-session-id"], "session-1f2e");
+            .unwrap();
+        assert_eq!(deleted.status().as_u16(), 200);
+        let received = http_received(&log);
+        let methods: Vec<&str> = received
+            .iter()
+            .map(|r| r["method"].as_str().unwrap())
+            .collect();
+        assert_eq!(methods, ["POST", "GET", "DELETE"]);
+        assert_eq!(received[2]["headers"]["mcp-session-id"], "session-1f2e");
+    }
 }
 
 #[test]
 fn each_call_is_stripped_on_a_listing_made_with_its_own_callers_credentials() {
     // Stateless: no caller's listing serves another's. The listing each call is stripped
     // on went upstream with that call's own `Authorization`, just before it.
-    let dir = tempfile::tempdir().unwrap();
-    let (_server, gateway, log) = behind_gateway(dir.path(), &[]);
-    for caller in ["Bearer alice", "Bearer bob", "Bearer alice"] {
-        let record = call(1, "record", r#"{"text":"x","reason":"r"}"#, true);
-        let (status, messages) = post(&gateway.url, &[("Authorization", caller)], &record);
-        assert_eq!(status, 200);
-        assert_eq!(text(the_answer(&messages)), r#"{"text":"x"}"#);
+    for engine in ENGINES {
+        eprintln!("on {engine:?}");
+        let dir = tempfile::tempdir().unwrap();
+        let (_server, gateway, log) = behind_gateway(engine, dir.path(), &[]);
+        for caller in ["Bearer alice", "Bearer bob", "Bearer alice"] {
+            let record = call(1, "record", r#"{"text":"x","reason":"r"}"#, true);
+            let (status, messages) = post(&gateway.url, &[("Authorization", caller)], &record);
+            assert_eq!(status, 200);
+            assert_eq!(text(the_answer(&messages)), r#"{"text":"x"}"#);
+        }
+        let received = http_received(&log);
+        assert_eq!(received.len(), 6, "{received:#?}");
+        for pair in received.chunks(2) {
+            let (listing, call) = (&pair[0], &pair[1]);
+            assert!(
+                listing["body"].as_str().unwrap().contains("tools/list"),
+                "{listing}"
+            );
+            assert!(
+                call["body"].as_str().unwrap().contains("tools/call"),
+                "{call}"
+            );
+            assert_eq!(
+                listing["headers"]["authorization"],
+                call["headers"]["authorization"]
+            );
+        }
+        let callers: Vec<&Value> = received
+            .iter()
+            .map(|r| &r["headers"]["authorization"])
+            .collect();
+        assert_eq!(callers[1], "Bearer alice");
+        assert_eq!(callers[3], "Bearer bob");
     }
-    let received = http_received(&log);
-    assert_eq!(received.len(), 6, "{received:#?}");
-    for pair in received.chunks(2) {
-        let (listing, call) = (&pair[0], &pair[1]);
-        assert!(
-            listing["body"].as_str().unwrap().contains("tools/list"),
-            "{listing}"
-        );
-        assert!(
-            call["body"].as_str().unwrap().contains("tools/call"),
-            "{call}"
-        );
-        assert_eq!(
-            listing["headers"]["authorization"],
-            call["headers"]["authorization"]
-        );
-    }
-    let callers: Vec<&Value> = received
-        .iter()
-        .map(|r| &r["headers"]["authorization"])
-        .collect();
-    assert_eq!(callers[1], "Bearer alice");
-    assert_eq!(callers[3], "Bearer bob");
 }
 
 /// A legacy session and 2026-07-28 calls, each request POSTed to the next of `urls` in
@@ -475,20 +512,23 @@ fn two_engines_serve_one_client_as_one_does() {
     // Scale-out: replicas share nothing, so a client whose requests alternate between two
     // engine processes gets the answers it gets through one, and the server receives the
     // same calls.
-    let dir = tempfile::tempdir().unwrap();
-    let (server, one, log) = behind_gateway(dir.path(), &[]);
-    let wasm = dir.path().join("reasons-gateway.wasm");
-    let two = Listening::gateway(&wasm, &[("REASONS_UPSTREAM", &server.url)]);
-    let through_one = alternating(&[&one.url]);
-    let calls_through_one = calls_received(&log).len();
-    let through_two = alternating(&[&one.url, &two.url]);
-    assert_eq!(through_one.len(), 8, "{through_one:#?}");
-    assert_eq!(through_one, through_two);
-    let calls = calls_received(&log);
-    assert_eq!(calls_through_one, 4);
-    assert_eq!(calls.len(), 8, "{calls:#?}");
-    for call in &calls {
-        let body = call["body"].as_str().unwrap();
-        assert!(!body.contains(r#""reason":"r""#), "{call}");
+    for engine in ENGINES {
+        eprintln!("on {engine:?}");
+        let dir = tempfile::tempdir().unwrap();
+        let (server, one, log) = behind_gateway(engine, dir.path(), &[]);
+        let wasm = dir.path().join("reasons-gateway.wasm");
+        let two = Listening::gateway(engine, &wasm, &[("REASONS_UPSTREAM", &server.url)]);
+        let through_one = alternating(&[&one.url]);
+        let calls_through_one = calls_received(&log).len();
+        let through_two = alternating(&[&one.url, &two.url]);
+        assert_eq!(through_one.len(), 8, "{through_one:#?}");
+        assert_eq!(through_one, through_two);
+        let calls = calls_received(&log);
+        assert_eq!(calls_through_one, 4);
+        assert_eq!(calls.len(), 8, "{calls:#?}");
+        for call in &calls {
+            let body = call["body"].as_str().unwrap();
+            assert!(!body.contains(r#""reason":"r""#), "{call}");
+        }
     }
 }

@@ -32,7 +32,7 @@ pub fn post(settings: &Settings, request: IncomingRequest, out: ResponseOutparam
     let Ok(body) = request.consume() else {
         return wire::refuse(out, 400, "the request's body could not be read");
     };
-    let message = match wire::read_whole(body, settings.max_message) {
+    let message = match wire::read_whole(body, settings.max_message, settings.read_timeout) {
         Ok(message) => message,
         Err(why) => return wire::refuse(out, 413, &why),
     };
@@ -80,7 +80,7 @@ pub fn stream(settings: &Settings, request: IncomingRequest, out: ResponseOutpar
     let Ok(body) = answer.response.consume() else {
         return reply.finish();
     };
-    let Ok(reader) = Body::new(&body) else {
+    let Ok(reader) = Body::new(&body, settings.read_timeout) else {
         return reply.finish();
     };
     let mut place = sse::Place::default();
@@ -199,7 +199,7 @@ impl Exchange<'_> {
         let mut out = Vec::new();
         let cap = self.settings.max_message;
         let ended = if stream {
-            let Ok(reader) = Body::new(&body) else {
+            let Ok(reader) = Body::new(&body, self.settings.read_timeout) else {
                 return self.unanswered(outline, "the MCP server's answer could not be read");
             };
             if !outline.own {
@@ -212,7 +212,7 @@ impl Exchange<'_> {
             })
             .map_err(|broken| broken.to_string())
         } else {
-            wire::read_whole(body, cap).map(|text| {
+            wire::read_whole(body, cap, self.settings.read_timeout).map(|text| {
                 out.extend(self.server_said(text, &mut owed, outline));
             })
         };

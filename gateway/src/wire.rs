@@ -2,11 +2,14 @@
 
 use crate::settings::Settings;
 use std::io::Read;
+use std::time::Duration;
+use wasip2::clocks::monotonic_clock;
 use wasip2::http::outgoing_handler;
 use wasip2::http::types::{
     Fields, IncomingBody, IncomingRequest, IncomingResponse, Method, OutgoingBody, OutgoingRequest,
     OutgoingResponse, RequestOptions, ResponseOutparam, Scheme,
 };
+use wasip2::io::poll::{self, Pollable};
 use wasip2::io::streams::{InputStream, OutputStream, StreamError};
 
 /// Headers that belong to one connection (RFC 9110, 7.6.1) or that the gateway sets
@@ -97,15 +100,10 @@ pub fn header<'a>(headers: &'a [(String, Vec<u8>)], name: &str) -> Option<&'a [u
         .map(|(_, value)| value.as_slice())
 }
 
-/// A body, read whole up to `cap` bytes; `None` past the cap or when it breaks off.
-pub fn read_whole(body: IncomingBody, cap: usize) -> Result<Vec<u8>, String> {
-    let stream = body
-        .stream()
-        .map_err(|()| "the body could not be read".to_string())?;
-    let mut reader = Body {
-        stream: Some(stream),
-        silent: false,
-    };
+/// A body, read whole up to `cap` bytes, each read waiting at most `wait`; why not,
+/// past the cap or when it breaks off or goes silent.
+pub fn read_whole(body: IncomingBody, cap: usize, wait: Duration) -> Result<Vec<u8>, String> {
+    let mut reader = Body::new(&body, wait)?;
     let mut text = Vec::new();
     let read = (&mut reader)
         .take(u64::try_from(cap).unwrap_or(u64::MAX).saturating_add(1))
@@ -122,21 +120,29 @@ pub fn read_whole(body: IncomingBody, cap: usize) -> Result<Vec<u8>, String> {
     }
 }
 
-/// An incoming body as a reader: what the SSE parser reads from. A read that waits past
-/// the request's timeout fails with `TimedOut`, as the parser knows a silent server.
+/// Whether `ready` is ready within `wait`, by the engine's monotonic clock. The gateway
+/// keeps its own time: an engine may not honour a request's timeouts (jco's does not).
+fn within(ready: &Pollable, wait: Duration) -> bool {
+    let nanos = u64::try_from(wait.as_nanos()).unwrap_or(u64::MAX);
+    let timer = monotonic_clock::subscribe_duration(nanos);
+    poll::poll(&[ready, &timer]).contains(&0)
+}
+
+/// An incoming body as a reader: what the SSE parser reads from. A read that waits
+/// longer than `wait` fails with `TimedOut`, as the parser knows a silent server.
 pub struct Body {
     stream: Option<InputStream>,
-    silent: bool,
+    wait: Duration,
 }
 
 impl Body {
-    pub fn new(body: &IncomingBody) -> Result<Body, String> {
+    pub fn new(body: &IncomingBody, wait: Duration) -> Result<Body, String> {
         let stream = body
             .stream()
             .map_err(|()| "the body could not be read".to_string())?;
         Ok(Body {
             stream: Some(stream),
-            silent: false,
+            wait,
         })
     }
 }
@@ -147,25 +153,32 @@ impl Read for Body {
             return Ok(0);
         };
         let want = u64::try_from(buf.len()).unwrap_or(u64::MAX).min(64 * 1024);
-        match stream.blocking_read(want) {
-            Ok(bytes) => {
-                buf[..bytes.len()].copy_from_slice(&bytes);
-                Ok(bytes.len())
-            }
-            Err(StreamError::Closed) => {
-                self.stream = None;
-                Ok(0)
-            }
-            Err(StreamError::LastOperationFailed(error)) => {
-                let why = error.to_debug_string();
-                // wasi:http reports a body that waited past `between-bytes-timeout` as
-                // a failed read naming the timeout.
-                self.silent = why.to_ascii_lowercase().contains("timeout");
-                let kind = match self.silent {
-                    true => std::io::ErrorKind::TimedOut,
-                    false => std::io::ErrorKind::Other,
-                };
-                Err(std::io::Error::new(kind, why))
+        loop {
+            match stream.read(want) {
+                Ok(bytes) if bytes.is_empty() => {
+                    if !within(&stream.subscribe(), self.wait) {
+                        let why = format!("nothing came for {} s", self.wait.as_secs());
+                        return Err(std::io::Error::new(std::io::ErrorKind::TimedOut, why));
+                    }
+                }
+                Ok(bytes) => {
+                    buf[..bytes.len()].copy_from_slice(&bytes);
+                    return Ok(bytes.len());
+                }
+                Err(StreamError::Closed) => {
+                    self.stream = None;
+                    return Ok(0);
+                }
+                Err(StreamError::LastOperationFailed(error)) => {
+                    let why = error.to_debug_string();
+                    // wasi:http reports a body that waited past `between-bytes-timeout`
+                    // as a failed read naming the timeout.
+                    let kind = match why.to_ascii_lowercase().contains("timeout") {
+                        true => std::io::ErrorKind::TimedOut,
+                        false => std::io::ErrorKind::Other,
+                    };
+                    return Err(std::io::Error::new(kind, why));
+                }
             }
         }
     }
@@ -242,7 +255,13 @@ pub fn send(
     }
     OutgoingBody::finish(outgoing, None)
         .map_err(|error| format!("the request could not be sent: {error:?}"))?;
-    future.subscribe().block();
+    if !within(&future.subscribe(), settings.read_timeout) {
+        // Dropping the future cancels the request.
+        return Err(
+            "the MCP server sent nothing for as long as the gateway waits (REASONS_READ_TIMEOUT_SECS)"
+                .into(),
+        );
+    }
     let response = match future.get() {
         Some(Ok(Ok(response))) => response,
         Some(Ok(Err(error))) => return Err(describe(&error)),

@@ -258,25 +258,52 @@ pub fn gateway_wasm(dir: &Path) -> PathBuf {
     wasm
 }
 
+/// A wasi:http engine the gateway's tests run it on.
+#[derive(Clone, Copy, Debug)]
+pub enum Engine {
+    /// `wasmtime serve`, which makes a fresh instance for every request.
+    Wasmtime,
+    /// `jco serve` (`@bytecodealliance/jco`, pinned in `tests/hosts`), which reuses one.
+    Jco,
+}
+
+/// Every engine, for a test to run on each.
+pub const ENGINES: [Engine; 2] = [Engine::Wasmtime, Engine::Jco];
+
 impl Listening {
-    /// `wasmtime serve` serving the gateway component `wasm` on a free loopback port,
-    /// with `env` as its environment, once it accepts connections.
-    pub fn gateway(wasm: &Path, env: &[(&str, &str)]) -> Listening {
+    /// `engine` serving the gateway component `wasm` on a free loopback port, with `env`
+    /// as its environment, once it accepts connections.
+    pub fn gateway(engine: Engine, wasm: &Path, env: &[(&str, &str)]) -> Listening {
         let port = free_port();
-        let mut command = Command::new(wasmtime());
-        command
-            // The pooling allocator is not built into the tests' engine (`./test`
-            // builds only what `serve` needs); instances come from the heap instead.
-            .args(["serve", "-O", "pooling-allocator=n", "-S", "cli", "--addr"])
-            .arg(format!("127.0.0.1:{port}"));
-        for (name, value) in env {
-            command.arg("--env").arg(format!("{name}={value}"));
-        }
+        let mut command = match engine {
+            Engine::Wasmtime => {
+                let mut command = Command::new(wasmtime());
+                // The pooling allocator is not built into the tests' engine (`./test`
+                // builds only what `serve` needs); instances come from the heap instead.
+                command.args(["serve", "-O", "pooling-allocator=n", "-S", "cli", "--addr"]);
+                command.arg(format!("127.0.0.1:{port}"));
+                for (name, value) in env {
+                    command.arg("--env").arg(format!("{name}={value}"));
+                }
+                command
+            }
+            Engine::Jco => {
+                // jco hands the component its own process's environment.
+                let mut command = Command::new(installed("hosts").join("node_modules/.bin/jco"));
+                command.args(["serve", "--host", "127.0.0.1", "--port"]);
+                command.arg(port.to_string());
+                command
+                    .env_clear()
+                    .env("PATH", std::env::var_os("PATH").unwrap_or_default());
+                command.envs(env.iter().copied());
+                command
+            }
+        };
         let child = command
             .arg(wasm)
             .stdout(Stdio::null())
             .spawn()
-            .expect("wasmtime serve starts");
+            .unwrap_or_else(|error| panic!("{engine:?} does not start: {error}"));
         wait_for(port);
         Listening {
             child,
