@@ -7,29 +7,6 @@ use serde_json::Value;
 use std::path::Path;
 use std::process::Stdio;
 
-/// A 2026-07-28 request's `_meta`.
-const MODERN: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"reasons-tests","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}"#;
-
-fn call(id: u32, tool: &str, arguments: &str, meta: bool) -> String {
-    let meta = if meta {
-        format!(",{MODERN}")
-    } else {
-        String::new()
-    };
-    format!(
-        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments}{meta}}}}}"#
-    )
-}
-
-fn list(id: u32, meta: bool) -> String {
-    let params = if meta {
-        format!(r#","params":{{{MODERN}}}"#)
-    } else {
-        String::new()
-    };
-    format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list"{params}}}"#)
-}
-
 /// The text of a `tools/call` answer's first content item.
 fn text(answer: &str) -> String {
     let answer: Value = serde_json::from_str(answer).unwrap();
@@ -37,20 +14,6 @@ fn text(answer: &str) -> String {
         .as_str()
         .unwrap_or_else(|| panic!("no text in {answer}"))
         .to_string()
-}
-
-/// The HTTP requests the server got for `tools/call`s, in order.
-fn calls_received(log: &Path) -> Vec<Value> {
-    let calls: Vec<Value> = http_received(log)
-        .into_iter()
-        .filter(|request| {
-            request["body"]
-                .as_str()
-                .unwrap_or("")
-                .contains("tools/call")
-        })
-        .collect();
-    calls
 }
 
 #[test]

@@ -13,7 +13,7 @@
 use crate::settings::Settings;
 use crate::wire::{self, Answer, Body, Reply};
 use reasons_mcp::headers::{self, ParamHeaders};
-use reasons_mcp::jsonrpc::{self, INTERNAL_ERROR, Id, Line, Message};
+use reasons_mcp::jsonrpc::{self, INTERNAL_ERROR, Id, Line};
 use reasons_mcp::{Audit, NativeLayer, Now, Out, Outline, Proxy, sse};
 use std::collections::VecDeque;
 use wasip2::http::types::{IncomingRequest, Method, ResponseOutparam};
@@ -243,19 +243,11 @@ impl Exchange<'_> {
             Ok(Line::Batch(reads)) => reads,
             Err(_) => Vec::new(),
         };
-        for read in &reads {
-            let Ok(Message::Response {
-                id: Some(id),
-                result,
-            }) = &read.message
-            else {
-                continue;
-            };
-            let Some(at) = owed.iter().position(|owed| owed == id) else {
-                continue;
-            };
-            owed.remove(at);
-            if let (Some("tools/list"), Some(result)) = (outline.method.as_deref(), result) {
+        for result in reasons_mcp::outline::cross_off(&reads, owed)
+            .into_iter()
+            .flatten()
+        {
+            if outline.method.as_deref() == Some("tools/list") {
                 self.params.learn(result);
             }
         }

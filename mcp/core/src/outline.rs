@@ -76,3 +76,43 @@ pub(crate) fn request_id(read: &Read) -> Option<Id> {
         _ => None,
     }
 }
+
+/// The results of the answers among `reads` that `owed` was waiting for, crossed off it
+/// as they are found (`None` for an error answer): matched by the id's value, as the
+/// proxy matches them (`1` and `1.0` are one id).
+pub fn cross_off<'a>(reads: &[Read<'a>], owed: &mut Vec<Id>) -> Vec<Option<&'a str>> {
+    let mut answered = Vec::new();
+    for read in reads {
+        let Ok(Message::Response {
+            id: Some(id),
+            result,
+        }) = &read.message
+        else {
+            continue;
+        };
+        if let Some(at) = owed.iter().position(|owed| owed == id) {
+            owed.swap_remove(at);
+            answered.push(*result);
+        }
+    }
+    answered
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jsonrpc::{Line, read_line};
+
+    #[test]
+    fn owed_answers_are_crossed_off_by_their_ids_value() {
+        let line = br#"[{"jsonrpc":"2.0","id":1.0,"result":{"a":1}},{"jsonrpc":"2.0","id":"x","error":{"code":1,"message":"no"}},{"jsonrpc":"2.0","id":9,"result":{}},{"jsonrpc":"2.0","method":"n"}]"#;
+        let Ok(Line::Batch(reads)) = read_line(line) else {
+            panic!("a batch");
+        };
+        let id = |text| Id::parse(text).unwrap();
+        let mut owed = vec![id("1"), id(r#""x""#), id("2")];
+        let answered = cross_off(&reads, &mut owed);
+        assert_eq!(answered, [Some(r#"{"a":1}"#), None]);
+        assert_eq!(owed, [id("2")]);
+    }
+}

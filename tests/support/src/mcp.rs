@@ -635,3 +635,57 @@ pub fn answered(mut answer: ureq::http::Response<ureq::Body>) -> (u16, String, V
     };
     (status, session, messages)
 }
+
+/// A 2026-07-28 request's `_meta`.
+pub const MODERN: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"reasons-tests","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}"#;
+
+/// A `tools/call` request, with a 2026-07-28 `_meta` when `meta`.
+pub fn call(id: u32, tool: &str, arguments: &str, meta: bool) -> String {
+    let meta = if meta {
+        format!(",{MODERN}")
+    } else {
+        String::new()
+    };
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments}{meta}}}}}"#
+    )
+}
+
+/// A `tools/list` request, with a 2026-07-28 `_meta` when `meta`.
+pub fn list(id: u32, meta: bool) -> String {
+    let params = if meta {
+        format!(r#","params":{{{MODERN}}}"#)
+    } else {
+        String::new()
+    };
+    format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list"{params}}}"#)
+}
+
+/// The HTTP requests the server got for `tools/call`s, in order.
+pub fn calls_received(log: &Path) -> Vec<Value> {
+    let calls: Vec<Value> = http_received(log)
+        .into_iter()
+        .filter(|request| {
+            request["body"]
+                .as_str()
+                .unwrap_or("")
+                .contains("tools/call")
+        })
+        .collect();
+    calls
+}
+
+/// Asserts that `proxied`, a server's transcript through the layer, is `direct`, the same
+/// `client`'s transcript made directly, message by message, less the model's reason
+/// `"reason":"to test"`.
+pub fn assert_transcript_less_the_reason(client: &str, direct: &[String], proxied: &[String]) {
+    assert_eq!(direct.len(), proxied.len(), "{client}: {proxied:#?}");
+    assert!(direct.len() >= 4, "{client}: {direct:#?}");
+    for (direct, proxied) in direct.iter().zip(proxied) {
+        assert_eq!(
+            &direct.replace(r#","reason":"to test""#, ""),
+            proxied,
+            "{client}"
+        );
+    }
+}

@@ -25,7 +25,7 @@ use crate::{Ended, Ending, Event};
 use anyhow::{Context, bail};
 use reasons_mcp::Outline;
 use reasons_mcp::headers::{self, ParamHeaders};
-use reasons_mcp::jsonrpc::{self, INTERNAL_ERROR, Id, Line, Message};
+use reasons_mcp::jsonrpc::{self, INTERNAL_ERROR, Id, Line};
 use reasons_mcp::sse;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -465,25 +465,11 @@ impl Link {
     /// Crosses the answers among `reads` off `owed`, learning from each what later
     /// requests need; whether any was owed.
     fn cross_off(&self, reads: &[jsonrpc::Read], owed: &mut Vec<Id>, outline: &Outline) -> bool {
-        let mut ours = false;
-        for read in reads {
-            let Ok(Message::Response {
-                id: Some(id),
-                result,
-            }) = &read.message
-            else {
-                continue;
-            };
-            let Some(at) = owed.iter().position(|owed| owed == id) else {
-                continue;
-            };
-            owed.swap_remove(at);
-            ours = true;
-            if let Some(result) = result {
-                self.learn(outline.method.as_deref(), result);
-            }
+        let answered = reasons_mcp::outline::cross_off(reads, owed);
+        for result in answered.iter().flatten() {
+            self.learn(outline.method.as_deref(), result);
         }
-        ours
+        !answered.is_empty()
     }
 
     /// What a session's later requests need from a result: the protocol version
