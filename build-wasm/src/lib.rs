@@ -158,6 +158,36 @@ pub struct About<'a> {
     pub source: &'a str,
 }
 
+/// Builds `package` (see [`build_component`]) and writes its component `artifact` to
+/// `released` as it is released: named `name`, described by `description`, with the
+/// version, licence and source of the package whose build script calls this.
+pub fn build_release(
+    package: &str,
+    artifact: &str,
+    name: &str,
+    description: &str,
+    released: &Path,
+) {
+    let built = build_component(package, artifact);
+    let cargo = |variable: &str| {
+        std::env::var(variable)
+            .unwrap_or_else(|_| panic!("cargo sets {variable} from the workspace"))
+    };
+    let (version, licenses, source) = (
+        cargo("CARGO_PKG_VERSION"),
+        cargo("CARGO_PKG_LICENSE"),
+        cargo("CARGO_PKG_REPOSITORY"),
+    );
+    let about = About {
+        name,
+        version: &version,
+        description,
+        licenses: &licenses,
+        source: &source,
+    };
+    with_metadata(&built, &about, released);
+}
+
 /// `component` with `about` in its metadata, written to `out`.
 pub fn with_metadata(component: &Path, about: &About, out: &Path) {
     use wasm_metadata::{AddMetadata, AddMetadataField, Description, Licenses, Source, Version};

@@ -24,6 +24,27 @@ fn shown(field: &Option<impl std::fmt::Display>) -> Option<String> {
     field.as_ref().map(ToString::to_string)
 }
 
+/// Asserts that `component`'s metadata gives `name`, `description` and the release's
+/// version, licence and source.
+fn says(component: &[u8], name: &str, description: &str) {
+    let payload = wasm_metadata::Payload::from_binary(component).unwrap();
+    let metadata = payload.metadata();
+    assert_eq!(metadata.name.as_deref(), Some(name));
+    assert_eq!(
+        shown(&metadata.version).as_deref(),
+        Some(env!("CARGO_PKG_VERSION"))
+    );
+    assert_eq!(shown(&metadata.description).as_deref(), Some(description));
+    assert_eq!(
+        shown(&metadata.licenses).as_deref(),
+        Some("Apache-2.0 WITH LLVM-exception")
+    );
+    assert_eq!(
+        shown(&metadata.source).as_deref(),
+        Some(env!("CARGO_PKG_REPOSITORY"))
+    );
+}
+
 fn about() -> About<'static> {
     About {
         name: "reasons",
@@ -41,25 +62,7 @@ fn the_released_component_says_what_it_is() {
         component, REASONS_WASM,
         "it is the component the binary runs"
     );
-    let payload = wasm_metadata::Payload::from_binary(&component).unwrap();
-    let metadata = payload.metadata();
-    assert_eq!(metadata.name.as_deref(), Some("reasons"));
-    assert_eq!(
-        shown(&metadata.version).as_deref(),
-        Some(env!("CARGO_PKG_VERSION"))
-    );
-    assert_eq!(
-        shown(&metadata.description).as_deref(),
-        Some(REASONS_DESCRIPTION)
-    );
-    assert_eq!(
-        shown(&metadata.licenses).as_deref(),
-        Some("Apache-2.0 WITH LLVM-exception")
-    );
-    assert_eq!(
-        shown(&metadata.source).as_deref(),
-        Some(env!("CARGO_PKG_REPOSITORY"))
-    );
+    says(&component, "reasons", REASONS_DESCRIPTION);
 
     assert_eq!(wit, WIT_PACKAGE_WASM);
     let wit_component::DecodedWasm::WitPackage(resolve, package) =
@@ -133,24 +136,10 @@ fn written_gateway() -> Vec<u8> {
 #[test]
 fn the_released_gateway_says_what_it_is_and_imports_no_files_or_sockets() {
     let gateway = written_gateway();
-    let payload = wasm_metadata::Payload::from_binary(&gateway).unwrap();
-    let metadata = payload.metadata();
-    assert_eq!(metadata.name.as_deref(), Some("reasons-gateway"));
-    assert_eq!(
-        shown(&metadata.version).as_deref(),
-        Some(env!("CARGO_PKG_VERSION"))
-    );
-    assert_eq!(
-        shown(&metadata.description).as_deref(),
-        Some(reasons_build_wasm::GATEWAY_DESCRIPTION)
-    );
-    assert_eq!(
-        shown(&metadata.licenses).as_deref(),
-        Some("Apache-2.0 WITH LLVM-exception")
-    );
-    assert_eq!(
-        shown(&metadata.source).as_deref(),
-        Some(env!("CARGO_PKG_REPOSITORY"))
+    says(
+        &gateway,
+        "reasons-gateway",
+        reasons_build_wasm::GATEWAY_DESCRIPTION,
     );
     let wit_component::DecodedWasm::Component(resolve, world) =
         wit_component::decode(&gateway).unwrap()

@@ -61,6 +61,21 @@ fn run(url: &str, out: &Path) -> (BTreeSet<String>, BTreeMap<String, String>) {
     (passed, failed)
 }
 
+/// The checks a run against `url` passed, asserting that they include every one of
+/// `direct`, the checks the server passed directly.
+fn run_losing_nothing(direct: &BTreeSet<String>, url: &str, out: &Path) -> BTreeSet<String> {
+    let (proxied, failed) = run(url, out);
+    let lost: Vec<(&String, Option<&String>)> = direct
+        .difference(&proxied)
+        .map(|check| (check, failed.get(check)))
+        .collect();
+    assert!(
+        lost.is_empty(),
+        "through {url}, these checks fail: {lost:#?}"
+    );
+    proxied
+}
+
 #[test]
 fn the_proxy_passes_every_check_the_server_passes_directly() {
     let dir = tempfile::tempdir().unwrap();
@@ -81,15 +96,7 @@ fn the_proxy_passes_every_check_the_server_passes_directly() {
         ("stdio upstream", &over_stdio),
         ("HTTP upstream", &over_http),
     ] {
-        let (proxied, failed) = run(&front.url, &dir.path().join(name));
-        let lost: Vec<(&String, Option<&String>)> = direct
-            .difference(&proxied)
-            .map(|check| (check, failed.get(check)))
-            .collect();
-        assert!(
-            lost.is_empty(),
-            "through the proxy ({name}), these checks fail: {lost:#?}"
-        );
+        let proxied = run_losing_nothing(&direct, &front.url, &dir.path().join(name));
         // The one check the proxy passes that server-everything does not: it refuses
         // a rebound Host or Origin, which server-everything serves.
         let gained: Vec<&String> = proxied.difference(&direct).collect();
@@ -113,13 +120,6 @@ fn the_gateway_on_wasmtime_serve_passes_every_check_the_server_passes_directly()
         &wasm,
         &[("REASONS_UPSTREAM", &server.url)],
     );
-    let (proxied, failed) = run(&gateway.url, &dir.path().join("gateway"));
-    let lost: Vec<(&String, Option<&String>)> = direct
-        .difference(&proxied)
-        .map(|check| (check, failed.get(check)))
-        .collect();
-    assert!(
-        lost.is_empty(),
-        "through the gateway, these checks fail: {lost:#?}"
-    );
+    let proxied = run_losing_nothing(&direct, &gateway.url, &dir.path().join("gateway"));
+    assert!(proxied.len() >= direct.len());
 }

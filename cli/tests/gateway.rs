@@ -33,6 +33,13 @@ fn behind_gateway_of(
     (server, gateway, log)
 }
 
+/// Asserts that `messages` answer a call with an error saying it was not sent (R18).
+fn assert_not_sent(messages: &[Value]) {
+    let refused = the_answer(messages);
+    let why = refused["error"]["message"].as_str();
+    assert!(why.is_some_and(|why| why.contains("not sent")), "{refused}");
+}
+
 /// Runs `test` on each engine, with a folder of its own, saying which on failure.
 fn on_each_engine(test: impl Fn(Engine, &Path)) {
     for engine in ENGINES {
@@ -212,14 +219,7 @@ fn what_the_gateway_cannot_classify_is_refused_and_never_forwarded() {
         let record = call(9, "record", r#"{"text":"x","reason":"r"}"#, true);
         let (status, messages) = post(&listing_fails.url, &[], &record);
         assert_eq!(status, 501, "{messages:?}");
-        let refused = the_answer(&messages);
-        assert!(
-            refused["error"]["message"]
-                .as_str()
-                .unwrap()
-                .contains("not sent"),
-            "{refused}"
-        );
+        assert_not_sent(&messages);
         // Nothing listens here at all.
         let nowhere = Listening::gateway(
             engine,
@@ -228,14 +228,7 @@ fn what_the_gateway_cannot_classify_is_refused_and_never_forwarded() {
         );
         let (status, messages) = post(&nowhere.url, &[], &record);
         assert_eq!(status, 200, "{messages:?}");
-        let refused = the_answer(&messages);
-        assert!(
-            refused["error"]["message"]
-                .as_str()
-                .unwrap()
-                .contains("not sent"),
-            "{refused}"
-        );
+        assert_not_sent(&messages);
         assert_eq!(calls_received(&log).len(), 0);
     });
 }
