@@ -169,22 +169,18 @@ impl Exchange<'_> {
             Ok(answer) => answer,
             Err(why) => return self.unanswered(outline, &why),
         };
-        if !outline.own {
+        // The client hears what the upstream answered its own message, and an error
+        // status its listing got (a 401's challenge, a 404 for a session that ended).
+        let failed = !(200..300).contains(&answer.status);
+        if !outline.own || failed {
             self.relayed = Some(Relayed {
                 status: answer.status,
                 headers: answer.headers.clone(),
             });
         }
         let mut owed = outline.ids.clone();
-        if !(200..300).contains(&answer.status) {
-            // An error status: the client hears it (a 401's challenge, a 404 for a
-            // session that ended); what was owed an answer gets an error naming it.
-            if outline.own {
-                self.relayed = Some(Relayed {
-                    status: answer.status,
-                    headers: answer.headers.clone(),
-                });
-            }
+        if failed {
+            // What was owed an answer gets an error naming the status.
             let why = format!("the MCP server answered HTTP {}", answer.status);
             return self.unanswered(outline, &why);
         }
