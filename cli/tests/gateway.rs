@@ -417,6 +417,91 @@ fn each_call_is_stripped_on_a_listing_made_with_its_own_callers_credentials() {
     });
 }
 
+/// How many `tools/list` requests the server got.
+fn listings_received(log: &Path) -> usize {
+    http_received(log)
+        .iter()
+        .filter(|request| request["body"].as_str().unwrap().contains("tools/list"))
+        .count()
+}
+
+/// Calls `record` as each of `callers` in turn (an `Authorization` each), each call
+/// checked to arrive without the model's reason (R9).
+fn record_as(gateway: &Listening, callers: &[&str]) {
+    for caller in callers {
+        let record = call(1, "record", r#"{"text":"x","reason":"r"}"#, true);
+        let (status, messages) = post(&gateway.url, &[("Authorization", caller)], &record);
+        assert_eq!(status, 200, "{messages:?}");
+        assert_eq!(text(the_answer(&messages)), r#"{"text":"x"}"#);
+    }
+}
+
+#[test]
+fn a_listing_is_reused_only_by_whom_and_for_as_long_as_it_allows() {
+    // Where the engine reuses an instance, a listing that says it may be reused serves
+    // the calls that follow: a private one its own caller's alone, a public one every
+    // caller's. One that says nothing is listed again for every call.
+    const CALLERS: [&str; 4] = ["Bearer alice", "Bearer alice", "Bearer bob", "Bearer alice"];
+    // Each case: the server's flags, and how many listings the four calls cost.
+    let cases: [(&[&str], usize); 3] = [
+        (&[], 4),
+        (&["--cacheable=600000,private"], 2),
+        (&["--cacheable=600000,public"], 1),
+    ];
+    assert_eq!(cases.len(), 3);
+    for engine in REUSING {
+        for (flags, listings) in cases {
+            eprintln!("on {engine:?}, {flags:?}");
+            let dir = tempfile::tempdir().unwrap();
+            let (_server, gateway, log) = behind_gateway_of(engine, dir.path(), flags, &[]);
+            record_as(&gateway, &CALLERS);
+            assert_eq!(calls_received(&log).len(), 4);
+            assert_eq!(listings_received(&log), listings, "{flags:?}");
+        }
+        // With no room for listings, none is reused.
+        let dir = tempfile::tempdir().unwrap();
+        let flags = ["--cacheable=600000,public"];
+        let none = [("REASONS_LISTING_CACHE_MIB", "0")];
+        let (_server, gateway, log) = behind_gateway_of(engine, dir.path(), &flags, &none);
+        record_as(&gateway, &CALLERS);
+        assert_eq!(listings_received(&log), 4);
+    }
+}
+
+#[test]
+fn a_tool_that_changes_after_the_client_listed_is_stripped_as_it_is_now() {
+    // R9, R18: `note` owns a `reason` (R5) until `change`, whose answer says the tools
+    // changed. The next call's reason is the model's, stripped: on a fresh listing
+    // where none is kept, and where one is, because the change dropped it.
+    for engine in [Engine::Wasmtime, Engine::WasmtimeReusing, Engine::Jco] {
+        for flags in [&[][..], &["--cacheable=600000,public"]] {
+            eprintln!("on {engine:?}, {flags:?}");
+            let dir = tempfile::tempdir().unwrap();
+            let (_server, gateway, log) = behind_gateway_of(engine, dir.path(), flags, &[]);
+            let (_, listed) = post(&gateway.url, &[], &list(1, true));
+            let tools = &the_answer(&listed)["result"]["tools"];
+            assert_eq!(tools[0]["name"], "note", "{tools}");
+            let own = call(2, "note", r#"{"reason":"the tool's own"}"#, true);
+            let (_, answer) = post(&gateway.url, &[], &own);
+            assert_eq!(text(the_answer(&answer)), r#"{"reason":"the tool's own"}"#);
+
+            let (_, changed) = post(&gateway.url, &[], &call(3, "change", "{}", true));
+            assert_eq!(text(the_answer(&changed)), "changed");
+            let model = call(4, "note", r#"{"text":"t","reason":"the model's"}"#, true);
+            let (_, answer) = post(&gateway.url, &[], &model);
+            assert_eq!(text(the_answer(&answer)), r#"{"text":"t"}"#);
+            let received = calls_received(&log);
+            assert_eq!(received.len(), 3);
+            assert!(
+                !received[2]["body"]
+                    .as_str()
+                    .unwrap()
+                    .contains("the model's")
+            );
+        }
+    }
+}
+
 /// A legacy session and 2026-07-28 calls, each request POSTed to the next of `urls` in
 /// turn; every answer, in order.
 fn alternating(urls: &[&str]) -> Vec<Value> {

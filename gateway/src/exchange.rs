@@ -8,15 +8,24 @@
 //! forwarded; every message that comes back (a JSON body, or an SSE stream's events) goes
 //! to the proxy as the server's. A fresh proxy knows no tools, so a `tools/call` waits
 //! for the proxy's own `tools/list`, made for this caller with its headers, before it
-//! is stripped and sent, or refused (R18).
+//! is stripped and sent, or refused (R18). That listing is answered from the listings
+//! kept for reuse when one allows it ([`crate::listings`]).
 
+use crate::listings::{Key, Listings};
 use crate::settings::Settings;
 use crate::wire::{self, Answer, Body, Reply};
 use reasons_mcp::headers::{self, ParamHeaders};
-use reasons_mcp::jsonrpc::{self, INTERNAL_ERROR, Id, Line};
+use reasons_mcp::jsonrpc::{self, INTERNAL_ERROR, Id, Line, Message, Read};
 use reasons_mcp::{Audit, NativeLayer, Now, Out, Outline, Proxy, sse};
+use std::cell::RefCell;
 use std::collections::VecDeque;
+use std::time::Instant;
 use wasip2::http::types::{IncomingRequest, Method, ResponseOutparam};
+
+thread_local! {
+    /// The listings kept for reuse, for as long as the engine keeps this instance.
+    static LISTINGS: RefCell<Listings> = RefCell::default();
+}
 
 /// The time, read from the engine's clocks for one step of the proxy.
 fn now() -> Now {
@@ -88,6 +97,9 @@ pub fn stream(settings: &Settings, request: IncomingRequest, out: ResponseOutpar
     // Whatever the stream carries, the proxy reads: a server's request to the client or
     // a notification goes on as the proxy relays it; nothing goes the other way here.
     let _ = sse::read_while(reader, &mut place, settings.max_message, |_, data| {
+        if let Ok(line) = jsonrpc::read_line(data.as_bytes()) {
+            forget_if_changed(&reads_of(line));
+        }
         for line in proxy.server_sent(data.into_bytes(), now()) {
             match line {
                 Out::Client(line) => open = open && reply.write(&wire::event(&line)),
@@ -99,6 +111,25 @@ pub fn stream(settings: &Settings, request: IncomingRequest, out: ResponseOutpar
         open
     });
     reply.finish();
+}
+
+/// The messages of one line.
+fn reads_of(line: Line<'_>) -> Vec<Read<'_>> {
+    match line {
+        Line::One(read) => vec![read],
+        Line::Batch(reads) => reads,
+    }
+}
+
+/// Drops every listing kept when one of `reads` says the server's tools changed.
+fn forget_if_changed(reads: &[Read]) {
+    let changed = reads.iter().any(|read| {
+        matches!(&read.message, Ok(Message::Notification { method })
+            if *method == "notifications/tools/list_changed")
+    });
+    if changed {
+        LISTINGS.with_borrow_mut(Listings::forget);
+    }
 }
 
 /// A DELETE: the client ending its session, relayed.
@@ -164,6 +195,10 @@ impl Exchange<'_> {
 
     /// Sends `line` upstream; what the proxy makes of the answer.
     fn upstream(&mut self, line: &[u8], outline: &Outline) -> Vec<Out> {
+        if let Some(answer) = self.kept_listing(outline) {
+            let mut owed = outline.ids.clone();
+            return self.server_said(answer.into_bytes(), &mut owed, outline);
+        }
         let headers = self.headers(outline);
         let answer = match wire::send(self.settings, Method::Post, &headers, Some(line)) {
             Ok(answer) => answer,
@@ -234,11 +269,7 @@ impl Exchange<'_> {
     fn server_said(&mut self, message: Vec<u8>, owed: &mut Vec<Id>, outline: &Outline) -> Vec<Out> {
         // Read by the proxy's own strict reader, as the proxy reads it next: an answer
         // is matched by its id's value (`1` and `1.0` are one id), a batch's each.
-        let reads = match jsonrpc::read_line(&message) {
-            Ok(Line::One(read)) => vec![read],
-            Ok(Line::Batch(reads)) => reads,
-            Err(_) => Vec::new(),
-        };
+        let reads = jsonrpc::read_line(&message).map_or_else(|_| Vec::new(), reads_of);
         for result in reasons_mcp::outline::cross_off(&reads, owed)
             .into_iter()
             .flatten()
@@ -246,9 +277,36 @@ impl Exchange<'_> {
             if outline.method.as_deref() == Some("tools/list") {
                 self.params.learn(result);
             }
+            if let Some(keys) = self.listing_keys(outline) {
+                let cap = self.settings.listing_cache;
+                LISTINGS.with_borrow_mut(|kept| kept.keep(keys, result, Instant::now(), cap));
+            }
         }
+        // After the listing is kept: a change told with it outdates it too.
+        forget_if_changed(&reads);
         drop(reads);
         self.proxy.server_sent(message, now())
+    }
+
+    /// The keys of `outline`'s listing among those kept, when it is the proxy's own
+    /// (a client's listing is the client's to make) and any are kept.
+    fn listing_keys(&self, outline: &Outline) -> Option<[Key; 2]> {
+        let listing = outline.own && outline.method.as_deref() == Some("tools/list");
+        (listing && self.settings.listing_cache > 0).then(|| {
+            let (version, cursor) = (outline.version.as_deref(), outline.cursor.as_deref());
+            Key::both(&self.client, version, cursor)
+        })
+    }
+
+    /// The answer to `outline`'s listing from one kept for this caller, if one may serve.
+    fn kept_listing(&self, outline: &Outline) -> Option<String> {
+        let keys = self.listing_keys(outline)?;
+        let [id] = outline.ids.as_slice() else {
+            return None;
+        };
+        let result = LISTINGS
+            .with_borrow_mut(|kept| kept.find(&keys, Instant::now()).map(str::to_string))?;
+        Some(jsonrpc::result(id, &result))
     }
 
     /// What the proxy makes of `outline`'s requests going unanswered for `why`: each

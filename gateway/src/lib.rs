@@ -14,7 +14,9 @@
 //!
 //! [`Proxy`]: reasons_mcp::Proxy
 
-// Natively only the settings' tests read them: the component is their one user.
+// Natively only their tests use these: the component is their one user.
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+mod listings;
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 mod settings;
 

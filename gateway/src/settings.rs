@@ -13,6 +13,7 @@
 //! | `REASONS_HEADERS` | headers the gateway adds of its own: `Name: value`, one per line |
 //! | `REASONS_READ_TIMEOUT_SECS` | how long the upstream may stay silent while it owes an answer (300) |
 //! | `REASONS_MAX_MESSAGE_MIB` | the largest message taken from either side (256) |
+//! | `REASONS_LISTING_CACHE_MIB` | room for listings kept for reuse, as each allows (16; 0: none kept) |
 
 use reasons_transform::{Options, Position};
 use std::time::Duration;
@@ -25,6 +26,8 @@ pub struct Settings {
     pub headers: Vec<(String, String)>,
     pub read_timeout: Duration,
     pub max_message: usize,
+    /// Bytes of listings kept for reuse (see [`crate::listings`]).
+    pub listing_cache: usize,
 }
 
 /// The upstream's URL, in the parts an outgoing request takes.
@@ -115,30 +118,44 @@ impl Settings {
                 get("REASONS_READ_TIMEOUT_SECS"),
                 "REASONS_READ_TIMEOUT_SECS",
                 300,
+                1,
             )?),
-            max_message: usize::try_from(number(
+            max_message: mib(
                 get("REASONS_MAX_MESSAGE_MIB"),
                 "REASONS_MAX_MESSAGE_MIB",
                 256,
-            )?)
-            .unwrap_or(usize::MAX)
-            .saturating_mul(1 << 20),
+                1,
+            )?,
+            listing_cache: mib(
+                get("REASONS_LISTING_CACHE_MIB"),
+                "REASONS_LISTING_CACHE_MIB",
+                16,
+                0,
+            )?,
         })
     }
 }
 
-/// `value` as a positive whole number, or `default` when unset.
-fn number(value: Option<&str>, name: &str, default: u64) -> Result<u64, String> {
+/// `value` as a whole number of at least `least`, or `default` when unset.
+fn number(value: Option<&str>, name: &str, default: u64, least: u64) -> Result<u64, String> {
     match value {
         None => Ok(default),
         Some(text) => text
             .parse()
             .ok()
-            .filter(|number| *number > 0)
+            .filter(|number| *number >= least)
             .ok_or(format!(
-                "{name} must be a whole number above 0, not {text:?}"
+                "{name} must be a whole number of at least {least}, not {text:?}"
             )),
     }
+}
+
+/// [`number`] mebibytes, in bytes.
+fn mib(value: Option<&str>, name: &str, default: u64, least: u64) -> Result<usize, String> {
+    let mib = number(value, name, default, least)?;
+    Ok(usize::try_from(mib)
+        .unwrap_or(usize::MAX)
+        .saturating_mul(1 << 20))
 }
 
 /// The parts of `url`, an `http` or `https` URL with a host.
@@ -246,12 +263,15 @@ mod tests {
         );
         assert_eq!(settings.read_timeout, Duration::from_secs(300));
         assert_eq!(settings.max_message, 256 << 20);
+        assert_eq!(settings.listing_cache, 16 << 20);
+        let none = with(&[UPSTREAM, ("REASONS_LISTING_CACHE_MIB", "0")]).unwrap();
+        assert_eq!(none.listing_cache, 0);
     }
 
     #[test]
     fn a_missing_or_bad_setting_is_named() {
         // Each case: the environment, and the variable its error must name.
-        let cases: [(&[(&str, &str)], &str); 9] = [
+        let cases: [(&[(&str, &str)], &str); 11] = [
             (&[], "REASONS_UPSTREAM is not set"),
             (&[("REASONS_UPSTREAM", "ftp://x/mcp")], "REASONS_UPSTREAM"),
             (
@@ -276,8 +296,16 @@ mod tests {
                 &[UPSTREAM, ("REASONS_READ_TIMEOUT_SECS", "0")],
                 "REASONS_READ_TIMEOUT_SECS",
             ),
+            (
+                &[UPSTREAM, ("REASONS_MAX_MESSAGE_MIB", "0")],
+                "REASONS_MAX_MESSAGE_MIB",
+            ),
+            (
+                &[UPSTREAM, ("REASONS_LISTING_CACHE_MIB", "-1")],
+                "REASONS_LISTING_CACHE_MIB",
+            ),
         ];
-        assert_eq!(cases.len(), 9);
+        assert_eq!(cases.len(), 11);
         for (variables, named) in cases {
             let Err(why) = with(variables) else {
                 panic!("{variables:?} was accepted");

@@ -20,6 +20,8 @@
 //   crlf    answers with JSON whose whitespace holds carriage returns around a second,
 //           forged answer (to id 99): one message to a JSON parser, two to a reader that
 //           ends lines at CR
+//   change  `note` no longer owns a `reason` from now; answered on an SSE stream that
+//           first says so with notifications/tools/list_changed
 import { createServer } from "node:http";
 import { appendFileSync } from "node:fs";
 
@@ -34,6 +36,10 @@ const hangList = flags.includes("--hang-list");
 // With --endless-pages, every page of tools/list names a next one, for ever.
 const endlessPages = flags.includes("--endless-pages");
 let pages = 0;
+// With --cacheable=<ttlMs>,<scope>, every listing says it may be reused for that long by
+// that scope (2026-07-28's cacheable results).
+const cacheable = flags.find((flag) => flag.startsWith("--cacheable="))?.split("=")[1].split(",");
+const reuse = cacheable ? { ttlMs: Number(cacheable[0]), cacheScope: cacheable[1] } : {};
 const MODERN = "2026-07-28";
 const SESSION = "session-1f2e";
 const object = (properties) => ({ type: "object", properties });
@@ -52,6 +58,7 @@ const tools = [
   { name: "crlf", inputSchema: object({}) },
   { name: "hang", inputSchema: object({}) },
   { name: "endless", inputSchema: object({}) },
+  { name: "change", inputSchema: object({}) },
 ];
 
 const json = (res, status, body, headers = {}) => {
@@ -117,7 +124,7 @@ const server = createServer((req, res) => {
       case "tools/list":
         if (hangList) return;
         if (endlessPages) return json(res, 200, result(id, { tools, nextCursor: `page-${++pages}` }));
-        return json(res, 200, result(id, { tools }));
+        return json(res, 200, result(id, { tools, ...reuse }));
       case "tools/call": {
         if (modern && req.headers["mcp-name"] !== params.name) return mismatch(res, id, "Mcp-Name");
         const text = (t) => ({ content: [{ type: "text", text: t }] });
@@ -139,6 +146,13 @@ const server = createServer((req, res) => {
             res.writeHead(200, { "content-type": "application/json" });
             const answer = JSON.stringify(result(id, text("real")));
             return res.end(answer.slice(0, -1) + `,"x":\r${forged}\r}`);
+          }
+          case "change": {
+            tools[0] = { name: "note", inputSchema: object({ text: { type: "string" } }) };
+            const send = sse(res);
+            send({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
+            send(result(id, text("changed")));
+            return res.end();
           }
           case "drop": {
             sse(res);

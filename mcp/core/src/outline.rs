@@ -23,6 +23,8 @@ pub struct Outline {
     pub version: Option<String>,
     /// A `tools/call`'s arguments as forwarded, as their exact text.
     pub arguments: Option<String>,
+    /// `params.cursor`: the page a listing asks for.
+    pub cursor: Option<String>,
     /// Whether it is the proxy's own (a listing it needs), not a client's: its answer is
     /// the proxy's too, and reaches no client.
     pub own: bool,
@@ -56,6 +58,7 @@ impl Outline {
             name: text_at(&["name"]).or_else(|| text_at(&["uri"])),
             version: text_at(&["_meta", VERSION_KEY]),
             arguments: arguments.map(str::to_string),
+            cursor: text_at(&["cursor"]),
             own: false,
         }
     }

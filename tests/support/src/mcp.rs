@@ -263,12 +263,19 @@ pub fn gateway_wasm(dir: &Path) -> PathBuf {
 pub enum Engine {
     /// `wasmtime serve`, which makes a fresh instance for every request.
     Wasmtime,
+    /// `wasmtime serve --max-instance-reuse-count`, which reuses an instance for the
+    /// requests that follow one another.
+    WasmtimeReusing,
     /// `jco serve` (`@bytecodealliance/jco`, pinned in `tests/hosts`), which reuses one.
     Jco,
 }
 
-/// Every engine, for a test to run on each.
+/// An engine of each kind, for a test to run on each: a fresh instance per request, one
+/// instance for all.
 pub const ENGINES: [Engine; 2] = [Engine::Wasmtime, Engine::Jco];
+
+/// The engines that reuse an instance, where what one request keeps serves the next.
+pub const REUSING: [Engine; 2] = [Engine::WasmtimeReusing, Engine::Jco];
 
 impl Listening {
     /// `engine` serving the gateway component `wasm` on a free loopback port, with `env`
@@ -276,12 +283,16 @@ impl Listening {
     pub fn gateway(engine: Engine, wasm: &Path, env: &[(&str, &str)]) -> Listening {
         let port = free_port();
         let mut command = match engine {
-            Engine::Wasmtime => {
+            Engine::Wasmtime | Engine::WasmtimeReusing => {
                 let mut command = Command::new(wasmtime());
                 // The pooling allocator is not built into the tests' engine (`./test`
                 // builds only what `serve` needs); instances come from the heap instead.
                 command.args(["serve", "-O", "pooling-allocator=n", "-S", "cli", "--addr"]);
                 command.arg(format!("127.0.0.1:{port}"));
+                if let Engine::WasmtimeReusing = engine {
+                    command.args(["--max-instance-reuse-count", "1000"]);
+                    command.args(["--idle-instance-timeout", "600s"]);
+                }
                 for (name, value) in env {
                     command.arg("--env").arg(format!("{name}={value}"));
                 }

@@ -696,6 +696,7 @@ fn a_line_to_the_server_comes_with_what_it_is_owed_and_carries_as_forwarded() {
         name: Some("plain".into()),
         version: Some("2026-07-28".into()),
         arguments: Some(r#"{"text":"hi"}"#.into()),
+        cursor: None,
         own: false,
     };
     assert_eq!(out[0], expected);
@@ -711,6 +712,11 @@ fn a_line_to_the_server_comes_with_what_it_is_owed_and_carries_as_forwarded() {
     let out = outlines(proxy.client_sent(answer.as_bytes().to_vec(), now()));
     assert_eq!(out.len(), 1, "{out:?}");
     assert!(out[0].ids.is_empty(), "{out:?}");
+    // A listing names the page it asks for, so that a transport can tell pages apart.
+    let page = r#"{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"cursor":"p2"}}"#;
+    let out = outlines(proxy.client_sent(page.as_bytes().to_vec(), now()));
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert_eq!(out[0].cursor.as_deref(), Some("p2"));
 }
 
 #[test]
