@@ -417,6 +417,32 @@ fn each_call_is_stripped_on_a_listing_made_with_its_own_callers_credentials() {
     });
 }
 
+#[test]
+fn a_message_over_the_cap_is_refused_from_either_side_and_never_relayed() {
+    // A client's message over REASONS_MAX_MESSAGE_MIB is refused before anything goes
+    // upstream; a server's answer over it reaches the client as an error, not in part.
+    on_each_engine(|engine, dir| {
+        let cap = [("REASONS_MAX_MESSAGE_MIB", "1")];
+        let (_server, gateway, log) = behind_gateway(engine, dir, &cap);
+        let large = format!(r#"{{"text":"{}"}}"#, "x".repeat(2 << 20));
+        let (status, _) = post(&gateway.url, &[], &call(1, "record", &large, true));
+        assert_eq!(status, 413);
+        // The server logs each request it gets: no log, no request.
+        assert!(!log.exists(), "{:?}", http_received(&log));
+
+        // Under the cap going up, twice its size coming back: `record` answers with its
+        // arguments as JSON text inside JSON text, so each `\"` sent comes back as four
+        // bytes.
+        let quotes = format!(r#"{{"text":"{}"}}"#, r#"\""#.repeat(350_000));
+        let (status, messages) = post(&gateway.url, &[], &call(2, "record", &quotes, true));
+        assert_eq!(status, 200, "{messages:?}");
+        let answer = the_answer(&messages);
+        let why = answer["error"]["message"].as_str().unwrap_or_default();
+        assert!(why.contains("cap"), "{answer}");
+        assert_eq!(calls_received(&log).len(), 1);
+    });
+}
+
 /// How many `tools/list` requests the server got.
 fn listings_received(log: &Path) -> usize {
     http_received(log)
