@@ -88,7 +88,7 @@ fn a_legacy_session_through_the_gateway_loses_only_the_models_reason() {
             .as_array()
             .unwrap()
             .clone();
-        assert_eq!(tools.len(), 8, "{tools:#?}");
+        assert_eq!(tools.len(), HTTP_ECHO_TOOLS, "{tools:#?}");
         for tool in &tools {
             assert!(
                 tool["inputSchema"]["properties"]["reason"].is_object(),
@@ -202,17 +202,10 @@ fn what_the_gateway_cannot_classify_is_refused_and_never_forwarded() {
         );
         assert_eq!(calls_received(&log).len(), 0);
 
-        // An upstream that answers every POST with an error status (Python's http.server
-        // takes no POST: 501): the listing fails, the call is refused, and the client hears
-        // the upstream's status.
-        let refusing = Listening::on_free_port(
-            &[
-                "sh".into(),
-                "-c".into(),
-                "exec python3 -m http.server --bind 127.0.0.1 $PORT".into(),
-            ],
-            "/mcp",
-        );
+        // An upstream that answers every POST with an error status: the listing fails,
+        // the call is refused, and the client hears the upstream's status.
+        let refusing_log = dir.join("refusing.jsonl");
+        let refusing = http_echo_with(&refusing_log, &["--refuse-posts"]);
         let wasm = gateway_wasm(dir);
         let listing_fails =
             Listening::gateway(engine, &wasm, &[("REASONS_UPSTREAM", &refusing.url)]);
@@ -220,6 +213,8 @@ fn what_the_gateway_cannot_classify_is_refused_and_never_forwarded() {
         let (status, messages) = post(&listing_fails.url, &[], &record);
         assert_eq!(status, 501, "{messages:?}");
         assert_not_sent(&messages);
+        assert_eq!(listings_received(&refusing_log), 1);
+        assert_eq!(calls_received(&refusing_log).len(), 0);
         // Nothing listens here at all.
         let nowhere = Listening::gateway(
             engine,

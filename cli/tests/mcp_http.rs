@@ -33,7 +33,7 @@ fn a_legacy_session_carries_its_session_and_version_and_no_reason_arrives() {
     assert!(resumed.contains("resumed after event 1"), "{resumed}");
     let listed: Value = serde_json::from_str(&session.ask(&list(2, false))).unwrap();
     let tools = listed["result"]["tools"].as_array().unwrap();
-    assert_eq!(tools.len(), 8);
+    assert_eq!(tools.len(), HTTP_ECHO_TOOLS);
     assert!(tools[1]["inputSchema"]["properties"]["reason"].is_object());
     let got = text(&session.ask(&call(
         3,
@@ -95,7 +95,10 @@ fn a_2026_request_carries_its_headers_and_none_carries_the_reason() {
     let server = http_echo(&log);
     let mut session = Session::start(&proxied_url(&[], &server.url));
     let listed: Value = serde_json::from_str(&session.ask(&list(1, true))).unwrap();
-    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 8);
+    assert_eq!(
+        listed["result"]["tools"].as_array().unwrap().len(),
+        HTTP_ECHO_TOOLS
+    );
     let got = text(&session.ask(&call(
         2,
         "record",
@@ -342,7 +345,10 @@ fn a_server_that_hangs_up_its_stream_each_time_is_asked_a_bounded_number_of_time
     // Far past the five tries' five seconds: a sixth would have come by now.
     std::thread::sleep(std::time::Duration::from_secs(15));
     let listed: Value = serde_json::from_str(&session.ask(&list(2, false))).unwrap();
-    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 8);
+    assert_eq!(
+        listed["result"]["tools"].as_array().unwrap().len(),
+        HTTP_ECHO_TOOLS
+    );
     drop(session);
     let gets = http_received(&log)
         .into_iter()

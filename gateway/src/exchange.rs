@@ -349,18 +349,24 @@ impl Exchange<'_> {
         let Pending::Waiting(out, lines) = std::mem::replace(&mut self.reply, Pending::Done) else {
             return;
         };
+        if let Some(reply) = self.open_stream(out, &lines) {
+            self.reply = Pending::Streaming(reply);
+        }
+    }
+
+    /// The client's answer opened as an event stream, under the upstream's headers, with
+    /// `lines` sent on it.
+    fn open_stream(&self, out: ResponseOutparam, lines: &[Vec<u8>]) -> Option<Reply> {
         let upstream = self
             .relayed
             .as_ref()
             .map(|relayed| relayed.headers.as_slice());
         let headers = wire::response_headers(upstream.unwrap_or_default(), "text/event-stream");
-        let Some(mut reply) = Reply::open(out, 200, &headers) else {
-            return;
-        };
+        let mut reply = Reply::open(out, 200, &headers)?;
         for line in lines {
-            reply.write(&wire::event(&line));
+            reply.write(&wire::event(line));
         }
-        self.reply = Pending::Streaming(reply);
+        Some(reply)
     }
 
     /// A line for the client: streamed when its answer is a stream, else kept for it.
@@ -407,11 +413,7 @@ impl Exchange<'_> {
                         }
                     }
                     _ => {
-                        self.reply = Pending::Waiting(out, lines);
-                        self.stream_to_client();
-                        if let Pending::Streaming(reply) =
-                            std::mem::replace(&mut self.reply, Pending::Done)
-                        {
+                        if let Some(reply) = self.open_stream(out, &lines) {
                             reply.finish();
                         }
                     }

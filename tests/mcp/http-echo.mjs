@@ -36,6 +36,8 @@ const hangList = flags.includes("--hang-list");
 // With --endless-pages, every page of tools/list names a next one, for ever.
 const endlessPages = flags.includes("--endless-pages");
 let pages = 0;
+// With --refuse-posts, every POST is answered 501 with no JSON-RPC body, once it is read.
+const refusePosts = flags.includes("--refuse-posts");
 // With --cacheable=<ttlMs>,<scope>, every listing says it may be reused for that long by
 // that scope (2026-07-28's cacheable results).
 const cacheable = flags.find((flag) => flag.startsWith("--cacheable="))?.split("=")[1].split(",");
@@ -95,6 +97,7 @@ const server = createServer((req, res) => {
       return; // kept open, as a server's stream is
     }
     if (req.method === "DELETE") return hangDelete ? undefined : json(res, 200, {});
+    if (refusePosts) return res.writeHead(501).end("no POST here");
     const message = JSON.parse(body);
     const { id, method, params = {} } = message;
     const meta = params._meta ?? {};

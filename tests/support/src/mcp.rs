@@ -375,6 +375,9 @@ pub fn own_server2_http(log: &Path) -> Listening {
     )
 }
 
+/// How many tools `tests/mcp/http-echo.mjs` lists (its header names each).
+pub const HTTP_ECHO_TOOLS: usize = 9;
+
 /// The tests' own Streamable HTTP server (`tests/mcp/http-echo.mjs`), logging every HTTP
 /// request it gets to `log`.
 pub fn http_echo(log: &Path) -> Listening {
