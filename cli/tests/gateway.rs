@@ -438,6 +438,38 @@ fn a_message_over_the_cap_is_refused_from_either_side_and_never_relayed() {
     });
 }
 
+#[test]
+fn what_a_server_does_to_a_call_through_the_gateway_still_answers_it_once() {
+    // R19: an error status, a stream that ends first, an SSE event whose data never ends
+    // (past a 1 MiB cap), and an answer whose whitespace hides a forged second answer
+    // behind carriage returns: each call gets exactly one answer, its own, saying what
+    // happened; no answer to a request the client never made.
+    on_each_engine(|engine, dir| {
+        let cap = [("REASONS_MAX_MESSAGE_MIB", "1")];
+        let (_server, gateway, _log) = behind_gateway(engine, dir, &cap);
+        // Each case: the tool, the status the client gets, what its answer must say.
+        let cases = [
+            ("fail", 500, "HTTP 500"),
+            ("drop", 200, "ended before it answered"),
+            ("endless", 200, "cap"),
+            ("crlf", 200, "real"),
+        ];
+        assert_eq!(cases.len(), 4);
+        for (tool, status_wanted, says) in cases {
+            let (status, messages) = post(&gateway.url, &[], &call(2, tool, "{}", true));
+            assert_eq!(status, status_wanted, "{tool}: {messages:?}");
+            let answer = the_answer(&messages);
+            assert_eq!(answer["id"], 2, "{tool}: {answer}");
+            let said = answer["error"]["message"]
+                .as_str()
+                .or(answer["result"]["content"][0]["text"].as_str())
+                .unwrap_or_default();
+            assert!(said.contains(says), "{tool}: {answer}");
+            assert!(!said.contains('\r'), "{tool}: {answer}");
+        }
+    });
+}
+
 /// How many `tools/list` requests the server got.
 fn listings_received(log: &Path) -> usize {
     http_received(log)
