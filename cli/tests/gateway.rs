@@ -470,6 +470,53 @@ fn what_a_server_does_to_a_call_through_the_gateway_still_answers_it_once() {
     });
 }
 
+#[test]
+fn what_a_web_page_can_send_is_refused_before_anything_goes_upstream() {
+    // A page's no-cors fetch or form POST (text/plain, form-encoded) needs no preflight;
+    // a page's request carries `Origin`. The gateway serves native clients alone, so no
+    // page can spend the credentials its browser holds: each is refused, and the
+    // upstream hears nothing.
+    on_each_engine(|engine, dir| {
+        let (_server, gateway, log) = behind_gateway(engine, dir, &[]);
+        let agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .build()
+            .new_agent();
+        let both = "application/json, text/event-stream";
+        let record = call(1, "record", r#"{"text":"x","reason":"r"}"#, true);
+        // Each case: Content-Type, Accept, Origin (empty: none), and the status.
+        let cases = [
+            ("text/plain;charset=UTF-8", both, "", 415),
+            ("application/x-www-form-urlencoded", both, "", 415),
+            ("multipart/form-data; boundary=x", both, "", 415),
+            ("application/json", "text/html", "", 406),
+            ("application/json", both, "https://evil.example", 403),
+            ("application/json", both, "null", 403),
+        ];
+        assert_eq!(cases.len(), 6);
+        for (content_type, accept, origin, status) in cases {
+            let mut request = agent
+                .post(&gateway.url)
+                .header("Content-Type", content_type)
+                .header("Accept", accept);
+            if !origin.is_empty() {
+                request = request.header("Origin", origin);
+            }
+            let answer = request.send(&record).unwrap();
+            assert_eq!(answer.status().as_u16(), status, "{content_type} {origin}");
+        }
+        // The GET stream and DELETE from a page are refused too.
+        let get = agent
+            .get(&gateway.url)
+            .header("Origin", "https://evil.example")
+            .call()
+            .unwrap();
+        assert_eq!(get.status().as_u16(), 403);
+        // The server logs each request it gets: no log, no request.
+        assert!(!log.exists(), "{:?}", http_received(&log));
+    });
+}
+
 /// How many `tools/list` requests the server got.
 fn listings_received(log: &Path) -> usize {
     http_received(log)

@@ -37,6 +37,11 @@ fn now() -> Now {
 
 /// A POST: one message from the client.
 pub fn post(settings: &Settings, request: IncomingRequest, out: ResponseOutparam) {
+    let content_type = wire::joined(&request, "content-type");
+    let accept = wire::joined(&request, "accept");
+    if let Some((status, why)) = reasons_mcp::admission::refused_post(&content_type, &accept) {
+        return wire::refuse(out, status, &why);
+    }
     let client = wire::client_headers(&request);
     let Ok(body) = request.consume() else {
         return wire::refuse(out, 400, "the request's body could not be read");

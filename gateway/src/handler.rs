@@ -25,6 +25,14 @@ impl Guest for Gateway {
         if path.split('?').next() != Some(PATH) {
             return wire::refuse(out, 404, &format!("reasons-gateway serves MCP at {PATH}"));
         }
+        // A browser's page sends `Origin`; the gateway serves native clients alone, so
+        // that no page can spend the credentials its browser holds for the upstream.
+        let origin = wire::joined(&request, "origin");
+        if !origin.is_empty() {
+            let why =
+                format!("reasons-gateway serves no web page: a page at {origin:?} may not call it");
+            return wire::refuse(out, 403, &why);
+        }
         match request.method() {
             Method::Post => exchange::post(&settings, request, out),
             Method::Get => exchange::stream(&settings, request, out),

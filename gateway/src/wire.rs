@@ -64,6 +64,17 @@ pub fn client_headers(request: &IncomingRequest) -> Vec<(String, Vec<u8>)> {
         .collect()
 }
 
+/// Every value of the request's header `name`, joined as one list.
+pub fn joined(request: &IncomingRequest, name: &str) -> String {
+    let values: Vec<String> = request
+        .headers()
+        .get(name)
+        .iter()
+        .map(|value| String::from_utf8_lossy(value).into_owned())
+        .collect();
+    values.join(", ")
+}
+
 /// The upstream's end-to-end response headers (its `Mcp-Session-Id`, a 401's
 /// `WWW-Authenticate`) for the client's answer, with `content_type` when it is not empty.
 pub fn response_headers(

@@ -8,6 +8,7 @@
 //! every transport (a server's stdio, Streamable HTTP, a wasi:http gateway) drives the
 //! same core.
 
+pub mod admission;
 pub mod audit;
 pub mod headers;
 pub mod jsonrpc;

@@ -1,12 +1,8 @@
 //! Which requests the front takes at all, before any session sees them: only what a
 //! client means to send runs.
 //!
-//! A web page can send a POST that needs no CORS preflight (a no-cors `fetch`, a plain
-//! HTML form) with `Content-Type: text/plain` or `application/x-www-form-urlencoded`, and
-//! a form's `text/plain` body can be made to read as JSON. So a POST must say it is JSON
-//! (`Content-Type: application/json`, which a page can only send after a preflight) and
-//! accept what the specification says a client accepts (`application/json` and
-//! `text/event-stream`); and a request that carries a browser's `Origin` is taken only
+//! A POST must say it is JSON and accept both answers (the core's
+//! [`reasons_mcp::admission`] says why); and a request that carries a browser's `Origin` is taken only
 //! from this listener's own origin or one named with `--allow-origin`, which alone are
 //! answered CORS preflights. Native clients send no `Origin` and go on as before.
 
@@ -74,27 +70,9 @@ pub fn caller(headers: &HeaderMap, host: &str, allowed: &AllowedOrigins) -> Resu
 /// Why a POST is not taken, as a status and words; `None` when it is.
 pub fn refused_post(headers: &HeaderMap) -> Option<(StatusCode, String)> {
     let content_type = joined(headers, header::CONTENT_TYPE);
-    let is_json = content_type
-        .parse::<mime::Mime>()
-        .is_ok_and(|kind| kind.essence_str() == "application/json");
-    if !is_json {
-        return Some((
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            format!(
-                "a POST's body is one JSON message: its Content-Type must be application/json, not {content_type:?}"
-            ),
-        ));
-    }
     let accept = joined(headers, header::ACCEPT);
-    if !(accepts(&accept, "application", "json") && accepts(&accept, "text", "event-stream")) {
-        return Some((
-            StatusCode::NOT_ACCEPTABLE,
-            format!(
-                "a POST is answered as application/json or text/event-stream: its Accept must admit both, not {accept:?}"
-            ),
-        ));
-    }
-    None
+    let (status, why) = reasons_mcp::admission::refused_post(&content_type, &accept)?;
+    Some((StatusCode::from_u16(status).ok()?, why))
 }
 
 /// Every value of the header `name`, as one list.
@@ -105,23 +83,6 @@ fn joined(headers: &HeaderMap, name: header::HeaderName) -> String {
         .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned())
         .collect();
     values.join(", ")
-}
-
-/// Whether the `Accept` list admits `kind/subtype`: a range that matches it (`*/*`,
-/// `kind/*` or itself) with a quality above zero.
-fn accepts(accept: &str, kind: &str, subtype: &str) -> bool {
-    accept
-        .split(',')
-        .filter_map(|range| range.trim().parse::<mime::Mime>().ok())
-        .filter(|range| {
-            range
-                .get_param("q")
-                .is_none_or(|q| q.as_str().parse::<f32>().is_ok_and(|q| q > 0.0))
-        })
-        .any(|range| {
-            let (t, s) = (range.type_().as_str(), range.subtype().as_str());
-            (t == "*" && s == "*") || (t == kind && (s == "*" || s == subtype))
-        })
 }
 
 /// The headers an answer to an allowed page's request carries, so that its script may
