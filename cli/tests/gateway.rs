@@ -473,9 +473,9 @@ fn what_a_server_does_to_a_call_through_the_gateway_still_answers_it_once() {
 #[test]
 fn what_a_web_page_can_send_is_refused_before_anything_goes_upstream() {
     // A page's no-cors fetch or form POST (text/plain, form-encoded) needs no preflight;
-    // a page's request carries `Origin`. The gateway serves native clients alone, so no
-    // page can spend the credentials its browser holds: each is refused, and the
-    // upstream hears nothing.
+    // a page's request carries `Origin`. The gateway serves native clients, and a page
+    // only of its own origin on a loopback name, so no other page can spend the
+    // credentials its browser holds: each is refused, and the upstream hears nothing.
     on_each_engine(|engine, dir| {
         let (_server, gateway, log) = behind_gateway(engine, dir, &[]);
         let agent = ureq::Agent::config_builder()
@@ -514,6 +514,11 @@ fn what_a_web_page_can_send_is_refused_before_anything_goes_upstream() {
         assert_eq!(get.status().as_u16(), 403);
         // The server logs each request it gets: no log, no request.
         assert!(!log.exists(), "{:?}", http_received(&log));
+        // A page of the gateway's own origin on a loopback name is this machine's own.
+        let own = gateway.url.trim_end_matches("/mcp");
+        let (status, messages) = post(&gateway.url, &[("Origin", own)], &record);
+        assert_eq!(status, 200, "{messages:?}");
+        assert_eq!(text(the_answer(&messages)), r#"{"text":"x"}"#);
     });
 }
 

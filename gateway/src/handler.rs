@@ -25,10 +25,13 @@ impl Guest for Gateway {
         if path.split('?').next() != Some(PATH) {
             return wire::refuse(out, 404, &format!("reasons-gateway serves MCP at {PATH}"));
         }
-        // A browser's page sends `Origin`; the gateway serves native clients alone, so
-        // that no page can spend the credentials its browser holds for the upstream.
+        // A browser's page sends `Origin`; the gateway serves native clients, and a page
+        // only of its own origin on a loopback name, so that no other page can spend
+        // the credentials its browser holds, or the gateway's own, for the upstream.
         let origin = wire::joined(&request, "origin");
-        if !origin.is_empty() {
+        let authority = request.authority().unwrap_or_default();
+        if !origin.is_empty() && !reasons_mcp::admission::loopback_same_origin(&origin, &authority)
+        {
             let why =
                 format!("reasons-gateway serves no web page: a page at {origin:?} may not call it");
             return wire::refuse(out, 403, &why);

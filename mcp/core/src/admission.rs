@@ -49,3 +49,55 @@ fn accepts(accept: &str, kind: &str, subtype: &str) -> bool {
             (t == "*" && s == "*") || (t == kind && (s == "*" || s == subtype))
         })
 }
+
+/// Whether a page at `origin` is the same origin as a server reached as `authority`
+/// (its `Host`) on a loopback name: a page served by this machine to itself. A page
+/// that rebound its own DNS name to the server's address sends its own name as `Host`
+/// and `Origin` alike, so a same origin on any other name proves nothing.
+pub fn loopback_same_origin(origin: &str, authority: &str) -> bool {
+    let authority = authority.to_ascii_lowercase();
+    // The name, less a port (`[::1]:8080`, `localhost`).
+    let host = match authority.rsplit_once(':') {
+        Some((host, port)) if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => host,
+        _ => authority.as_str(),
+    };
+    let loopback = matches!(host, "localhost" | "127.0.0.1" | "[::1]");
+    let origin = origin.to_ascii_lowercase();
+    loopback
+        && (origin == format!("http://{authority}") || origin == format!("https://{authority}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_loopback_page_of_the_servers_own_origin_may_call() {
+        let cases = [
+            ("http://localhost:8080", "localhost:8080", true),
+            ("http://LOCALHOST:8080", "localhost:8080", true),
+            ("http://127.0.0.1:8080", "127.0.0.1:8080", true),
+            ("http://[::1]:8080", "[::1]:8080", true),
+            ("https://localhost", "localhost", true),
+            // Another port, another origin.
+            ("http://localhost:5173", "localhost:8080", false),
+            // A rebound name: its own origin, but no loopback name.
+            ("http://evil.example:8080", "evil.example:8080", false),
+            (
+                "http://localhost.evil.example:8080",
+                "localhost.evil.example:8080",
+                false,
+            ),
+            ("null", "localhost:8080", false),
+            ("", "localhost:8080", false),
+        ];
+        assert_eq!(cases.len(), 10);
+        for (origin, authority, may) in cases {
+            assert_eq!(
+                loopback_same_origin(origin, authority),
+                may,
+                "{origin} {authority}"
+            );
+        }
+    }
+}
