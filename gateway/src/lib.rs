@@ -7,7 +7,12 @@
 //! core `reasons mcp` drives, over the transform linked in. A call is stripped only when
 //! the upstream's current listing for this caller (its session id, its credentials) is
 //! one the transform augments: the core lists on its own before it sends a call, and a
-//! call it cannot classify is answered with an error, never forwarded (R18).
+//! call it cannot classify is answered with an error, never forwarded (R18). The one
+//! thing an instance keeps is listings, and only as each listing allows its reuse
+//! ([`listings`]): an optimisation, never a condition of correctness.
+//!
+//! It serves native clients: a web page's request is refused unless the page is of the
+//! gateway's own origin on a loopback name (`reasons_mcp::admission`).
 //!
 //! The settings are read natively too, so that their tests run under `cargo test`; the
 //! rest is the component's.
