@@ -107,14 +107,12 @@ struct Kept {
 #[derive(Default)]
 pub struct Listings {
     kept: HashMap<Key, Kept>,
-    bytes: usize,
 }
 
 impl Listings {
     /// A listing that may serve the caller of `keys` (see [`Key::both`]) at `now`.
     pub fn find(&mut self, keys: &[Key; 2], now: Instant) -> Option<&str> {
         self.kept.retain(|_, kept| kept.until > now);
-        self.bytes = self.kept.values().map(|kept| kept.result.len()).sum();
         let key = keys.iter().find(|key| self.kept.contains_key(key))?;
         Some(&self.kept[key].result)
     }
@@ -136,10 +134,8 @@ impl Listings {
         if result.len() > cap {
             return;
         }
-        if let Some(old) = self.kept.remove(&key) {
-            self.bytes -= old.result.len();
-        }
-        while self.bytes + result.len() > cap {
+        self.kept.remove(&key);
+        while self.bytes() + result.len() > cap {
             let Some(soonest) = self
                 .kept
                 .iter()
@@ -148,11 +144,8 @@ impl Listings {
             else {
                 break;
             };
-            if let Some(old) = self.kept.remove(&soonest) {
-                self.bytes -= old.result.len();
-            }
+            self.kept.remove(&soonest);
         }
-        self.bytes += result.len();
         let result = result.to_string();
         self.kept.insert(key, Kept { result, until });
     }
@@ -160,7 +153,11 @@ impl Listings {
     /// Drops every listing: the server said its tools changed.
     pub fn forget(&mut self) {
         self.kept.clear();
-        self.bytes = 0;
+    }
+
+    /// The bytes of the results kept.
+    fn bytes(&self) -> usize {
+        self.kept.values().map(|kept| kept.result.len()).sum()
     }
 }
 
@@ -301,7 +298,7 @@ mod tests {
                 cap,
             );
         }
-        assert!(listings.bytes <= cap);
+        assert!(listings.bytes() <= cap);
         // The two listed last are kept; the first ones made room.
         let kept: Vec<bool> = callers
             .iter()
