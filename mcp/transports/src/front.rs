@@ -22,9 +22,8 @@ mod admission;
 #[cfg(test)]
 mod properties;
 
-use super::{Client, Ended, Event, Listen, Session, Settings};
+use super::{Client, Ended, Error, Event, Listen, Session, Settings};
 use admission::{AllowedOrigins, Caller};
-use anyhow::{Context, bail};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -53,24 +52,27 @@ pub fn serve(
     options: Options,
     settings: &Settings,
     signals: mpsc::Receiver<Event>,
-) -> anyhow::Result<Ended> {
-    let address: SocketAddr = listen.address.parse().with_context(|| {
-        format!(
+) -> Result<Ended, Error> {
+    let address: SocketAddr = listen.address.parse().map_err(|_| {
+        Error::Setting(format!(
             "--listen {:?} is not an address and port (127.0.0.1:8931)",
             listen.address
-        )
+        ))
     })?;
     if !address.ip().is_loopback() {
-        bail!(
+        return Err(Error::Setting(format!(
             "--listen {address}: only a loopback address is served (127.0.0.1 or [::1]): \
              whoever reaches it runs the server's tools"
-        );
+        )));
     }
-    let allowed_origins = AllowedOrigins::new(&listen.allow_origins).map_err(anyhow::Error::msg)?;
+    let allowed_origins = AllowedOrigins::new(&listen.allow_origins).map_err(Error::Setting)?;
+    let listening = format!("cannot listen on {address}");
     let listener = std::net::TcpListener::bind(address)
-        .with_context(|| format!("cannot listen on {address}"))?;
-    listener.set_nonblocking(true)?;
-    let bound = listener.local_addr()?;
+        .and_then(|listener| listener.set_nonblocking(true).map(|()| listener))
+        .map_err(Error::system(listening.clone()))?;
+    let bound = listener
+        .local_addr()
+        .map_err(Error::system(listening.clone()))?;
     let front = Arc::new(Front {
         plugin: plugin.clone(),
         options,
@@ -86,7 +88,7 @@ pub fn serve(
         .enable_io()
         .enable_time()
         .build()
-        .context("cannot start the HTTP runtime")?;
+        .map_err(Error::system("cannot start the HTTP runtime"))?;
     let app = Router::new()
         .route(
             PATH,
@@ -105,7 +107,7 @@ pub fn serve(
         .with_state(front.clone());
     let listener = {
         let _entered = runtime.enter();
-        tokio::net::TcpListener::from_std(listener)?
+        tokio::net::TcpListener::from_std(listener).map_err(Error::system(listening))?
     };
     runtime.spawn(accept(listener, app));
     eprintln!("reasons: serving MCP at http://{bound}{PATH}");
@@ -239,7 +241,7 @@ impl Front {
                 refuse(
                     StatusCode::INTERNAL_SERVER_ERROR,
                     jsonrpc::INTERNAL_ERROR,
-                    &format!("{error:#}"),
+                    &error.to_string(),
                 )
             })?;
         let routes = Arc::new(Mutex::new(Routes {

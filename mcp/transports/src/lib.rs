@@ -8,10 +8,10 @@
 //! starts runs in a process group of its own, which the proxy signals and, if it must,
 //! kills: the server never outlives the proxy (R20).
 
+mod error;
 mod front;
 mod upstream;
 
-use anyhow::Context;
 use reasons_host::Plugin;
 use reasons_mcp::{Audit, ComponentLayer, Now, Out, Proxy, jsonrpc, one_line};
 use reasons_transform::Options;
@@ -24,6 +24,7 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 use upstream::{Http, Process, Upstream};
 
+pub use error::Error;
 pub use upstream::{DEFAULT_READ_TIMEOUT_SECS, Remote};
 
 /// How long the server has, at each step of its shutdown, before the next: once its
@@ -186,7 +187,7 @@ enum Event {
 
 /// Runs the proxy until the client has gone and the server has finished, the server has
 /// gone, or a signal ended it. Fails only when it cannot start.
-pub fn run(plugin: &Plugin, options: Options, settings: Settings) -> anyhow::Result<Ended> {
+pub fn run(plugin: &Plugin, options: Options, settings: Settings) -> Result<Ended, Error> {
     let (events, inbox) = mpsc::channel();
     // Registered before the server starts, so that no signal falls between.
     forward_signals(events.clone())?;
@@ -239,31 +240,25 @@ impl Session {
         options: &Options,
         settings: &Settings,
         events: mpsc::Sender<Event>,
-    ) -> anyhow::Result<Session> {
+    ) -> Result<Session, Error> {
         let layer = ComponentLayer::new(plugin, options.clone())?;
         let log = settings.audit.as_deref().map(audit_log).transpose()?;
         let audit = Audit::new(log, settings.stats).named(settings.name.clone());
         let server = match &settings.server {
             Server::Command(command) => {
-                let (program, arguments) = command
-                    .split_first()
-                    .context("no server command: `reasons mcp -- <server command...>`")?;
-                let mut process = Process::start(program, arguments)?;
+                let (program, arguments) = command.split_first().ok_or_else(|| {
+                    Error::Setting("no server command: `reasons mcp -- <server command...>`".into())
+                })?;
+                let (process, stdout) = Process::start(program, arguments)?;
                 let ends = Ends {
                     over_cap: Event::ServerOverCap,
                     closed: Event::ServerClosed,
                 };
-                read_lines(
-                    process.stdout()?,
-                    settings.max_message,
-                    events,
-                    Event::Server,
-                    ends,
-                );
+                read_lines(stdout, settings.max_message, events, Event::Server, ends);
                 Upstream::Process(process)
             }
             Server::Url(remote) => {
-                Upstream::Http(Http::connect(remote.clone(), events, settings.max_message)?)
+                Upstream::Http(Http::connect(remote.clone(), events, settings.max_message))
             }
         };
         Ok(Session {
@@ -356,21 +351,24 @@ fn now() -> Now {
 
 /// The audit log at `path`, appended to; it holds the model's reasons, so only its owner
 /// may read it.
-fn audit_log(path: &std::path::Path) -> anyhow::Result<Box<dyn Write + Send>> {
+fn audit_log(path: &std::path::Path) -> Result<Box<dyn Write + Send>, Error> {
     use std::os::unix::fs::OpenOptionsExt;
     let file = std::fs::File::options()
         .create(true)
         .append(true)
         .mode(0o600)
         .open(path)
-        .with_context(|| format!("cannot open the audit log {}", path.display()))?;
+        .map_err(Error::system(format!(
+            "cannot open the audit log {}",
+            path.display()
+        )))?;
     Ok(Box::new(file))
 }
 
 /// Passes each ending signal to the loop, as an event.
-fn forward_signals(to: mpsc::Sender<Event>) -> anyhow::Result<()> {
-    let mut signals =
-        signal_hook::iterator::Signals::new(ENDING).context("cannot listen for signals")?;
+fn forward_signals(to: mpsc::Sender<Event>) -> Result<(), Error> {
+    let mut signals = signal_hook::iterator::Signals::new(ENDING)
+        .map_err(Error::system("cannot listen for signals"))?;
     std::thread::spawn(move || {
         for signal in signals.forever() {
             if to.send(Event::Signal(signal)).is_err() {

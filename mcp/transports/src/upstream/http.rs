@@ -21,8 +21,7 @@
 
 mod legacy;
 
-use crate::{Ended, Ending, Event};
-use anyhow::{Context, bail};
+use crate::{Ended, Ending, Error, Event};
 use reasons_mcp::Outline;
 use reasons_mcp::headers::{self, ParamHeaders};
 use reasons_mcp::jsonrpc::{self, INTERNAL_ERROR, Id, Line};
@@ -68,18 +67,21 @@ impl Remote {
     /// `url`, with `headers` (`Name: value`) and `from_env` (`Name=VARIABLE`, the value
     /// read from the environment so that a secret stays out of a client's config). An
     /// error names the flag that is wrong and why.
-    pub fn new(url: &str, headers: &[String], from_env: &[String]) -> anyhow::Result<Remote> {
+    pub fn new(url: &str, headers: &[String], from_env: &[String]) -> Result<Remote, Error> {
         let uri: Uri = url
             .parse()
-            .map_err(|_| anyhow::anyhow!("--url {:?} is not a URL", shown(url)))?;
+            .map_err(|_| Error::Setting(format!("--url {:?} is not a URL", shown(url))))?;
         if !matches!(uri.scheme_str(), Some("http" | "https")) || uri.host().is_none() {
-            bail!("--url {:?} is not an http:// or https:// URL", shown(url));
+            return Err(Error::Setting(format!(
+                "--url {:?} is not an http:// or https:// URL",
+                shown(url)
+            )));
         }
         let mut parsed = Vec::new();
         for flag in headers {
             let (name, value) = flag
                 .split_once(':')
-                .with_context(|| format!("--header {flag:?} is not `Name: value`"))?;
+                .ok_or_else(|| Error::Setting(format!("--header {flag:?} is not `Name: value`")))?;
             parsed.push(header(
                 name.trim(),
                 value.trim(),
@@ -87,15 +89,10 @@ impl Remote {
             )?);
         }
         for flag in from_env {
-            let (name, variable) = flag
-                .split_once('=')
-                .with_context(|| format!("--header-env {flag:?} is not `Name=VARIABLE`"))?;
-            let value = std::env::var(variable).with_context(|| {
-                format!(
-                    "--header-env {flag:?}: the environment has no {variable} (or it is not UTF-8)"
-                )
+            let (name, variable) = flag.split_once('=').ok_or_else(|| {
+                Error::Setting(format!("--header-env {flag:?} is not `Name=VARIABLE`"))
             })?;
-            // The value is a secret: the message names the variable, never its value.
+            let value = variable_of(variable, &format!("--header-env {flag:?}"))?;
             parsed.push(header(
                 name.trim(),
                 &value,
@@ -112,15 +109,14 @@ impl Remote {
 
     /// `Authorization: Bearer` and the token in the environment variable `variable`
     /// (`--bearer-env`, what Codex's `bearer_token_env_var` asks of a client).
-    pub fn bearer_from(mut self, variable: &str) -> anyhow::Result<Remote> {
+    pub fn bearer_from(mut self, variable: &str) -> Result<Remote, Error> {
         let flag = format!("--bearer-env {variable}");
-        let token = std::env::var(variable).with_context(|| {
-            format!("{flag}: the environment has no {variable} (or it is not UTF-8)")
-        })?;
-        // The value is a secret: the message names the variable, never its value.
+        let token = variable_of(variable, &flag)?;
         let bearer = header("Authorization", &format!("Bearer {token}"), &flag)?;
         if self.headers.iter().any(|(name, _)| *name == bearer.0) {
-            bail!("{flag}: another flag already gives `Authorization`");
+            return Err(Error::Setting(format!(
+                "{flag}: another flag already gives `Authorization`"
+            )));
         }
         self.headers.push(bearer);
         Ok(self)
@@ -150,15 +146,27 @@ fn shown(url: &str) -> String {
 }
 
 /// One user header, checked: a valid name the transport does not set, a valid value.
-fn header(name: &str, value: &str, flag: &str) -> anyhow::Result<(HeaderName, HeaderValue)> {
+fn header(name: &str, value: &str, flag: &str) -> Result<(HeaderName, HeaderValue), Error> {
     let name = HeaderName::from_bytes(name.as_bytes())
-        .with_context(|| format!("{flag}: {name:?} is not a header name"))?;
+        .map_err(|_| Error::Setting(format!("{flag}: {name:?} is not a header name")))?;
     if OWN_HEADERS.contains(&name.as_str()) {
-        bail!("{flag}: `{name}` is set by the transport itself");
+        return Err(Error::Setting(format!(
+            "{flag}: `{name}` is set by the transport itself"
+        )));
     }
     let value = HeaderValue::from_str(value)
-        .with_context(|| format!("{flag}: the value is not a valid header value"))?;
+        .map_err(|_| Error::Setting(format!("{flag}: the value is not a valid header value")))?;
     Ok((name, value))
+}
+
+/// The value of the environment's `variable`, which `flag` names: a secret, so that an
+/// error names the variable and never its value.
+fn variable_of(variable: &str, flag: &str) -> Result<String, Error> {
+    std::env::var(variable).map_err(|_| {
+        Error::Setting(format!(
+            "{flag}: the environment has no {variable} (or it is not UTF-8)"
+        ))
+    })
 }
 
 /// The server at a URL, as the loop drives it.
@@ -199,11 +207,7 @@ struct Established {
 impl Http {
     /// Starts the thread that sends what the proxy says to `remote`; what comes back goes
     /// to `events`, each message at most `max_message` bytes.
-    pub fn connect(
-        remote: Remote,
-        events: Sender<Event>,
-        max_message: usize,
-    ) -> anyhow::Result<Http> {
+    pub fn connect(remote: Remote, events: Sender<Event>, max_message: usize) -> Http {
         let agent = ureq::Agent::config_builder()
             // Error statuses are answers to read, not failures to give up on.
             .http_status_as_error(false)
@@ -229,10 +233,10 @@ impl Http {
         let (outbox, messages) = mpsc::channel();
         let worker = link.clone();
         std::thread::spawn(move || worker.send_all(messages));
-        Ok(Http {
+        Http {
             link,
             outbox: Some(outbox),
-        })
+        }
     }
 
     /// Sends one message.

@@ -1,11 +1,10 @@
 //! A server the proxy starts and speaks to over stdio.
 
-use crate::{Ended, Ending, GRACE};
-use anyhow::Context;
+use crate::{Ended, Ending, Error, GRACE};
 use std::ffi::OsString;
 use std::io::Write;
 use std::os::unix::process::CommandExt;
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 /// The server: a child in a process group of its own, so that a signal reaches it and
@@ -16,7 +15,11 @@ pub struct Process {
 }
 
 impl Process {
-    pub fn start(program: &OsString, arguments: &[OsString]) -> anyhow::Result<Process> {
+    /// Starts `program` with `arguments`: the server, and its stdout to read.
+    pub fn start(
+        program: &OsString,
+        arguments: &[OsString],
+    ) -> Result<(Process, ChildStdout), Error> {
         let mut command = Command::new(program);
         command
             .args(arguments)
@@ -35,13 +38,14 @@ impl Process {
                 Ok(())
             });
         }
-        let mut child = command
-            .spawn()
-            .with_context(|| format!("cannot start the MCP server {program:?}"))?;
-        Ok(Process {
-            stdin: child.stdin.take(),
-            child,
-        })
+        let mut child = command.spawn().map_err(Error::system(format!(
+            "cannot start the MCP server {program:?}"
+        )))?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            unreachable!("both are piped")
+        };
+        let stdin = Some(stdin);
+        Ok((Process { stdin, child }, stdout))
     }
 
     /// Writes one line to the server's stdin; a server that stopped reading has exited
@@ -53,10 +57,6 @@ impl Process {
                 .and_then(|()| stdin.write_all(b"\n"))
                 .and_then(|()| stdin.flush());
         }
-    }
-
-    pub fn stdout(&mut self) -> anyhow::Result<std::process::ChildStdout> {
-        self.child.stdout.take().context("the server's stdout")
     }
 
     pub fn close_stdin(&mut self) {

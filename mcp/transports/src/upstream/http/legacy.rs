@@ -132,7 +132,7 @@ mod tests {
         // another origin (a host, a port, a scheme) is refused.
         let (events, _) = mpsc::channel();
         let remote = Remote::new("http://127.0.0.1:8000/mcp/sse", &[], &[]).unwrap();
-        let http = Http::connect(remote, events, 1 << 20).unwrap();
+        let http = Http::connect(remote, events, 1 << 20);
         let endpoint = |named: &str| http.link.endpoint(named);
         assert_eq!(
             endpoint("/messages?sessionId=a").unwrap(),
