@@ -1,4 +1,4 @@
-//! Publishing: the released component and its WIT package pushed to an OCI registry with
+//! Publishing: the released components and their WIT package pushed to an OCI registry with
 //! `wkg` (the Bytecode Alliance's package tool) and pulled back byte for byte. The
 //! registry is Debian's `docker-registry`, on loopback, storing into a temporary folder.
 
@@ -6,6 +6,9 @@ use reasons_host::plugin::{REASONS_WASM, WIT_PACKAGE_WASM};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+/// The wasi:http gateway component, as released (built by the package's `build.rs`).
+const GATEWAY_WASM: &[u8] = include_bytes!(env!("REASONS_GATEWAY_WASM"));
 
 /// `wkg`, pinned, installed into the workspace's `target/tools` on first use (`./test`
 /// installs it there before the tests).
@@ -84,7 +87,7 @@ impl Drop for Registry {
 }
 
 #[test]
-fn the_component_and_its_wit_package_travel_through_a_registry_unchanged() {
+fn the_components_and_their_wit_package_travel_through_a_registry_unchanged() {
     let registry = Registry::start();
     let dir = tempfile::tempdir().unwrap();
     let dist = dir.path().join("dist");
@@ -98,6 +101,11 @@ fn the_component_and_its_wit_package_travel_through_a_registry_unchanged() {
     let wkg = wkg();
     for (file, reference, shipped) in [
         ("reasons.wasm", "reasons/reasons:0.1.0", REASONS_WASM),
+        (
+            "reasons-gateway.wasm",
+            "reasons/gateway:0.1.0",
+            GATEWAY_WASM,
+        ),
         ("agent-tools.wasm", "agent/tools:0.1.1", WIT_PACKAGE_WASM),
     ] {
         let reference = format!("{}/{reference}", registry.address);
