@@ -7,32 +7,16 @@ use reasons_test_support::mcp::{
     INITIALIZE, INITIALIZED, Listening, Session, http_echo, own_server, peers, proxied,
     proxied_url, python_http,
 };
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use support::{alternately, ms, requests, rounds, summary};
 
-/// A 2026-07-28 request's `_meta`, which the HTTP server checks against its headers.
-const MODERN: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}"#;
-
-/// Round trips per request: many under `cargo bench`, a few under `cargo test --benches`,
-/// which only checks that the benchmark still runs.
-fn rounds() -> usize {
-    match std::env::args().any(|arg| arg == "--bench") {
-        true => 2_000,
-        false => 10,
-    }
-}
+mod support;
 
 fn session(command: &[String]) -> Session {
     let mut session = Session::start(command);
     session.ask(INITIALIZE);
     session.send(INITIALIZED);
     session
-}
-
-/// Median and mean of `samples`.
-fn summary(samples: &mut [Duration]) -> (Duration, Duration) {
-    samples.sort();
-    let mean = samples.iter().sum::<Duration>() / samples.len() as u32;
-    (samples[samples.len() / 2], mean)
 }
 
 /// The peak resident memory of the process `pid` so far (`VmHWM`), in MiB.
@@ -51,7 +35,6 @@ fn peak_mib(pid: u32) -> f64 {
 fn row(name: &str, plain: &mut [Duration], proxy: &mut [Duration]) {
     let (plain_median, plain_mean) = summary(plain);
     let (proxy_median, proxy_mean) = summary(proxy);
-    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     println!(
         "{name:<32} {:>7.3} ms ({:.3})      {:>7.3} ms ({:.3})       {:>+7.3} ms ({:+.3})",
         ms(plain_median),
@@ -99,21 +82,11 @@ fn sdk_round_trips(client: &str, direct: &str, through: &str) -> (Vec<Duration>,
 
 /// Times `direct` and `through` alternately and prints a row: median and mean of each,
 /// and what the proxy adds.
-fn compare(name: &str, mut direct: impl FnMut(), mut through: impl FnMut()) {
-    let (mut plain, mut proxy) = (Vec::new(), Vec::new());
-    for round in 0..rounds() + 100 {
-        for (run, samples) in [
-            (&mut direct as &mut dyn FnMut(), &mut plain),
-            (&mut through as &mut dyn FnMut(), &mut proxy),
-        ] {
-            let start = Instant::now();
-            run();
-            // The first rounds warm both sides up (JIT, caches) and are not counted.
-            if round >= 100 {
-                samples.push(start.elapsed());
-            }
-        }
-    }
+fn compare(name: &str, direct: impl FnMut(), through: impl FnMut()) {
+    let [mut plain, mut proxy]: [Vec<Duration>; 2] =
+        alternately(vec![Box::new(direct), Box::new(through)])
+            .try_into()
+            .expect("a list of times per path");
     row(name, &mut plain, &mut proxy);
 }
 
@@ -123,7 +96,7 @@ fn main() {
     );
     let mut direct = session(&own_server());
     let mut through = session(&proxied(&[], own_server()));
-    let requests = [
+    let over_stdio = [
         (
             "tools/list",
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
@@ -133,7 +106,7 @@ fn main() {
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"record","arguments":{"text":"a","reason":"to measure"}}}"#,
         ),
     ];
-    for (name, request) in requests {
+    for (name, request) in over_stdio {
         compare(
             name,
             || drop(direct.ask(request)),
@@ -151,42 +124,12 @@ fn main() {
     let server = http_echo(log.path());
     let agent = ureq::Agent::new_with_defaults();
     let mut through = Session::start(&proxied_url(&[], &server.url));
-    let requests = [
-        (
-            "tools/list",
-            None,
-            format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{{MODERN}}}}}"#),
-        ),
-        (
-            "tools/call with a reason",
-            Some("record"),
-            format!(
-                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"record","arguments":{{"text":"a","reason":"to measure"}},{MODERN}}}}}"#
-            ),
-        ),
-    ];
-    for (name, tool, request) in &requests {
-        let method = if tool.is_some() {
-            "tools/call"
-        } else {
-            "tools/list"
-        };
-        let post = || {
-            let mut post = agent
-                .post(&server.url)
-                .header("Content-Type", "application/json")
-                .header("Accept", "application/json, text/event-stream")
-                .header("MCP-Protocol-Version", "2026-07-28")
-                .header("Mcp-Method", method);
-            if let Some(tool) = tool {
-                post = post.header("Mcp-Name", *tool);
-            }
-            let mut answer = post.send(request.as_bytes()).unwrap();
-            drop(answer.body_mut().read_to_vec().unwrap());
-        };
-        compare(&format!("{name} (HTTP)"), post, || {
-            drop(through.ask(request))
-        });
+    for request in requests() {
+        compare(
+            &format!("{} (HTTP)", request.name),
+            || drop(request.post(&agent, &server.url)),
+            || drop(through.ask(&request.body)),
+        );
     }
     println!(
         "peak memory of the proxy, whole session (HTTP): {:.1} MiB",

@@ -1,0 +1,95 @@
+//! What the benchmarks of `reasons mcp` and of the gateway share: round trips timed
+//! alternately, so that whatever else the shared machine does falls on every path alike,
+//! and a 2026-07-28 request as a client POSTs it.
+
+use std::time::{Duration, Instant};
+
+/// A request timed over HTTP, as a 2026-07-28 client sends it.
+pub struct Request {
+    /// What the benchmark's table calls it.
+    pub name: &'static str,
+    pub method: &'static str,
+    /// The tool a `tools/call` names (its `Mcp-Name` header).
+    pub tool: Option<&'static str>,
+    pub body: String,
+}
+
+/// A 2026-07-28 request's `_meta`, which the HTTP servers check against its headers.
+const MODERN: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}"#;
+
+/// The requests timed over HTTP: a listing, and a call with the model's reason.
+pub fn requests() -> [Request; 2] {
+    [
+        Request {
+            name: "tools/list",
+            method: "tools/list",
+            tool: None,
+            body: format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{{MODERN}}}}}"#
+            ),
+        },
+        Request {
+            name: "tools/call with a reason",
+            method: "tools/call",
+            tool: Some("record"),
+            body: format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"record","arguments":{{"text":"a","reason":"to measure"}},{MODERN}}}}}"#
+            ),
+        },
+    ]
+}
+
+impl Request {
+    /// POSTs this to `url` with the headers a 2026-07-28 client sends, over `agent`'s
+    /// kept-alive connection: the answer's body.
+    pub fn post(&self, agent: &ureq::Agent, url: &str) -> String {
+        let mut post = agent
+            .post(url)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", "2026-07-28")
+            .header("Mcp-Method", self.method);
+        if let Some(tool) = self.tool {
+            post = post.header("Mcp-Name", tool);
+        }
+        let mut answer = post.send(self.body.as_bytes()).unwrap();
+        answer.body_mut().read_to_string().unwrap()
+    }
+}
+
+/// Round trips per request: many under `cargo bench`, a few under `cargo test --benches`,
+/// which only checks that the benchmark still runs.
+pub fn rounds() -> usize {
+    match std::env::args().any(|arg| arg == "--bench") {
+        true => 2_000,
+        false => 10,
+    }
+}
+
+/// Runs each of `paths` once per round, in turn, for 100 rounds of warm-up (JIT, caches,
+/// connections) and then [`rounds`] more: the times of each, in its order.
+pub fn alternately(mut paths: Vec<Box<dyn FnMut() + '_>>) -> Vec<Vec<Duration>> {
+    let mut samples = vec![Vec::with_capacity(rounds()); paths.len()];
+    for round in 0..rounds() + 100 {
+        for (run, samples) in paths.iter_mut().zip(&mut samples) {
+            let start = Instant::now();
+            run();
+            if round >= 100 {
+                samples.push(start.elapsed());
+            }
+        }
+    }
+    samples
+}
+
+/// Median and mean of `samples`.
+pub fn summary(samples: &mut [Duration]) -> (Duration, Duration) {
+    samples.sort();
+    let mean = samples.iter().sum::<Duration>() / samples.len() as u32;
+    (samples[samples.len() / 2], mean)
+}
+
+/// `duration` in milliseconds.
+pub fn ms(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1000.0
+}
