@@ -260,55 +260,92 @@ fn a_gateway_without_its_settings_names_what_is_missing() {
     });
 }
 
+/// An SDK's own Streamable HTTP server of the tests', logging each POST's body to a file.
+type SdkServer = fn(&Path) -> Listening;
+
+/// The engines for a server that keeps a session's GET stream open: jco's default runs
+/// one request at a time, so the relayed stream would hold the session's next request
+/// back; with a worker per request it serves them side by side.
+const STANDING_STREAM: [Engine; 2] = [Engine::Wasmtime, Engine::JcoIsolated];
+
 #[test]
-fn sdk_clients_through_the_gateway_send_the_server_what_they_send_it_directly() {
-    // The transparency test through the gateway, for the TypeScript SDK's and the Python
-    // SDK's Streamable HTTP clients: the server's transcript is the one the same client
-    // makes directly, message by message, less the model's reason and less the listings
-    // the gateway makes of its own (each call's, as a fresh instance knows no tools).
-    for engine in ENGINES {
-        eprintln!("on {engine:?}");
-        let calls = json!([
-            {"name": "record", "arguments": {"text": "hi", "reason": "to test"}},
-            {"name": "note", "arguments": {"reason": "the tool's own"}}
-        ]);
-        for client in ["node", "python"] {
+fn sdk_clients_through_the_gateway_send_the_sdk_servers_what_they_send_them_directly() {
+    // R9, R5, the transparency test through the gateway: the SDKs' clients (TypeScript
+    // 1.x and 2.x, Python) in front of the SDKs' servers (TypeScript 1.x and 2.x, Python
+    // FastMCP). Each server's transcript is the one the same client makes directly,
+    // message by message, less the model's reason and less the listings the gateway makes
+    // of its own (each call's, as a fresh instance knows no tools): every tool gains the
+    // parameter, a tool's own `reason` arrives, no other reason does.
+    let servers: [(&str, SdkServer, &[&str], [Engine; 2]); 3] = [
+        (
+            "TypeScript 1.x",
+            own_server_http,
+            &["node", "python"],
+            STANDING_STREAM,
+        ),
+        // The 2.x client speaks 2026-07-28 alone, which only this server serves; it
+        // keeps no GET stream open.
+        (
+            "TypeScript 2.x",
+            own_server2_http,
+            &["node", "node2", "python"],
+            ENGINES,
+        ),
+        (
+            "Python FastMCP",
+            python_http,
+            &["node", "python"],
+            STANDING_STREAM,
+        ),
+    ];
+    assert_eq!(servers.len(), 3);
+    let calls = json!([
+        {"name": "record", "arguments": {"text": "hi", "reason": "to test"}},
+        {"name": "note", "arguments": {"reason": "the tool's own"}}
+    ]);
+    for (server, start, clients, engines) in servers {
+        for client in clients {
             let dir = tempfile::tempdir().unwrap();
             let direct_log = dir.path().join("direct");
-            let direct = own_server2_http(&direct_log);
+            let direct = start(&direct_log);
             sdk_client_over(
                 client,
                 calls.clone(),
                 vec!["--url".into(), direct.url.clone()],
             );
-            let proxied_log = dir.path().join("proxied");
-            let upstream = own_server2_http(&proxied_log);
-            let gateway = Listening::gateway(
-                engine,
-                &gateway_wasm(dir.path()),
-                &[("REASONS_UPSTREAM", &upstream.url)],
-            );
-            let session = sdk_client_over(
-                client,
-                calls.clone(),
-                vec!["--url".into(), gateway.url.clone()],
-            );
-            let results = session["results"].as_array().unwrap();
-            assert_eq!(results.len(), 2, "{client}: {session}");
-            let tools = session["tools"].as_array().unwrap();
-            assert!(!tools.is_empty(), "{client}");
-            for tool in tools {
-                assert!(
-                    tool["inputSchema"]["properties"]["reason"].is_object(),
-                    "{client}: {tool}"
-                );
-            }
             let direct = received(&direct_log);
-            let proxied: Vec<String> = received(&proxied_log)
-                .into_iter()
-                .filter(|line| !line.contains("\"reasons-proxy/"))
-                .collect();
-            assert_transcript_less_the_reason(client, &direct, &proxied);
+            for engine in engines {
+                eprintln!("{client} client, {server} server, on {engine:?}");
+                let proxied_log = dir.path().join(format!("{engine:?}"));
+                let upstream = start(&proxied_log);
+                let gateway = Listening::gateway(
+                    engine,
+                    &gateway_wasm(dir.path()),
+                    &[("REASONS_UPSTREAM", &upstream.url)],
+                );
+                let session = sdk_client_over(
+                    client,
+                    calls.clone(),
+                    vec!["--url".into(), gateway.url.clone()],
+                );
+                let results = session["results"].as_array().unwrap();
+                assert_eq!(results.len(), 2, "{session}");
+                assert!(
+                    results[1].to_string().contains("the tool's own"),
+                    "{session}"
+                );
+                let tools = session["tools"].as_array().unwrap();
+                assert!(!tools.is_empty());
+                for tool in tools {
+                    let reason = &tool["inputSchema"]["properties"]["reason"];
+                    assert!(reason.is_object(), "{tool}");
+                }
+                let proxied: Vec<String> = received(&proxied_log)
+                    .into_iter()
+                    .filter(|line| !line.contains("\"reasons-proxy/"))
+                    .collect();
+                assert_transcript_less_the_reason(client, &direct, &proxied);
+            }
         }
     }
 }

@@ -7,9 +7,16 @@
 // With REASONS_TEST_LIFE=FILE it writes its pid to FILE when it starts and appends each
 // signal it gets, so a test can tell whether it was signalled and whether it is gone; it
 // then also keeps running after its stdin ends, as many servers do, until a signal.
+//
+// Over stdio by default; `node own-server.mjs --http LOG` serves the SDK's (1.x)
+// Streamable HTTP transport on 127.0.0.1 at /mcp, a session per `initialize`, prints
+// `PORT <n>` once it listens, and appends the body of every POST it gets to LOG.
+import { randomUUID } from "node:crypto";
 import { appendFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import {
   CallToolRequestSchema,
   ListToolsRequestSchema,
@@ -24,28 +31,61 @@ const tools = [
   { name: "die", description: "Exits.", inputSchema: object({}) },
 ];
 
-const server = new Server({ name: "own", version: "1.0.0" }, { capabilities: { tools: {} } });
-server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
-server.setRequestHandler(CallToolRequestSchema, async (request) => {
-  const { name, arguments: args } = request.params;
-  const text = (t) => ({ content: [{ type: "text", text: t }] });
-  switch (name) {
-    case "note":
-    case "record":
-      return text(JSON.stringify(args ?? {}));
-    case "slow":
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      return text("slow done");
-    case "hang":
-      if (process.env.REASONS_TEST_LIFE) writeFileSync(`${process.env.REASONS_TEST_LIFE}.hang`, "");
-      return new Promise(() => {});
-    case "die":
-      process.exit(3);
-    default:
-      return { ...text(`no tool ${name}`), isError: true };
-  }
-});
-await server.connect(new StdioServerTransport());
+const serve = () => {
+  const server = new Server({ name: "own", version: "1.0.0" }, { capabilities: { tools: {} } });
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
+  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    const { name, arguments: args } = request.params;
+    const text = (t) => ({ content: [{ type: "text", text: t }] });
+    switch (name) {
+      case "note":
+      case "record":
+        return text(JSON.stringify(args ?? {}));
+      case "slow":
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        return text("slow done");
+      case "hang":
+        if (process.env.REASONS_TEST_LIFE) writeFileSync(`${process.env.REASONS_TEST_LIFE}.hang`, "");
+        return new Promise(() => {});
+      case "die":
+        process.exit(3);
+      default:
+        return { ...text(`no tool ${name}`), isError: true };
+    }
+  });
+  return server;
+};
+
+if (process.argv[2] === "--http") {
+  const log = process.argv[3];
+  const sessions = new Map();
+  const http = createServer(async (req, res) => {
+    const chunks = [];
+    for await (const chunk of req) chunks.push(chunk);
+    const body = Buffer.concat(chunks).toString("utf8");
+    if (req.method === "POST") appendFileSync(log, body.replace(/\n/g, " ") + "\n");
+    let transport = sessions.get(req.headers["mcp-session-id"]);
+    if (!transport) {
+      // A request of no session known here: the transport answers it (an initialize
+      // opens one; anything else is refused as the SDK refuses it).
+      transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: randomUUID,
+        onsessioninitialized: (id) => sessions.set(id, transport),
+      });
+      await serve().connect(transport);
+    }
+    let parsed;
+    try {
+      parsed = body ? JSON.parse(body) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    await transport.handleRequest(req, res, parsed);
+  });
+  http.listen(0, "127.0.0.1", () => console.log(`PORT ${http.address().port}`));
+} else {
+  await serve().connect(new StdioServerTransport());
+}
 
 const life = process.env.REASONS_TEST_LIFE;
 if (life) {

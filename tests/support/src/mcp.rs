@@ -266,8 +266,13 @@ pub enum Engine {
     /// `wasmtime serve --max-instance-reuse-count`, which reuses an instance for the
     /// requests that follow one another.
     WasmtimeReusing,
-    /// `jco serve` (`@bytecodealliance/jco`, pinned in `tests/hosts`), which reuses one.
+    /// `jco serve` (`@bytecodealliance/jco`, pinned in `tests/hosts`), which reuses one,
+    /// and runs one request at a time: a response that stays open (a server's standing
+    /// GET stream, relayed) holds every other request back.
     Jco,
+    /// `jco serve --isolate-requests worker`: each request in a fresh worker of its own,
+    /// side by side, as a deployment in front of a server with a standing GET stream runs it.
+    JcoIsolated,
 }
 
 /// An engine of each kind, for a test to run on each: a fresh instance per request, one
@@ -298,11 +303,18 @@ impl Listening {
                 }
                 command
             }
-            Engine::Jco => {
+            Engine::Jco | Engine::JcoIsolated => {
                 // jco hands the component its own process's environment.
                 let mut command = Command::new(installed("hosts").join("node_modules/.bin/jco"));
                 command.args(["serve", "--host", "127.0.0.1", "--port"]);
                 command.arg(port.to_string());
+                if let Engine::JcoIsolated = engine {
+                    // The pool bounds the requests served at once (with two, a session's
+                    // standing stream and its closing requests were seen to wait for
+                    // ever); eight, not jco's fifty: a test's requests come few at a time.
+                    command.args(["--isolate-requests", "worker"]);
+                    command.args(["--isolate-worker-pool-size", "8"]);
+                }
                 command
                     .env_clear()
                     .env("PATH", std::env::var_os("PATH").unwrap_or_default());
@@ -359,6 +371,15 @@ pub fn python_http(log: &Path) -> Listening {
     let script = peers().join("server.py").display().to_string();
     let log = format!("REASONS_TEST_LOG={}", log.display());
     Listening::on_free_port(&["env".into(), log, python, script], "/mcp")
+}
+
+/// The tests' own server on the TypeScript SDK's 1.x line over Streamable HTTP, a
+/// session per `initialize`, logging the body of each POST it gets to `log`.
+pub fn own_server_http(log: &Path) -> Listening {
+    Listening::start(
+        &node("own-server.mjs", &["--http", log.to_str().unwrap()]),
+        "/mcp",
+    )
 }
 
 /// The tests' own server on the TypeScript SDK's 2.x line (2026-07-28), over stdio.
