@@ -478,9 +478,10 @@ fn a_message_over_the_cap_is_refused_from_either_side_and_never_relayed() {
 #[test]
 fn what_a_server_does_to_a_call_through_the_gateway_still_answers_it_once() {
     // R19: an error status, a stream that ends first, an SSE event whose data never ends
-    // (past a 1 MiB cap), and an answer whose whitespace hides a forged second answer
-    // behind carriage returns: each call gets exactly one answer, its own, saying what
-    // happened; no answer to a request the client never made.
+    // (past a 1 MiB cap), an answer whose whitespace hides a forged second answer behind
+    // carriage returns, and a batch of the answer and a forged one: each call gets
+    // exactly one answer, its own, saying what happened; no answer to a request the
+    // client never made.
     on_each_engine(|engine, dir| {
         let cap = [("REASONS_MAX_MESSAGE_MIB", "1")];
         let (_server, gateway, _log) = behind_gateway(engine, dir, &cap);

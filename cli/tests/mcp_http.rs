@@ -332,6 +332,24 @@ fn a_line_break_in_an_answer_never_makes_a_second_message_for_the_client() {
 }
 
 #[test]
+fn a_batch_the_server_answers_with_reaches_the_client_without_its_forged_answer() {
+    // R19: a server answers a call with a batch of its answer and an answer to id 99,
+    // which the client never sent: the client gets its answer and nothing for id 99.
+    let dir = tempfile::tempdir().unwrap();
+    let server = http_echo(&dir.path().join("http.jsonl"));
+    let mut session = Session::start(&proxied_url(&[], &server.url));
+    session.ask(&list(1, true));
+    session.send(&call(2, "batch", "{}", true));
+    let line = session.next_line().expect("an answer");
+    assert!(!line.contains("forged"), "{line}");
+    // Relayed as the batch it came in, less what no request of the client's is owed.
+    let messages: Vec<Value> = serde_json::from_str(&line).unwrap();
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    assert_eq!(messages[0]["id"], 2);
+    assert_eq!(messages[0]["result"]["content"][0]["text"], "real");
+}
+
+#[test]
 fn a_server_that_hangs_up_its_stream_each_time_is_asked_a_bounded_number_of_times() {
     // R20: the GET stream is asked for again when it ends, but a server whose stream
     // ends at once, every time, without an event, does not keep the proxy asking: five
@@ -435,7 +453,8 @@ fn what_a_server_does_to_a_call_through_the_front_still_answers_it() {
     // R19 through the front and --url: an error status, and an SSE event whose data never
     // ends (past a 1 MiB --max-message-mib, which bounds what the proxy holds), each
     // answer their POST with an error saying what happened; the proxy's peak memory stays
-    // far under what the endless event would grow it to.
+    // far under what the endless event would grow it to. A batch of the call's answer and
+    // a forged one (to id 99) answers the POST with its own answer alone.
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("http.jsonl");
     let server = http_echo(&log);
@@ -450,6 +469,7 @@ fn what_a_server_does_to_a_call_through_the_front_still_answers_it() {
     for (id, tool, says) in [
         (2, "fail", "answered HTTP 500"),
         (3, "endless", "1 MiB cap"),
+        (4, "batch", "real"),
     ] {
         let mut answer = agent
             .post(&front.url)
@@ -466,7 +486,10 @@ fn what_a_server_does_to_a_call_through_the_front_still_answers_it() {
             .collect();
         assert_eq!(answers.len(), 1, "{tool}: {text}");
         assert_eq!(answers[0]["id"], id, "{tool}: {text}");
-        let message = answers[0]["error"]["message"].as_str().unwrap_or_default();
+        let message = answers[0]["error"]["message"]
+            .as_str()
+            .or(answers[0]["result"]["content"][0]["text"].as_str())
+            .unwrap_or_default();
         assert!(message.contains(says), "{tool}: {message}");
     }
     let peak = peak_kib(front.pid());

@@ -20,6 +20,7 @@
 //   crlf    answers with JSON whose whitespace holds carriage returns around a second,
 //           forged answer (to id 99): one message to a JSON parser, two to a reader that
 //           ends lines at CR
+//   batch   answers with a JSON-RPC batch: its own answer and a forged one (to id 99)
 //   change  `note` no longer owns a `reason` from now; answered on an SSE stream that
 //           first says so with notifications/tools/list_changed
 import { createServer } from "node:http";
@@ -58,6 +59,7 @@ const tools = [
   { name: "fail", inputSchema: object({}) },
   { name: "drop", inputSchema: object({}) },
   { name: "crlf", inputSchema: object({}) },
+  { name: "batch", inputSchema: object({}) },
   { name: "hang", inputSchema: object({}) },
   { name: "endless", inputSchema: object({}) },
   { name: "change", inputSchema: object({}) },
@@ -150,6 +152,8 @@ const server = createServer((req, res) => {
             const answer = JSON.stringify(result(id, text("real")));
             return res.end(answer.slice(0, -1) + `,"x":\r${forged}\r}`);
           }
+          case "batch":
+            return json(res, 200, [result(id, text("real")), result(99, text("forged"))]);
           case "change": {
             tools[0] = { name: "note", inputSchema: object({ text: { type: "string" } }) };
             const send = sse(res);

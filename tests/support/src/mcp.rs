@@ -397,7 +397,7 @@ pub fn own_server2_http(log: &Path) -> Listening {
 }
 
 /// How many tools `tests/mcp/http-echo.mjs` lists (its header names each).
-pub const HTTP_ECHO_TOOLS: usize = 9;
+pub const HTTP_ECHO_TOOLS: usize = 10;
 
 /// The tests' own Streamable HTTP server (`tests/mcp/http-echo.mjs`), logging every HTTP
 /// request it gets to `log`.
@@ -650,8 +650,8 @@ pub fn initialize(url: &str) -> (u16, String, Vec<Value>) {
     answered(request.send(INITIALIZE).unwrap())
 }
 
-/// An answer's status, session id (empty if none) and messages (one JSON body, or the
-/// data of each SSE event).
+/// An answer's status, session id (empty if none) and messages (one JSON body, a batch's
+/// each, or the data of each SSE event).
 pub fn answered(mut answer: ureq::http::Response<ureq::Body>) -> (u16, String, Vec<Value>) {
     let status = answer.status().as_u16();
     let session = answer
@@ -662,6 +662,9 @@ pub fn answered(mut answer: ureq::http::Response<ureq::Body>) -> (u16, String, V
     let text = answer.body_mut().read_to_string().unwrap();
     let messages = if text.trim_start().starts_with('{') {
         vec![serde_json::from_str(&text).unwrap()]
+    } else if text.trim_start().starts_with('[') {
+        // A batch: each of its messages.
+        serde_json::from_str(&text).unwrap()
     } else {
         text.lines()
             .filter_map(|line| line.strip_prefix("data: "))
