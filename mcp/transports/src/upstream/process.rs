@@ -41,11 +41,14 @@ impl Process {
         let mut child = command.spawn().map_err(Error::system(format!(
             "cannot start the MCP server {program:?}"
         )))?;
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            unreachable!("both are piped")
-        };
-        let stdin = Some(stdin);
-        Ok((Process { stdin, child }, stdout))
+        let stdout = child.stdout.take().expect("stdout is piped");
+        Ok((
+            Process {
+                stdin: child.stdin.take(),
+                child,
+            },
+            stdout,
+        ))
     }
 
     /// Writes one line to the server's stdin; a server that stopped reading has exited
