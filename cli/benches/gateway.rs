@@ -20,11 +20,11 @@ struct Path<'a> {
 /// Prints a row of the table: the median and mean of each path, and what each adds to the
 /// first's median.
 fn row(name: &str, samples: &mut [Vec<Duration>]) {
-    let direct = summary(&mut samples[0]).0;
-    let cells: Vec<String> = samples
-        .iter_mut()
-        .map(|samples| {
-            let (median, mean) = summary(samples);
+    let summaries: Vec<(Duration, Duration)> = samples.iter_mut().map(|s| summary(s)).collect();
+    let direct = summaries[0].0;
+    let cells: Vec<String> = summaries
+        .iter()
+        .map(|&(median, mean)| {
             let added = ms(median) - ms(direct);
             format!("{:.3} ms ({:.3}), {added:+.3}", ms(median), ms(mean))
         })
