@@ -619,6 +619,16 @@ pub const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initia
 /// POSTs `body` to `url` with `headers`; the status, and each message of the answer
 /// (one JSON body, or the data of each SSE event).
 pub fn post(url: &str, headers: &[(&str, &str)], body: &str) -> (u16, Vec<Value>) {
+    try_post(url, headers, body).unwrap()
+}
+
+/// [`post`], or the error of a request that got no answer (a connection the server
+/// closed while the body was still going up, say).
+pub fn try_post(
+    url: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Result<(u16, Vec<Value>), ureq::Error> {
     let agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
         // An answer that never comes fails the test, far past any answer's time.
@@ -632,8 +642,8 @@ pub fn post(url: &str, headers: &[(&str, &str)], body: &str) -> (u16, Vec<Value>
     for (name, value) in headers {
         request = request.header(*name, *value);
     }
-    let (status, _, messages) = answered(request.send(body).unwrap());
-    (status, messages)
+    let (status, _, messages) = answered(request.send(body)?);
+    Ok((status, messages))
 }
 
 /// POSTs an `initialize` to `url`: the status, the session id the answer gives (empty
