@@ -8,6 +8,7 @@
 use reasons_test_support::mcp::*;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 /// The tests' own server, logging to `dir/http.jsonl`, and the gateway in front of it.
 fn behind_gateway(
@@ -614,6 +615,31 @@ fn a_listing_is_reused_only_by_whom_and_for_as_long_as_it_allows() {
         let (_server, gateway, log) = behind_gateway_of(engine, dir.path(), &flags, &none);
         record_as(&gateway, &CALLERS);
         assert_eq!(listings_received(&log), 4);
+    }
+}
+
+#[test]
+fn a_listing_reused_without_pause_still_ends_when_it_says() {
+    // A listing kept for 1 s, reused by a call every 200 ms or so: reuse is not a new
+    // listing, so it ends 1 s after the server listed, and the calls after that list
+    // again. The last call comes 5 s after the first, far past the listing's end.
+    const TTL: Duration = Duration::from_millis(1000);
+    for engine in REUSING {
+        eprintln!("on {engine:?}");
+        let dir = tempfile::tempdir().unwrap();
+        let flags = [format!("--cacheable={},public", TTL.as_millis())];
+        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+        let (_server, gateway, log) = behind_gateway_of(engine, dir.path(), &flags, &[]);
+        let first = Instant::now();
+        let mut calls = 0;
+        while first.elapsed() < 5 * TTL {
+            record_as(&gateway, &["Bearer alice"]);
+            calls += 1;
+            std::thread::sleep(TTL / 5);
+        }
+        record_as(&gateway, &["Bearer alice"]);
+        assert_eq!(calls_received(&log).len(), calls + 1);
+        assert!(listings_received(&log) >= 2, "{:#?}", http_received(&log));
     }
 }
 

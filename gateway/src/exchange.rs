@@ -14,9 +14,9 @@
 use crate::listings::{Key, Listings};
 use crate::settings::Settings;
 use crate::wire::{self, Answer, Body, Reply};
-use reasons_mcp::headers::{self, ParamHeaders};
-use reasons_mcp::jsonrpc::{self, INTERNAL_ERROR, Id, Line, Message, Read};
-use reasons_mcp::{Audit, NativeLayer, Now, Out, Outline, Proxy, sse};
+use reasons_mcp::headers;
+use reasons_mcp::jsonrpc;
+use reasons_mcp::{Audit, Learnt, NativeLayer, Now, Out, Outline, Proxy, sse};
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::time::Instant;
@@ -63,7 +63,6 @@ pub fn post(settings: &Settings, request: IncomingRequest, out: ResponseOutparam
         settings,
         client,
         proxy: Proxy::new(layer, Audit::default(), now()),
-        params: ParamHeaders::default(),
         reply: Pending::Waiting(out, Vec::new()),
         relayed: None,
     };
@@ -102,15 +101,14 @@ pub fn stream(settings: &Settings, request: IncomingRequest, out: ResponseOutpar
     // Whatever the stream carries, the proxy reads: a server's request to the client or
     // a notification goes on as the proxy relays it; nothing goes the other way here.
     let _ = sse::read_while(reader, &mut place, settings.max_message, |_, data| {
-        if let Ok(line) = jsonrpc::read_line(data.as_bytes()) {
-            forget_if_changed(&reads_of(line));
-        }
         for line in proxy.server_sent(data.into_bytes(), now()) {
             match line {
                 Out::Client(line) => open = open && reply.write(&wire::event(&line)),
                 Out::Note(note) => eprintln!("reasons-gateway: {note}"),
-                // A fresh proxy sends the server nothing of its own for what it relays.
-                Out::Server { .. } => {}
+                Out::Learnt(Learnt::ToolsChanged) => forget_listings(),
+                // A fresh proxy sends the server nothing of its own for what it relays,
+                // and lists nothing of its own.
+                Out::Server { .. } | Out::Learnt(_) => {}
             }
         }
         open
@@ -118,23 +116,9 @@ pub fn stream(settings: &Settings, request: IncomingRequest, out: ResponseOutpar
     reply.finish();
 }
 
-/// The messages of one line.
-fn reads_of(line: Line<'_>) -> Vec<Read<'_>> {
-    match line {
-        Line::One(read) => vec![read],
-        Line::Batch(reads) => reads,
-    }
-}
-
-/// Drops every listing kept when one of `reads` says the server's tools changed.
-fn forget_if_changed(reads: &[Read]) {
-    let changed = reads.iter().any(|read| {
-        matches!(&read.message, Ok(Message::Notification { method })
-            if *method == "notifications/tools/list_changed")
-    });
-    if changed {
-        LISTINGS.with_borrow_mut(Listings::forget);
-    }
+/// Drops every listing kept: the server said its tools changed.
+fn forget_listings() {
+    LISTINGS.with_borrow_mut(Listings::forget);
 }
 
 /// A DELETE: the client ending its session, relayed.
@@ -176,8 +160,6 @@ struct Exchange<'a> {
     /// The client's end-to-end headers, passed upstream with every request.
     client: Vec<(String, Vec<u8>)>,
     proxy: Proxy<NativeLayer>,
-    /// The `Mcp-Param-*` headers each tool asks for, learnt from the listings that pass.
-    params: ParamHeaders,
     reply: Pending,
     relayed: Option<Relayed>,
 }
@@ -194,6 +176,8 @@ impl Exchange<'_> {
                     let answers = self.upstream(&line, &outline);
                     queue.extend(answers);
                 }
+                // Taken where the server says it (`server_said`): none comes from here.
+                Out::Learnt(_) => {}
             }
         }
     }
@@ -201,8 +185,9 @@ impl Exchange<'_> {
     /// Sends `line` upstream; what the proxy makes of the answer.
     fn upstream(&mut self, line: &[u8], outline: &Outline) -> Vec<Out> {
         if let Some(answer) = self.kept_listing(outline) {
-            let mut owed = outline.ids.clone();
-            return self.server_said(answer.into_bytes(), &mut owed, outline);
+            // Not kept again: reuse is no new listing, and its time runs from the one.
+            let out = self.proxy.server_sent(answer.into_bytes(), now());
+            return self.taken(out, outline, false);
         }
         let headers = self.headers(outline);
         let answer = match wire::send(self.settings, Method::Post, &headers, Some(line)) {
@@ -218,13 +203,12 @@ impl Exchange<'_> {
                 headers: answer.headers.clone(),
             });
         }
-        let mut owed = outline.ids.clone();
         if failed {
             // What was owed an answer gets an error naming the status.
             let why = format!("the MCP server answered HTTP {}", answer.status);
             return self.unanswered(outline, &why);
         }
-        if owed.is_empty() {
+        if !self.proxy.awaits(outline.exchange) {
             // A notification or a response: the server owes nothing (202).
             return Vec::new();
         }
@@ -243,54 +227,64 @@ impl Exchange<'_> {
             }
             let mut place = sse::Place::default();
             sse::read_while(reader, &mut place, cap, |_, data| {
-                out.extend(self.server_said(data.into_bytes(), &mut owed, outline));
-                !owed.is_empty()
+                out.extend(self.server_said(data.into_bytes(), outline));
+                self.proxy.awaits(outline.exchange)
             })
             .map_err(|broken| broken.to_string())
         } else {
             wire::read_whole(body, cap, self.settings.read_timeout).map(|text| {
-                out.extend(self.server_said(text, &mut owed, outline));
+                out.extend(self.server_said(text, outline));
             })
         };
-        if owed.is_empty() {
-            return out;
+        if self.proxy.awaits(outline.exchange) {
+            let why = match ended {
+                Err(why) => format!("the MCP server's answer broke off: {why}"),
+                Ok(()) => "the MCP server's answer ended before it answered".to_string(),
+            };
+            out.extend(self.unanswered(outline, &why));
         }
-        let why = match ended {
-            Err(why) => format!("the MCP server's answer broke off: {why}"),
-            Ok(()) => "the MCP server's answer ended before it answered".to_string(),
-        };
-        out.extend(self.unanswered(
-            &Outline {
-                ids: owed,
-                ..outline.clone()
-            },
-            &why,
-        ));
         out
     }
 
-    /// One message from the server, crossed off what `outline`'s request is owed and
-    /// learnt from, then read by the proxy.
-    fn server_said(&mut self, message: Vec<u8>, owed: &mut Vec<Id>, outline: &Outline) -> Vec<Out> {
-        // Read by the proxy's own strict reader, as the proxy reads it next: an answer
-        // is matched by its id's value (`1` and `1.0` are one id), a batch's each.
-        let reads = jsonrpc::read_line(&message).map_or_else(|_| Vec::new(), reads_of);
-        for result in reasons_mcp::outline::cross_off(&reads, owed)
+    /// What the proxy makes of one message the server sent in answer to `outline`'s
+    /// line, a listing it brings kept for reuse.
+    fn server_said(&mut self, message: Vec<u8>, outline: &Outline) -> Vec<Out> {
+        let out = self.proxy.server_sent(message, now());
+        self.taken(out, outline, true)
+    }
+
+    /// `out`, with what the server said that the gateway keeps taken from it: a page of
+    /// the proxy's own listing for `outline`, when it is `fresh` from the server, and a
+    /// change of tools, which drops every listing kept, one told with it too.
+    fn taken(&mut self, out: Vec<Out>, outline: &Outline, fresh: bool) -> Vec<Out> {
+        let (learnt, out): (Vec<Out>, Vec<Out>) = out
             .into_iter()
-            .flatten()
-        {
-            if outline.method.as_deref() == Some("tools/list") {
-                self.params.learn(result);
-            }
-            if let Some(keys) = self.listing_keys(outline) {
-                let cap = self.settings.listing_cache;
-                LISTINGS.with_borrow_mut(|kept| kept.keep(keys, result, Instant::now(), cap));
+            .partition(|out| matches!(out, Out::Learnt(_)));
+        let mut changed = false;
+        for learnt in learnt {
+            match learnt {
+                Out::Learnt(Learnt::OwnPage { exchange, result })
+                    if fresh && exchange == outline.exchange =>
+                {
+                    self.keep(outline, &result);
+                }
+                Out::Learnt(Learnt::ToolsChanged) => changed = true,
+                _ => {}
             }
         }
-        // After the listing is kept: a change told with it outdates it too.
-        forget_if_changed(&reads);
-        drop(reads);
-        self.proxy.server_sent(message, now())
+        if changed {
+            forget_listings();
+        }
+        out
+    }
+
+    /// Keeps `result`, a page of the proxy's own listing for `outline`, for reuse as far
+    /// as it allows.
+    fn keep(&self, outline: &Outline, result: &str) {
+        if let Some(keys) = self.listing_keys(outline) {
+            let cap = self.settings.listing_cache;
+            LISTINGS.with_borrow_mut(|kept| kept.keep(keys, result, Instant::now(), cap));
+        }
     }
 
     /// The keys of `outline`'s listing among those kept, when it is the proxy's own
@@ -318,13 +312,8 @@ impl Exchange<'_> {
     /// gets a JSON-RPC error, as the server's, so that a call waiting on a listing of
     /// the proxy's own is refused.
     fn unanswered(&mut self, outline: &Outline, why: &str) -> Vec<Out> {
-        let mut out = Vec::new();
-        for id in &outline.ids {
-            let error =
-                jsonrpc::error(Some(id), INTERNAL_ERROR, &format!("reasons-gateway: {why}"));
-            out.extend(self.proxy.server_sent(error.into_bytes(), now()));
-        }
-        out
+        let why = format!("reasons-gateway: {why}");
+        self.proxy.unanswered(outline.exchange, &why, now())
     }
 
     /// The headers of a POST of `outline`'s message: the client's, the gateway's own,
@@ -335,17 +324,10 @@ impl Exchange<'_> {
             all.retain(|(name, _)| !name.eq_ignore_ascii_case("mcp-protocol-version"));
             all.push(("MCP-Protocol-Version".into(), version.clone().into_bytes()));
         }
-        let mut rebuilt = headers::standard(outline);
-        if let (Some("tools/call"), Some(tool), Some(arguments)) =
-            (outline.method.as_deref(), &outline.name, &outline.arguments)
-        {
-            rebuilt.extend(self.params.of(tool, arguments));
-        }
-        all.extend(
-            rebuilt
-                .into_iter()
-                .map(|(name, value)| (name, value.into_bytes())),
-        );
+        let rebuilt = headers::standard(outline)
+            .into_iter()
+            .chain(outline.params.clone());
+        all.extend(rebuilt.map(|(name, value)| (name, value.into_bytes())));
         all
     }
 

@@ -24,7 +24,7 @@ pub use layer::ComponentLayer;
 pub use layer::{Forward, Layer, NativeLayer};
 pub use now::Now;
 pub use outline::Outline;
-pub use proxy::{Out, Proxy};
+pub use proxy::{Learnt, Out, Proxy};
 
 /// 128 bits no client can know, read from the operating system's random source for each
 /// use, as hex: each id of the proxy's own, each of the HTTP front's, each session id.

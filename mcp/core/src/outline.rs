@@ -1,8 +1,8 @@
 //! What a transport needs to know of a message the proxy sends to the server, told with
-//! the message so that no transport reads it again: the ids owed an answer, and for
-//! Streamable HTTP's 2026-07-28 request headers the method, the name it acts on, the
-//! protocol version its `_meta` names and a call's arguments as forwarded (after the
-//! reason came off, so that no header can carry it).
+//! the message so that no transport reads it again: its number, the ids owed an answer,
+//! and for Streamable HTTP's 2026-07-28 request headers the method, the name it acts on,
+//! the protocol version its `_meta` names and the `Mcp-Param-*` headers of a call's
+//! arguments as forwarded (after the reason came off, so that no header can carry it).
 
 use crate::jsonrpc::{self, Id, Message, Read};
 use reasons_transform::json;
@@ -13,6 +13,10 @@ const VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
 /// The outline of one line to the server: a message, or a batch of them.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Outline {
+    /// The line's number, counting the lines the proxy sent the server from 1: how a
+    /// transport names it to [`Proxy::awaits`](crate::Proxy::awaits) and
+    /// [`Proxy::unanswered`](crate::Proxy::unanswered).
+    pub exchange: u64,
     /// The ids of its requests: each is owed an answer.
     pub ids: Vec<Id>,
     /// Its method, for a single request or notification.
@@ -23,6 +27,9 @@ pub struct Outline {
     pub version: Option<String>,
     /// A `tools/call`'s arguments as forwarded, as their exact text.
     pub arguments: Option<String>,
+    /// The `Mcp-Param-*` headers of a `tools/call`: what its tool's declaration, in the
+    /// listings the proxy read, asks to mirror from the arguments as forwarded.
+    pub params: Vec<(String, String)>,
     /// `params.cursor`: the page a listing asks for.
     pub cursor: Option<String>,
     /// Whether it is the proxy's own (a listing it needs), not a client's: its answer is
@@ -59,7 +66,7 @@ impl Outline {
             version: text_at(&["_meta", VERSION_KEY]),
             arguments: arguments.map(str::to_string),
             cursor: text_at(&["cursor"]),
-            own: false,
+            ..Outline::default()
         }
     }
 
@@ -77,45 +84,5 @@ pub(crate) fn request_id(read: &Read) -> Option<Id> {
     match &read.message {
         Ok(Message::Request { id, .. }) => Some(id.clone()),
         _ => None,
-    }
-}
-
-/// The results of the answers among `reads` that `owed` was waiting for, crossed off it
-/// as they are found (`None` for an error answer): matched by the id's value, as the
-/// proxy matches them (`1` and `1.0` are one id).
-pub fn cross_off<'a>(reads: &[Read<'a>], owed: &mut Vec<Id>) -> Vec<Option<&'a str>> {
-    let mut answered = Vec::new();
-    for read in reads {
-        let Ok(Message::Response {
-            id: Some(id),
-            result,
-        }) = &read.message
-        else {
-            continue;
-        };
-        if let Some(at) = owed.iter().position(|owed| owed == id) {
-            owed.swap_remove(at);
-            answered.push(*result);
-        }
-    }
-    answered
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::jsonrpc::{Line, read_line};
-
-    #[test]
-    fn owed_answers_are_crossed_off_by_their_ids_value() {
-        let line = br#"[{"jsonrpc":"2.0","id":1.0,"result":{"a":1}},{"jsonrpc":"2.0","id":"x","error":{"code":1,"message":"no"}},{"jsonrpc":"2.0","id":9,"result":{}},{"jsonrpc":"2.0","method":"n"}]"#;
-        let Ok(Line::Batch(reads)) = read_line(line) else {
-            panic!("a batch");
-        };
-        let id = |text| Id::parse(text).unwrap();
-        let mut owed = vec![id("1"), id(r#""x""#), id("2")];
-        let answered = cross_off(&reads, &mut owed);
-        assert_eq!(answered, [Some(r#"{"a":1}"#), None]);
-        assert_eq!(owed, [id("2")]);
     }
 }

@@ -10,6 +10,7 @@
 
 use crate::Now;
 use crate::audit::{self, Audit, Outcome};
+use crate::headers::ParamHeaders;
 use crate::jsonrpc::{
     self, CallParams, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, Id, Line, Message, Read,
 };
@@ -21,6 +22,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::Duration;
 
 mod hold;
+mod owed;
 
 /// A line to write, to one side or the other.
 #[derive(Debug, PartialEq, Eq)]
@@ -31,6 +33,22 @@ pub enum Out {
     Client(Vec<u8>),
     /// For the human running the proxy (its stderr), never for either side.
     Note(String),
+    /// What the server said that a transport keeps for later: never a line to write.
+    Learnt(Learnt),
+}
+
+/// What the server said that a transport keeps, so that no transport reads a message
+/// the proxy read.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Learnt {
+    /// The protocol version the server's answer to `initialize` settled, which an HTTP
+    /// transport's later requests carry (`MCP-Protocol-Version`).
+    Version(String),
+    /// A page of the proxy's own listing, answering line `exchange`: its result's exact
+    /// text, for a transport that keeps listings for reuse.
+    OwnPage { exchange: u64, result: String },
+    /// The server said its tools changed: any listing a transport kept is stale.
+    ToolsChanged,
 }
 
 /// What becomes of one client message.
@@ -67,6 +85,8 @@ enum Release {
 /// A client request the server has yet to answer.
 struct Pending {
     kind: Kind,
+    /// The line to the server it went in ([`Outline::exchange`]).
+    exchange: u64,
     /// The client batch it came in, when that batch has answers of the proxy's to add.
     batch: Option<u64>,
 }
@@ -120,6 +140,10 @@ pub struct Proxy<L> {
     abandoned: HashSet<Id>,
     batches: HashMap<u64, Batch>,
     batch_ids: u64,
+    /// Lines sent to the server so far: the last one's number.
+    sent: u64,
+    /// The `Mcp-Param-*` headers each tool asks for, learnt from the listings read.
+    params: ParamHeaders,
     /// How long a message may wait ([`HOLD_AT_MOST`] unless a test says otherwise).
     hold: Duration,
     /// The time the transport last handed in, with the step it is for.
@@ -148,6 +172,8 @@ impl<L: Layer> Proxy<L> {
             abandoned: HashSet::new(),
             batches: HashMap::new(),
             batch_ids: 0,
+            sent: 0,
+            params: ParamHeaders::default(),
             hold: HOLD_AT_MOST,
         }
     }
@@ -203,14 +229,11 @@ impl<L: Layer> Proxy<L> {
     fn client_line(&mut self, line: &[u8], read: Line, release: Release, out: &mut Vec<Out>) {
         match read {
             Line::One(read) => match self.client_message(&read, &release, None) {
-                Fate::Keep => out.push(Out::Server {
-                    line: line.to_vec(),
-                    outline: Outline::of(&read, None),
-                }),
-                Fate::Change { text, arguments } => out.push(Out::Server {
-                    line: text.into_bytes(),
-                    outline: Outline::of(&read, Some(&arguments)),
-                }),
+                Fate::Keep => out.push(self.for_server(line.to_vec(), Outline::of(&read, None))),
+                Fate::Change { text, arguments } => {
+                    let outline = Outline::of(&read, Some(&arguments));
+                    out.push(self.for_server(text.into_bytes(), outline));
+                }
                 Fate::Answer(text) => out.push(Out::Client(text.into_bytes())),
             },
             Line::Batch(reads) => self.client_batch(&reads, &release, out),
@@ -236,10 +259,8 @@ impl<L: Layer> Proxy<L> {
         }
         let requests = owed.len();
         if !sent.is_empty() {
-            out.push(Out::Server {
-                line: format!("[{}]", sent.join(",")).into_bytes(),
-                outline: Outline::batch(owed),
-            });
+            let line = format!("[{}]", sent.join(",")).into_bytes();
+            out.push(self.for_server(line, Outline::batch(owed)));
         }
         match (answers.is_empty(), requests) {
             (true, _) => self.untag(batch),
@@ -318,8 +339,15 @@ impl<L: Layer> Proxy<L> {
         }
     }
 
+    /// Expects the server's answer to `id`; the line it goes in numbers it
+    /// ([`Proxy::for_server`]).
     fn expect(&mut self, id: &Id, kind: Kind, batch: Option<u64>) {
-        self.pending.insert(id.clone(), Pending { kind, batch });
+        let pending = Pending {
+            kind,
+            exchange: 0,
+            batch,
+        };
+        self.pending.insert(id.clone(), pending);
     }
 
     /// A `tools/call`: sent on stripped, sent on as it came when there is nothing of the
@@ -435,10 +463,20 @@ impl<L: Layer> Proxy<L> {
 
     /// A line from the server.
     pub fn server_sent(&mut self, line: Vec<u8>, now: Now) -> Vec<Out> {
+        self.server_line(line, None, now)
+    }
+
+    /// A line from the server; with `only`, taken only when it answers a request of that
+    /// line to the server ([`Proxy::server_answered`]).
+    fn server_line(&mut self, line: Vec<u8>, only: Option<u64>, now: Now) -> Vec<Out> {
         self.now = now;
         let mut out = Vec::new();
         let read = match jsonrpc::read_line(&line) {
+            Ok(read) if only.is_some_and(|exchange| !self.answers(&read, exchange)) => {
+                return out;
+            }
             Ok(read) => read,
+            Err(_) if only.is_some() => return out,
             Err(refusal) => {
                 // Nothing can be answered to the server about it, and nothing it says is
                 // relayed unread: the client gets no message the proxy could not check.
@@ -511,6 +549,7 @@ impl<L: Layer> Proxy<L> {
                 // after this. Nothing is listed until a call needs it, so a server that
                 // says this on every listing cannot make the proxy list without end.
                 self.want = self.started + 1;
+                out.push(Out::Learnt(Learnt::ToolsChanged));
                 return Relay::Keep;
             }
             Message::Response {
@@ -552,6 +591,9 @@ impl<L: Layer> Proxy<L> {
         }
         match pending.kind {
             Kind::List { cursor, caller } => {
+                if let Some(result) = result {
+                    self.params.learn(result);
+                }
                 return self.page(read.text, result, cursor, caller, may_hold);
             }
             Kind::Call(call) => {
@@ -563,7 +605,13 @@ impl<L: Layer> Proxy<L> {
                 };
                 self.record(id, call, outcome);
             }
-            Kind::Initialize => self.handshake = Handshake::Done,
+            Kind::Initialize => {
+                self.handshake = Handshake::Done;
+                let version = result.and_then(|result| jsonrpc::at(result, &["protocolVersion"]));
+                if let Some(version) = version.and_then(json::string) {
+                    out.push(Out::Learnt(Learnt::Version(version)));
+                }
+            }
             Kind::Other => {}
         }
         Relay::Keep

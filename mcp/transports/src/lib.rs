@@ -179,6 +179,16 @@ enum Event {
     /// The client sent a line past the cap: its stream was ended there.
     ClientOverCap,
     Server(Vec<u8>),
+    /// A line in the body of an HTTP error the server answered line `exchange` with.
+    ServerAnswered {
+        line: Vec<u8>,
+        exchange: u64,
+    },
+    /// The server will not answer line `exchange` any more, for this reason.
+    Unanswered {
+        exchange: u64,
+        why: String,
+    },
     ServerClosed,
     /// The server sent a line past the cap: its stream was ended there.
     ServerOverCap,
@@ -291,6 +301,10 @@ impl Session {
             let out = match event {
                 Ok(Event::Client(line)) => proxy.client_sent(line, now()),
                 Ok(Event::Server(line)) => proxy.server_sent(line, now()),
+                Ok(Event::ServerAnswered { line, exchange }) => {
+                    proxy.server_answered(line, exchange, now())
+                }
+                Ok(Event::Unanswered { exchange, why }) => proxy.unanswered(exchange, &why, now()),
                 Ok(Event::ClientClosed) => {
                     client_closed = true;
                     proxy.client_gone(now())
@@ -386,6 +400,7 @@ fn write_all(out: &[Out], server: &mut Upstream, client: &mut dyn Client) -> boo
         match line {
             Out::Server { line, outline } => server.send(&one_line(line), outline),
             Out::Note(note) => eprintln!("reasons: {note}"),
+            Out::Learnt(learnt) => server.learnt(learnt),
             Out::Client(bytes) => {
                 if !client.write(&one_line(bytes)) {
                     return false;

@@ -1,12 +1,14 @@
 //! The server the proxy relays to: a command it starts and speaks to over stdio, or a
 //! URL it speaks to over Streamable HTTP. Either way what the server sends comes back to
-//! the loop as `Event::Server` lines, so the proxy cannot tell the two apart.
+//! the loop as `Event::Server` lines, so the proxy cannot tell the two apart; over HTTP,
+//! the end of each POST's answer comes too (`Event::Unanswered`), so that the proxy
+//! answers what it did not answer.
 
 mod http;
 mod process;
 
 use crate::{Ended, Ending};
-use reasons_mcp::Outline;
+use reasons_mcp::{Learnt, Outline};
 use std::io::Read;
 
 pub use http::{DEFAULT_READ_TIMEOUT_SECS, Http, Remote};
@@ -26,6 +28,15 @@ impl Upstream {
         match self {
             Upstream::Process(process) => process.send(message),
             Upstream::Http(http) => http.send(message, outline),
+        }
+    }
+
+    /// Keeps what the server said that later requests carry.
+    pub fn learnt(&mut self, learnt: &Learnt) {
+        match self {
+            // A process carries nothing beside its lines.
+            Upstream::Process(_) => {}
+            Upstream::Http(http) => http.learnt(learnt),
         }
     }
 

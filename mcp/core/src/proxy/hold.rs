@@ -11,7 +11,7 @@
 //! a listing (listed, failed) is its caller's alone, so that a server refusing one
 //! client's version fails no other client's calls.
 
-use super::{Handshake, Out, Proxy, Relay, Release};
+use super::{Handshake, Learnt, Out, Proxy, Relay, Release};
 use crate::Now;
 use crate::jsonrpc::{self, CallParams, Id, Line, Message, Page, Read};
 use crate::layer::Layer;
@@ -68,7 +68,9 @@ pub(super) struct Listings {
 pub(super) struct OwnListing {
     pub(super) generation: u64,
     pub(super) caller: Caller,
+    /// Its request under way: its id, and the line to the server it went in.
     pub(super) id: Id,
+    pub(super) exchange: u64,
     pub(super) started: Instant,
     pub(super) tools: Vec<Json>,
     pub(super) cursors: HashSet<String>,
@@ -366,11 +368,12 @@ impl<L: Layer> Proxy<L> {
     fn start_listing(&mut self, caller: Caller, out: &mut Vec<Out>) {
         self.started += 1;
         self.progress_mut(&caller).started = self.started;
-        let id = self.ask_for_tools(None, &caller, out);
+        let (id, exchange) = self.ask_for_tools(None, &caller, out);
         self.listing = Some(OwnListing {
             generation: self.started,
             caller,
             id,
+            exchange,
             started: self.now.instant,
             tools: Vec::new(),
             cursors: HashSet::new(),
@@ -378,8 +381,13 @@ impl<L: Layer> Proxy<L> {
     }
 
     /// Sends a `tools/list` request of the proxy's own for `caller` (for the page after
-    /// `cursor`, if given); its id.
-    fn ask_for_tools(&mut self, cursor: Option<&str>, caller: &Caller, out: &mut Vec<Out>) -> Id {
+    /// `cursor`, if given); its id, and the line it went in.
+    fn ask_for_tools(
+        &mut self,
+        cursor: Option<&str>,
+        caller: &Caller,
+        out: &mut Vec<Out>,
+    ) -> (Id, u64) {
         let id = Id::own();
         let mut params = Vec::new();
         if let Some(cursor) = cursor {
@@ -390,14 +398,13 @@ impl<L: Layer> Proxy<L> {
         }
         let params = (!params.is_empty()).then(|| format!("{{{}}}", params.join(",")));
         let params = params.as_deref();
-        out.push(Out::Server {
-            line: jsonrpc::request(&id, "tools/list", params).into_bytes(),
-            outline: Outline {
-                own: true,
-                ..Outline::request(Some(id.clone()), "tools/list", params, None)
-            },
-        });
-        id
+        let outline = Outline {
+            own: true,
+            ..Outline::request(Some(id.clone()), "tools/list", params, None)
+        };
+        let line = jsonrpc::request(&id, "tools/list", params).into_bytes();
+        out.push(self.for_server(line, outline));
+        (id, self.sent)
     }
 
     /// A page of the proxy's own listing: ask for the next, or use the whole.
@@ -405,11 +412,17 @@ impl<L: Layer> Proxy<L> {
         let Some(mut listing) = self.listing.take() else {
             return;
         };
-        let Some(page) = result.and_then(Page::read) else {
+        let Some((result, page)) = result.and_then(|result| Some((result, Page::read(result)?)))
+        else {
             self.note("the server did not list its tools; calls that wait are refused".into());
             self.fail(&listing.caller, listing.generation);
             return;
         };
+        self.params.learn(result);
+        out.push(Out::Learnt(Learnt::OwnPage {
+            exchange: listing.exchange,
+            result: result.to_string(),
+        }));
         listing
             .tools
             .extend(page.tools.iter().map(|tool| tool.to_string()));
@@ -423,7 +436,7 @@ impl<L: Layer> Proxy<L> {
                 self.fail(&listing.caller, listing.generation);
                 return;
             }
-            listing.id = self.ask_for_tools(Some(cursor), &listing.caller, out);
+            (listing.id, listing.exchange) = self.ask_for_tools(Some(cursor), &listing.caller, out);
             self.listing = Some(listing);
             return;
         }

@@ -308,8 +308,8 @@ fn play<L: Layer>(options: Options, steps: &[Step], layer: impl FnOnce(Options) 
                     server.inbox.push_back(String::from_utf8(line).unwrap())
                 }
                 Out::Client(bytes) => client.got(&bytes),
-                // For the human running the proxy: no side's.
-                Out::Note(_) => {}
+                // For the human running the proxy, or the transport: no side's.
+                Out::Note(_) | Out::Learnt(_) => {}
             }
         }
     };

@@ -41,6 +41,8 @@ struct Wire {
     client: Vec<String>,
     /// For the human running the proxy, on stderr.
     notes: Vec<String>,
+    /// For the transport.
+    learnt: Vec<Learnt>,
 }
 
 fn wire(out: Vec<Out>) -> Wire {
@@ -50,6 +52,7 @@ fn wire(out: Vec<Out>) -> Wire {
             Out::Server { line, .. } => wire.server.push(String::from_utf8(line).unwrap()),
             Out::Client(bytes) => wire.client.push(String::from_utf8(bytes).unwrap()),
             Out::Note(note) => wire.notes.push(note),
+            Out::Learnt(learnt) => wire.learnt.push(learnt),
         }
     }
     wire
@@ -691,11 +694,14 @@ fn a_line_to_the_server_comes_with_what_it_is_owed_and_carries_as_forwarded() {
     let out = outlines(proxy.client_sent(sent.as_bytes().to_vec(), now()));
     assert_eq!(out.len(), 1, "{out:?}");
     let expected = Outline {
+        // The fourth line to the server: `ready` sent three.
+        exchange: 4,
         ids: vec![Id::parse("7").unwrap()],
         method: Some("tools/call".into()),
         name: Some("plain".into()),
         version: Some("2026-07-28".into()),
         arguments: Some(r#"{"text":"hi"}"#.into()),
+        params: Vec::new(),
         cursor: None,
         own: false,
     };
@@ -759,3 +765,5 @@ fn the_proxys_own_listing_is_outlined_under_its_callers_version() {
     assert!(out[0].own, "{out:?}");
     assert_eq!(out[0].version.as_deref(), Some("2026-07-28"));
 }
+
+mod owed;

@@ -22,10 +22,9 @@
 mod legacy;
 
 use crate::{Ended, Ending, Error, Event};
-use reasons_mcp::Outline;
-use reasons_mcp::headers::{self, ParamHeaders};
-use reasons_mcp::jsonrpc::{self, INTERNAL_ERROR, Id, Line};
+use reasons_mcp::headers;
 use reasons_mcp::sse;
+use reasons_mcp::{Learnt, Outline};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -199,7 +198,6 @@ struct Established {
     listening: bool,
     /// Whether the session was ended: the GET stream is not asked for again.
     closed: bool,
-    params: ParamHeaders,
     /// Where every message goes, when the server speaks the legacy HTTP+SSE transport.
     legacy: Option<String>,
 }
@@ -243,6 +241,13 @@ impl Http {
     pub fn send(&mut self, message: &[u8], outline: &Outline) {
         if let Some(outbox) = &self.outbox {
             let _ = outbox.send((message.to_vec(), outline.clone()));
+        }
+    }
+
+    /// Keeps what later requests carry: the protocol version `initialize` settled.
+    pub fn learnt(&mut self, learnt: &Learnt) {
+        if let Learnt::Version(version) = learnt {
+            self.link.lock().version = Some(version.clone());
         }
     }
 
@@ -309,17 +314,16 @@ impl Link {
         if let Some(endpoint) = legacy {
             return self.post_legacy(message, outline, &endpoint);
         }
-        let mut owed = outline.ids.clone();
         let url = &self.remote.shown;
         let response = match self.request(outline).send(message) {
             Ok(response) => response,
             Err(ureq::Error::Timeout(_)) => {
                 let why = self.silent();
-                return self.answer(owed, &format!("the MCP server at {url} {why}"));
+                return self.unanswered(outline, &format!("the MCP server at {url} {why}"));
             }
             Err(error) => {
-                return self.answer(
-                    owed,
+                return self.unanswered(
+                    outline,
                     &format!("cannot reach the MCP server at {url}: {error}"),
                 );
             }
@@ -343,24 +347,23 @@ impl Link {
             let message = format!(
                 "the MCP server at {url} answered HTTP {status}, and serves no HTTP+SSE stream either ({why})"
             );
-            return self.answer(owed, &message);
+            return self.unanswered(outline, &message);
         }
         if !status.is_success() {
             // A JSON-RPC error in the body answers the request it names; every other
             // request of the message gets one naming the status.
-            if let Ok(text) = body.into_with_config().limit(ERROR_BODY).read_to_vec() {
-                self.deliver(text, &mut owed, outline, true);
+            if let Ok(line) = body.into_with_config().limit(ERROR_BODY).read_to_vec() {
+                let exchange = outline.exchange;
+                let _ = self.events.send(Event::ServerAnswered { line, exchange });
             }
-            return self.answer(
-                owed,
+            return self.unanswered(
+                outline,
                 &format!("the MCP server at {url} answered HTTP {status}"),
             );
         }
         let why = if stream {
             let read = super::event_stream(body);
-            match sse::read(read, self.max_message, |data| {
-                self.deliver(data.into_bytes(), &mut owed, outline, false)
-            }) {
+            match sse::read(read, self.max_message, |data| self.pass(data.into_bytes())) {
                 Ok(()) => "its event stream ended first".to_string(),
                 Err(sse::Broken::Silent) => self.silent(),
                 Err(error) => format!("its event stream broke off: {error}"),
@@ -370,15 +373,15 @@ impl Link {
             match body.into_with_config().limit(cap).read_to_vec() {
                 Ok(text) if text.is_empty() => format!("it answered HTTP {status} with nothing"),
                 Ok(text) => {
-                    self.deliver(text, &mut owed, outline, false);
+                    self.pass(text);
                     format!("its answer (HTTP {status}) did not answer it")
                 }
                 Err(ureq::Error::Timeout(_)) => self.silent(),
                 Err(error) => format!("its answer broke off: {error}"),
             }
         };
-        self.answer(
-            owed,
+        self.unanswered(
+            outline,
             &format!("the MCP server at {url} did not answer: {why}"),
         );
         if outline.method.as_deref() == Some("notifications/initialized") {
@@ -435,71 +438,28 @@ impl Link {
             .header("Accept", "application/json, text/event-stream");
         let session = self.lock();
         let mut request = self.carrying(post, &session, outline.version.as_ref());
-        for (name, value) in headers::standard(outline) {
+        for (name, value) in headers::standard(outline).iter().chain(&outline.params) {
             request = request.header(name, value);
-        }
-        if let (Some("tools/call"), Some(tool), Some(arguments)) =
-            (outline.method.as_deref(), &outline.name, &outline.arguments)
-        {
-            for (name, value) in session.params.of(tool, arguments) {
-                request = request.header(name, value);
-            }
         }
         request
     }
 
-    /// Hands one message the server sent to the loop, as a line. Answers to this POST's
-    /// requests are crossed off `owed`; from an error status only those are passed on.
-    /// It is read as the loop will read it, by the proxy's strict reader: an id is
-    /// matched by value (`1` and `1.0` are one id), as the loop matches it.
-    fn deliver(&self, text: Vec<u8>, owed: &mut Vec<Id>, outline: &Outline, error: bool) {
-        let ours = match jsonrpc::read_line(&text) {
-            Ok(Line::One(read)) => self.cross_off(std::slice::from_ref(&read), owed, outline),
-            Ok(Line::Batch(reads)) => self.cross_off(&reads, owed, outline),
-            // Not a message: the loop reads it and refuses it as it does any such line.
-            Err(_) => false,
-        };
-        if error && !ours {
-            return;
-        }
-        // A line break in it is made a space where every line is written (`one_line`).
-        self.pass(text);
-    }
-
-    /// Crosses the answers among `reads` off `owed`, learning from each what later
-    /// requests need; whether any was owed.
-    fn cross_off(&self, reads: &[jsonrpc::Read], owed: &mut Vec<Id>, outline: &Outline) -> bool {
-        let answered = reasons_mcp::outline::cross_off(reads, owed);
-        for result in answered.iter().flatten() {
-            self.learn(outline.method.as_deref(), result);
-        }
-        !answered.is_empty()
-    }
-
-    /// What a session's later requests need from a result: the protocol version
-    /// `initialize` settled, the headers a listing's tools ask for.
-    fn learn(&self, method: Option<&str>, result: &str) {
-        match method {
-            Some("initialize") => {
-                let version = jsonrpc::at(result, &["protocolVersion"])
-                    .and_then(reasons_transform::json::string);
-                self.lock().version = version;
-            }
-            Some("tools/list") => self.lock().params.learn(result),
-            _ => {}
-        }
-    }
-
+    /// Hands one message the server sent to the loop, as a line: a line break in it is
+    /// made a space where every line is written (`one_line`).
     fn pass(&self, line: Vec<u8>) {
         let _ = self.events.send(Event::Server(line));
     }
 
-    /// A JSON-RPC error for each request still `owed` an answer.
-    fn answer(&self, owed: Vec<Id>, message: &str) {
-        let message = format!("reasons mcp: {message}");
-        for id in owed {
-            self.pass(jsonrpc::error(Some(&id), INTERNAL_ERROR, &message).into_bytes());
+    /// Tells the loop that `outline`'s line gets no more answers, for `why`: the proxy
+    /// answers each of its requests it has not answered with an error saying so.
+    fn unanswered(&self, outline: &Outline, why: &str) {
+        if outline.ids.is_empty() {
+            return;
         }
+        let _ = self.events.send(Event::Unanswered {
+            exchange: outline.exchange,
+            why: format!("reasons mcp: {why}"),
+        });
     }
 
     /// Opens the GET stream, once, for what a legacy server sends on its own; a server
@@ -553,12 +513,10 @@ impl Link {
             return Stream::Fruitless;
         }
         let body = super::event_stream(response.into_body());
-        let mut owed = Vec::new();
-        let outline = Outline::default();
         let mut delivered = Stream::Fruitless;
         let _ = sse::read_from(body, place, self.max_message, |data| {
             delivered = Stream::Delivered;
-            self.deliver(data.into_bytes(), &mut owed, &outline, false);
+            self.pass(data.into_bytes());
         });
         delivered
     }

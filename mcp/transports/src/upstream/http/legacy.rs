@@ -106,15 +106,15 @@ impl Link {
         let url = &self.remote.shown;
         match request.send(message) {
             Ok(response) if response.status().is_success() => {}
-            Ok(response) => self.answer(
-                outline.ids.clone(),
+            Ok(response) => self.unanswered(
+                outline,
                 &format!(
                     "the MCP server at {url} answered HTTP {} to a message",
                     response.status()
                 ),
             ),
-            Err(error) => self.answer(
-                outline.ids.clone(),
+            Err(error) => self.unanswered(
+                outline,
                 &format!("cannot reach the MCP server at {url}: {error}"),
             ),
         }
