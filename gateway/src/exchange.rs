@@ -16,7 +16,7 @@ use crate::settings::Settings;
 use crate::wire::{self, Answer, Body, Reply};
 use reasons_mcp::headers;
 use reasons_mcp::jsonrpc;
-use reasons_mcp::{Audit, Learnt, NativeLayer, Now, Out, Outline, Proxy, sse};
+use reasons_mcp::{Audit, Delivery, Learnt, NativeLayer, Now, Out, Outline, Proxy, sse};
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::time::Instant;
@@ -103,7 +103,9 @@ pub fn stream(settings: &Settings, request: IncomingRequest, out: ResponseOutpar
     let _ = sse::read_while(reader, &mut place, settings.max_message, |_, data| {
         for line in proxy.server_sent(data.into_bytes(), now()) {
             match line {
-                Out::Client(line) => open = open && reply.write(&wire::event(&line)),
+                Out::Client(Delivery { line, .. }) => {
+                    open = open && reply.write(&wire::event(&line));
+                }
                 Out::Note(note) => eprintln!("reasons-gateway: {note}"),
                 Out::Learnt(Learnt::ToolsChanged) => forget_listings(),
                 // A fresh proxy sends the server nothing of its own for what it relays,
@@ -170,7 +172,8 @@ impl Exchange<'_> {
         let mut queue: VecDeque<Out> = lines.into();
         while let Some(line) = queue.pop_front() {
             match line {
-                Out::Client(line) => self.for_client(line),
+                // One client: every message is its, whatever it is about.
+                Out::Client(Delivery { line, .. }) => self.for_client(line),
                 Out::Note(note) => eprintln!("reasons-gateway: {note}"),
                 Out::Server { line, outline } => {
                     let answers = self.upstream(&line, &outline);

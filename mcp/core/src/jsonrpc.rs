@@ -26,9 +26,10 @@ pub enum Message<'a> {
     /// A method and no id.
     Notification { method: String },
     /// An id (`None`: null, for an error about a request whose id was unreadable) and a
-    /// result or an error.
+    /// result or an error; `named` is the id's exact text, a slice of the message.
     Response {
         id: Option<Id>,
+        named: &'a str,
         result: Option<&'a str>,
     },
 }
@@ -127,7 +128,8 @@ fn read(text: &str) -> Read<'_> {
 fn envelope(text: &str) -> Result<Message<'_>, Refusal> {
     let invalid = |id: Option<Id>, why: String| Refusal::new(id, INVALID_REQUEST, why);
     let members = unique(text).map_err(|why| invalid(None, format!("the message {why}")))?;
-    let id = match member(&members, "id") {
+    let named = member(&members, "id");
+    let id = match named {
         None => None,
         Some("null") => Some(None),
         Some(raw) => Some(Some(Id::read(raw).ok_or_else(|| {
@@ -153,7 +155,11 @@ fn envelope(text: &str) -> Result<Message<'_>, Refusal> {
             let result = member(&members, "result");
             let answered = result.is_some() != member(&members, "error").is_some();
             match id {
-                Some(id) if answered => Ok(Message::Response { id, result }),
+                Some(id) if answered => Ok(Message::Response {
+                    id,
+                    named: named.unwrap_or_default(),
+                    result,
+                }),
                 _ => Err(invalid(
                     known_id,
                     "the message is not a request or a response".into(),
@@ -336,19 +342,22 @@ pub fn replace_at(text: &str, path: &[&str], with: &str) -> Option<String> {
     Some(replace(text, at(text, path)?, with))
 }
 
+/// How every response the proxy makes begins: its id follows, at [`ID_AT`].
+const RESPONSE: &str = r#"{"jsonrpc":"2.0","id":"#;
+
+/// Where the id of a response the proxy made ([`result`], [`error`]) begins.
+pub const ID_AT: usize = RESPONSE.len();
+
 /// A response with `result`.
 pub fn result(id: &Id, result: &str) -> String {
-    format!(
-        r#"{{"jsonrpc":"2.0","id":{},"result":{result}}}"#,
-        id.json()
-    )
+    format!(r#"{RESPONSE}{},"result":{result}}}"#, id.json())
 }
 
 /// An error response (under `null` when the request's id is unknown).
 pub fn error(id: Option<&Id>, code: i64, message: &str) -> String {
     let message = serde_json::to_string(message).unwrap_or_default();
     let id = id.map_or("null", Id::json);
-    format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":{code},"message":{message}}}}}"#)
+    format!(r#"{RESPONSE}{id},"error":{{"code":{code},"message":{message}}}}}"#)
 }
 
 /// A request of the proxy's own.

@@ -10,6 +10,7 @@
 
 pub mod admission;
 pub mod audit;
+pub mod delivery;
 pub mod headers;
 pub mod jsonrpc;
 pub mod layer;
@@ -19,6 +20,7 @@ pub mod proxy;
 pub mod sse;
 
 pub use audit::Audit;
+pub use delivery::{About, Delivery};
 #[cfg(any(test, feature = "component"))]
 pub use layer::ComponentLayer;
 pub use layer::{Forward, Layer, NativeLayer};

@@ -10,6 +10,7 @@
 
 use crate::Now;
 use crate::audit::{self, Audit, Outcome};
+use crate::delivery::{About, Delivery};
 use crate::headers::ParamHeaders;
 use crate::jsonrpc::{
     self, CallParams, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, Id, Line, Message, Read,
@@ -29,8 +30,8 @@ mod owed;
 pub enum Out {
     /// To the server, with what its transport needs to know of it.
     Server { line: Vec<u8>, outline: Outline },
-    /// To the client (the proxy's stdout).
-    Client(Vec<u8>),
+    /// To the client (the proxy's stdout), with what a transport needs to know of it.
+    Client(Delivery),
     /// For the human running the proxy (its stderr), never for either side.
     Note(String),
     /// What the server said that a transport keeps for later: never a line to write.
@@ -65,8 +66,8 @@ enum Fate {
 enum Relay {
     /// Relayed to the client byte for byte.
     Keep,
-    /// Relayed as this text instead.
-    Change(String),
+    /// Relayed as this text instead, which is about this.
+    Change(String, About),
     /// Not relayed: the proxy's own, or one it cannot read or match.
     Drop,
     /// Held until the proxy's own listing (a page of declarations it has not listed),
@@ -115,7 +116,7 @@ enum Handshake {
 struct Batch {
     /// Requests of the batch the server has yet to answer.
     left: usize,
-    answers: Vec<String>,
+    answers: Vec<(String, About)>,
 }
 
 /// The proxy between one client and one server.
@@ -207,7 +208,13 @@ impl<L: Layer> Proxy<L> {
         let now = now.instant;
         let mut out = Vec::new();
         match jsonrpc::read_line(&line) {
-            Err(refusal) => out.push(Out::Client(refusal.answer().into_bytes())),
+            Err(refusal) => {
+                let about = About::made(refusal.id.as_ref());
+                out.push(Out::Client(Delivery::one(
+                    refusal.answer().into_bytes(),
+                    about,
+                )));
+            }
             // What never waits: the client answering the server (which may need that to
             // answer anything), and `initialized` (which a server may need before it
             // lists its tools for the calls that wait).
@@ -234,7 +241,10 @@ impl<L: Layer> Proxy<L> {
                     let outline = Outline::of(&read, Some(&arguments));
                     out.push(self.for_server(text.into_bytes(), outline));
                 }
-                Fate::Answer(text) => out.push(Out::Client(text.into_bytes())),
+                Fate::Answer(text) => {
+                    let about = About::made(answered(&read));
+                    out.push(Out::Client(Delivery::one(text.into_bytes(), about)));
+                }
             },
             Line::Batch(reads) => self.client_batch(&reads, &release, out),
         }
@@ -251,7 +261,7 @@ impl<L: Layer> Proxy<L> {
                 Fate::Keep => sent.push(read.text.to_string()),
                 Fate::Change { text, .. } => sent.push(text),
                 Fate::Answer(text) => {
-                    answers.push(text);
+                    answers.push((text, About::made(answered(read))));
                     continue;
                 }
             }
@@ -266,7 +276,7 @@ impl<L: Layer> Proxy<L> {
             (true, _) => self.untag(batch),
             (false, 0) => {
                 self.untag(batch);
-                out.push(Out::Client(format!("[{}]", answers.join(",")).into_bytes()));
+                out.push(Out::Client(Delivery::batch(answers)));
             }
             (false, left) => {
                 self.batches.insert(batch, Batch { left, answers });
@@ -491,8 +501,13 @@ impl<L: Layer> Proxy<L> {
         match read {
             Line::One(read) => {
                 match self.server_message(&read, true, &mut finished, &mut out) {
-                    Relay::Keep => out.push(Out::Client(line)),
-                    Relay::Change(text) => out.push(Out::Client(text.into_bytes())),
+                    Relay::Keep => {
+                        let about = About::of(&read);
+                        out.push(Out::Client(Delivery::one(line, about)));
+                    }
+                    Relay::Change(text, about) => {
+                        out.push(Out::Client(Delivery::one(text.into_bytes(), about)));
+                    }
                     Relay::Drop => {}
                     Relay::Hold(caller) => {
                         let held = self.hold(line, self.now.instant, caller);
@@ -500,21 +515,21 @@ impl<L: Layer> Proxy<L> {
                     }
                 }
                 for answers in finished.drain(..) {
-                    out.push(Out::Client(format!("[{}]", answers.join(",")).into_bytes()));
+                    out.push(Out::Client(Delivery::batch(answers)));
                 }
             }
             Line::Batch(reads) => {
                 let mut parts = Vec::new();
                 for read in &reads {
                     match self.server_message(read, false, &mut finished, &mut out) {
-                        Relay::Keep => parts.push(read.text.to_string()),
-                        Relay::Change(text) => parts.push(text),
+                        Relay::Keep => parts.push((read.text.to_string(), About::of(read))),
+                        Relay::Change(text, about) => parts.push((text, about)),
                         Relay::Drop | Relay::Hold(_) => {}
                     }
                 }
                 parts.extend(finished.into_iter().flatten());
                 if !parts.is_empty() {
-                    out.push(Out::Client(format!("[{}]", parts.join(",")).into_bytes()));
+                    out.push(Out::Client(Delivery::batch(parts)));
                 }
             }
         }
@@ -528,7 +543,7 @@ impl<L: Layer> Proxy<L> {
         &mut self,
         read: &Read,
         may_hold: bool,
-        finished: &mut Vec<Vec<String>>,
+        finished: &mut Vec<Vec<(String, About)>>,
         out: &mut Vec<Out>,
     ) -> Relay {
         let message = match &read.message {
@@ -555,6 +570,7 @@ impl<L: Layer> Proxy<L> {
             Message::Response {
                 id: Some(id),
                 result,
+                ..
             } => (id, *result),
             Message::Response { id: None, .. } => {
                 self.note("dropped an error the server sent for no request".into());
@@ -594,7 +610,7 @@ impl<L: Layer> Proxy<L> {
                 if let Some(result) = result {
                     self.params.learn(result);
                 }
-                return self.page(read.text, result, cursor, caller, may_hold);
+                return self.page(read, result, cursor, caller, may_hold);
             }
             Kind::Call(call) => {
                 let outcome = match (result, &read.message) {
@@ -638,7 +654,8 @@ impl<L: Layer> Proxy<L> {
         out.retain(|line| matches!(line, Out::Client(_)));
         for held in std::mem::take(&mut self.pages) {
             if let Ok(Line::One(read)) = jsonrpc::read_line(&held.line) {
-                out.push(Out::Client(read.text.as_bytes().to_vec()));
+                let about = About::of(&read);
+                out.push(Out::Client(Delivery::one(read.text.into(), about)));
             }
         }
         let mut lost: Vec<(Id, Pending)> = self.pending.drain().collect();
@@ -647,16 +664,24 @@ impl<L: Layer> Proxy<L> {
             if let Kind::Call(call) = pending.kind {
                 self.record(&id, call, Outcome::Lost(&message));
             }
-            out.push(Out::Client(
-                jsonrpc::error(Some(&id), INTERNAL_ERROR, &message).into_bytes(),
-            ));
+            let error = jsonrpc::error(Some(&id), INTERNAL_ERROR, &message);
+            let about = About::made(Some(&id));
+            out.push(Out::Client(Delivery::one(error.into_bytes(), about)));
         }
         for (_, batch) in std::mem::take(&mut self.batches) {
-            out.push(Out::Client(
-                format!("[{}]", batch.answers.join(",")).into_bytes(),
-            ));
+            out.push(Out::Client(Delivery::batch(batch.answers)));
         }
         self.with_notes(out)
+    }
+}
+
+/// The request a response the proxy makes to the client's `read` answers: its id, when
+/// it could be read.
+fn answered<'a>(read: &'a Read) -> Option<&'a Id> {
+    match &read.message {
+        Ok(Message::Request { id, .. }) => Some(id),
+        Err(refusal) => refusal.id.as_ref(),
+        _ => None,
     }
 }
 

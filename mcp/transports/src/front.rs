@@ -32,11 +32,13 @@ use axum::response::sse::{Event as SseEvent, Sse};
 use axum::response::{IntoResponse, Response};
 use indexmap::IndexMap;
 use reasons_host::Plugin;
-use reasons_mcp::jsonrpc::{self, INVALID_REQUEST, Id, Line, Message, Read};
+use reasons_mcp::delivery::{About, Part};
+use reasons_mcp::jsonrpc::{self, INVALID_REQUEST, Id, Line, Message};
 use reasons_transform::Options;
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::ops::Range;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
@@ -407,7 +409,7 @@ impl Link {
 struct Routes {
     /// Each request waiting for its answer: the stream of its POST, and the id its client
     /// gave it when the front gave it another.
-    waiting: IndexMap<Id, (UnboundedSender<Vec<u8>>, Option<String>)>,
+    waiting: IndexMap<Id, (UnboundedSender<Vec<u8>>, Option<Id>)>,
     /// Each waiting request's progress token, as the server will name it, with the
     /// request, and the token its client gave when the front gave it another. Tokens
     /// compare as ids do: by value, whatever their spelling.
@@ -429,8 +431,9 @@ impl Routes {
         self.progress.clear();
         for (id, (stream, given)) in self.waiting.drain(..) {
             let why = "reasons mcp: the session ended before the server answered this request";
+            let id = given.unwrap_or(id);
             let answer = jsonrpc::error(Some(&id), jsonrpc::INTERNAL_ERROR, why);
-            let _ = stream.send(under_clients_id(&answer, given.as_deref()));
+            let _ = stream.send(answer.into_bytes());
         }
     }
 
@@ -441,7 +444,7 @@ impl Routes {
         &mut self,
         id: Id,
         stream: UnboundedSender<Vec<u8>>,
-        given: Option<&str>,
+        given: Option<Id>,
         token: Option<(&str, Option<&str>)>,
     ) -> Result<(), Refused> {
         if self.ended {
@@ -451,7 +454,7 @@ impl Routes {
             let given = token.and_then(|(_, given)| given).map(str::to_string);
             self.progress.insert(key, (id.clone(), given));
         }
-        self.waiting.insert(id, (stream, given.map(str::to_string)));
+        self.waiting.insert(id, (stream, given));
         Ok(())
     }
 
@@ -488,41 +491,53 @@ impl Routes {
             return Err(refuse(StatusCode::BAD_REQUEST, INVALID_REQUEST, why));
         };
         let token = token.map(|given| (own.json(), Some(given)));
-        self.wait(own.clone(), answers, Some(id.json()), token)?;
+        self.wait(own.clone(), answers, Some(id), token)?;
         Ok((own, rewritten))
     }
 
-    /// Sends one message the session wrote to the stream it belongs on: an answer to its
-    /// request's POST, under the id that request's client gave, which ends that stream;
-    /// a note about a waiting request (its progress, its cancellation) to that request's
-    /// stream, under the names its client gave; anything else to the GET stream, or,
-    /// where one client owns the session, to its latest request's stream. In a shared
-    /// session nothing else is sure to be the right client's, so nothing else goes
-    /// anywhere.
-    fn deliver(&mut self, read: &Read) {
-        let text = read.text;
-        let about = match &read.message {
-            Ok(Message::Response { id: Some(id), .. }) => Some((id.clone(), ID, None)),
-            Ok(Message::Notification { method }) => self.noted(method, text),
-            _ => None,
-        };
-        if let Some((id, path, token)) = about
-            && let Some((stream, given_id)) = self.waiting.get(&id)
-        {
-            // Under the name its client gave: its progress token, or the request's id.
-            let given = token.as_deref().or(given_id.as_deref());
-            let line = given
-                .and_then(|given| jsonrpc::replace_at(text, path, given))
-                .unwrap_or_else(|| text.to_string());
-            let _ = stream.send(line.into_bytes());
-            if path != PROGRESS_TOKEN {
-                // Dropping the sender ends the POST's stream after its answer (or after
-                // the server's word that it cancelled the request: no answer follows).
-                self.waiting.shift_remove(&id);
-                self.forget_finished();
+    /// Sends one message the session wrote, `text`, to the stream it belongs on, as the
+    /// proxy says what it is `about`: an answer to its request's POST, under the id that
+    /// request's client gave, which ends that stream; a note about a waiting request
+    /// (its progress, its cancellation) to that request's stream, under the names its
+    /// client gave; anything else to the GET stream, or, where one client owns the
+    /// session, to its latest request's stream. In a shared session nothing else is sure
+    /// to be the right client's, so nothing else goes anywhere.
+    fn deliver(&mut self, text: &[u8], about: &About) {
+        // The request, the message under the name its client gave, and whether the
+        // message ends the request's stream (no answer follows a cancellation).
+        let (id, line, ends) = match about {
+            About::Answer { id, at } | About::Cancelled { id, at } => {
+                let Some((_, given)) = self.waiting.get(id) else {
+                    return self.elsewhere(text);
+                };
+                (
+                    id.clone(),
+                    named(text, at, given.as_ref().map(Id::json)),
+                    true,
+                )
             }
-            return;
+            About::Progress { token, at } => {
+                let Some((id, given)) = self.progress.get(token) else {
+                    return self.elsewhere(text);
+                };
+                (id.clone(), named(text, at, given.as_deref()), false)
+            }
+            About::Other => return self.elsewhere(text),
+        };
+        let Some((stream, _)) = self.waiting.get(&id) else {
+            return self.elsewhere(text);
+        };
+        let _ = stream.send(line);
+        if ends {
+            // Dropping the sender ends the POST's stream.
+            self.waiting.shift_remove(&id);
+            self.forget_finished();
         }
+    }
+
+    /// Sends `text`, a message about no waiting request, to the GET stream, or, where
+    /// one client owns the session, to its latest request's stream.
+    fn elsewhere(&self, text: &[u8]) {
         let stream = self
             .stream
             .as_ref()
@@ -532,25 +547,8 @@ impl Routes {
                 false => self.waiting.values().last().map(|(stream, _)| stream),
             });
         if let Some(stream) = stream {
-            let _ = stream.send(text.as_bytes().to_vec());
+            let _ = stream.send(text.to_vec());
         }
-    }
-
-    /// The waiting request a server's notification `method` is about, where in the
-    /// notification its name is, and, for a progress note, the token its client gave:
-    /// the request a note's token was given to, or the one a cancellation names.
-    fn noted(&self, method: &str, text: &str) -> Option<Noted> {
-        let path = match method {
-            "notifications/progress" => PROGRESS_TOKEN,
-            "notifications/cancelled" => CANCELLED_ID,
-            _ => return None,
-        };
-        let named = Id::parse(jsonrpc::at(text, path)?)?;
-        if path == CANCELLED_ID {
-            return Some((named, path, None));
-        }
-        let (id, token) = self.progress.get(&named)?;
-        Some((id.clone(), path, token.clone()))
     }
 
     /// Forgets the progress tokens of requests no longer waiting.
@@ -562,17 +560,9 @@ impl Routes {
     }
 }
 
-/// A message about a waiting request: the request, where the message names it, and the
-/// name its client gave, when that is not the request's id.
-type Noted = (Id, &'static [&'static str], Option<String>);
-
-/// Where an answer names its request, a progress note its request's token, and a
-/// cancellation its request.
+/// Where a request names itself, and carries its progress token.
 const ID: &[&str] = &["id"];
-/// Where a request carries its progress token.
 const TOKEN_IN_META: &[&str] = &["params", "_meta", "progressToken"];
-const PROGRESS_TOKEN: &[&str] = &["params", "progressToken"];
-const CANCELLED_ID: &[&str] = &["params", "requestId"];
 
 /// The answer to a message the proxy's strict reading refuses, under its id when it
 /// could be read.
@@ -585,30 +575,25 @@ fn refused_by_reading(refusal: &jsonrpc::Refusal) -> Response {
     .into_response()
 }
 
-/// `answer` under the id its client gave, when the front gave the request another.
-fn under_clients_id(answer: &str, given: Option<&str>) -> Vec<u8> {
-    given
-        .and_then(|given| jsonrpc::replace_at(answer, &["id"], given))
-        .unwrap_or_else(|| answer.to_string())
-        .into_bytes()
+/// `message` under the name its client gave its request (`given`, when the front gave
+/// the request another), in place of the one at `at`.
+fn named(message: &[u8], at: &Range<usize>, given: Option<&str>) -> Vec<u8> {
+    let Some(given) = given else {
+        return message.to_vec();
+    };
+    [&message[..at.start], given.as_bytes(), &message[at.end..]].concat()
 }
 
 /// The session's client, as its loop writes to it.
 struct Routed(Arc<Mutex<Routes>>);
 
 impl Client for Routed {
-    fn write(&mut self, line: &[u8]) -> bool {
+    fn write(&mut self, line: &[u8], parts: &[Part]) -> bool {
         let mut routes = lock(&self.0);
-        // Every line the proxy writes is one it read, or made: it reads. A batch (a
-        // server may answer in one) is taken apart, so that each answer reaches its own
-        // request's POST.
-        match jsonrpc::read_line(line) {
-            Ok(Line::One(read)) => routes.deliver(&read),
-            Ok(Line::Batch(reads)) => reads.iter().for_each(|read| routes.deliver(read)),
-            Err(refusal) => eprintln!(
-                "reasons: a line for the front's clients could not be read: {}",
-                refusal.message
-            ),
+        // A batch (a server may answer in one) is taken apart, so that each answer
+        // reaches its own request's POST.
+        for part in parts {
+            routes.deliver(&line[part.text.clone()], &part.about);
         }
         true
     }

@@ -13,6 +13,7 @@ mod front;
 mod upstream;
 
 use reasons_host::Plugin;
+use reasons_mcp::delivery::{About, Delivery, Part};
 use reasons_mcp::{Audit, ComponentLayer, Now, Out, Proxy, jsonrpc, one_line};
 use reasons_transform::Options;
 use std::ffi::OsString;
@@ -229,15 +230,16 @@ struct Session {
 
 /// Where the lines for the client go.
 trait Client {
-    /// Writes one line; `false` when the client can no longer be written to.
-    fn write(&mut self, line: &[u8]) -> bool;
+    /// Writes one line, whose messages are `parts`; `false` when the client can no
+    /// longer be written to.
+    fn write(&mut self, line: &[u8], parts: &[Part]) -> bool;
 }
 
 /// A client on the proxy's stdio.
 struct Stdout<W: Write>(W);
 
 impl<W: Write> Client for Stdout<W> {
-    fn write(&mut self, line: &[u8]) -> bool {
+    fn write(&mut self, line: &[u8], _: &[Part]) -> bool {
         write_line(&mut self.0, line).is_ok()
     }
 }
@@ -312,7 +314,9 @@ impl Session {
                 Ok(Event::ClientOverCap) => {
                     // Said under no id: which request it was could not be read.
                     let why = format!("reasons mcp: {}", over_cap(max_message));
-                    client.write(jsonrpc::error(None, jsonrpc::INVALID_REQUEST, &why).as_bytes());
+                    let error = jsonrpc::error(None, jsonrpc::INVALID_REQUEST, &why);
+                    let error = Delivery::one(error.into_bytes(), About::Other);
+                    client.write(&error.line, &error.parts);
                     client_closed = true;
                     proxy.client_gone(now())
                 }
@@ -401,8 +405,9 @@ fn write_all(out: &[Out], server: &mut Upstream, client: &mut dyn Client) -> boo
             Out::Server { line, outline } => server.send(&one_line(line), outline),
             Out::Note(note) => eprintln!("reasons: {note}"),
             Out::Learnt(learnt) => server.learnt(learnt),
-            Out::Client(bytes) => {
-                if !client.write(&one_line(bytes)) {
+            Out::Client(Delivery { line, parts }) => {
+                // A line break made a space keeps every part where it was.
+                if !client.write(&one_line(line), parts) {
                     return false;
                 }
             }

@@ -13,6 +13,7 @@
 
 use super::{Handshake, Learnt, Out, Proxy, Relay, Release};
 use crate::Now;
+use crate::delivery::{About, Delivery};
 use crate::jsonrpc::{self, CallParams, Id, Line, Message, Page, Read};
 use crate::layer::Layer;
 use crate::outline::Outline;
@@ -159,7 +160,7 @@ impl<L: Layer> Proxy<L> {
     /// its own listing.
     pub(super) fn page(
         &mut self,
-        text: &str,
+        read: &Read,
         result: Option<&str>,
         cursor: bool,
         caller: Caller,
@@ -176,7 +177,8 @@ impl<L: Layer> Proxy<L> {
             self.install(generation, tools, &caller);
         }
         if self.augments_all(&page.tools) || !may_hold {
-            return Relay::Change(self.augmented_page(text, &page));
+            let (text, about) = self.augmented_page(read, &page);
+            return Relay::Change(text, about);
         }
         Relay::Hold(caller)
     }
@@ -191,10 +193,10 @@ impl<L: Layer> Proxy<L> {
         })
     }
 
-    /// `text` with each declaration of its page as the catalogue augments it; one the
-    /// catalogue does not hold goes as it is (the model is not offered the parameter for
-    /// it, and a call carrying it is refused).
-    fn augmented_page(&self, text: &str, page: &Page) -> String {
+    /// `read`'s text with each declaration of its page as the catalogue augments it, and
+    /// what it is about; a declaration the catalogue does not hold goes as it is (the
+    /// model is not offered the parameter for it, and a call carrying it is refused).
+    fn augmented_page(&self, read: &Read, page: &Page) -> (String, About) {
         let augmented = |tool: &str| {
             self.catalogue
                 .as_ref()
@@ -202,7 +204,9 @@ impl<L: Layer> Proxy<L> {
                 .map_or(tool.to_string(), Json::clone)
         };
         let tools: Vec<String> = page.tools.iter().map(|tool| augmented(tool)).collect();
-        jsonrpc::replace(text, page.array, &format!("[{}]", tools.join(",")))
+        let tools = format!("[{}]", tools.join(","));
+        let about = About::of(read).after(jsonrpc::span(read.text, page.array), tools.len());
+        (jsonrpc::replace(read.text, page.array, &tools), about)
     }
 
     /// Makes `tools`, listing `generation` for `caller`, the catalogue, unless a newer
@@ -290,9 +294,8 @@ impl<L: Layer> Proxy<L> {
             if let Ok(Message::Response { result, .. }) = read.message
                 && let Some(page) = result.and_then(Page::read)
             {
-                out.push(Out::Client(
-                    self.augmented_page(read.text, &page).into_bytes(),
-                ));
+                let (text, about) = self.augmented_page(&read, &page);
+                out.push(Out::Client(Delivery::one(text.into_bytes(), about)));
             }
         }
         let waiting = self.held.front().or(self.pages.front());

@@ -8,6 +8,7 @@
 //! oracle reads what the server received with serde_json alone, as a server would.
 
 use super::*;
+use crate::delivery::{About, Delivery};
 use crate::layer::{ComponentLayer, NativeLayer};
 use proptest::prelude::*;
 use reasons_host::Plugin;
@@ -265,14 +266,28 @@ impl Client {
         }
     }
 
-    fn got(&mut self, line: &[u8]) {
-        let text = String::from_utf8(line.to_vec())
-            .unwrap()
-            .replace("\\ud", "\\u00");
-        let messages = match serde_json::from_str(&text).expect("the proxy answers JSON") {
+    fn got(&mut self, delivery: &Delivery) {
+        let text = String::from_utf8(delivery.line.clone()).unwrap();
+        let messages = match lenient(&text) {
             Value::Array(messages) => messages,
             message => vec![message],
         };
+        assert_eq!(delivery.parts.len(), messages.len(), "{text}");
+        for (part, message) in delivery.parts.iter().zip(&messages) {
+            // Each message lies where the proxy says, and names its request there.
+            let own = &text[part.text.clone()];
+            assert_eq!(&lenient(own), message, "{text}");
+            let answer = message.get("method").is_none() && !message["id"].is_null();
+            match &part.about {
+                About::Answer { id, at } => {
+                    assert!(answer, "{own}");
+                    assert_eq!(lenient(id.json()), message["id"], "{own}");
+                    assert_eq!(lenient(&own[at.clone()]), message["id"], "{own}");
+                }
+                About::Other => assert!(!answer, "{own}"),
+                about => panic!("the simulated server sends no {about:?}: {own}"),
+            }
+        }
         // The server's own requests and notifications, relayed, are not answers.
         let answers = messages.into_iter().filter(|m| m.get("method").is_none());
         self.answers.extend(answers);
@@ -307,7 +322,7 @@ fn play<L: Layer>(options: Options, steps: &[Step], layer: impl FnOnce(Options) 
                 Out::Server { line, .. } => {
                     server.inbox.push_back(String::from_utf8(line).unwrap())
                 }
-                Out::Client(bytes) => client.got(&bytes),
+                Out::Client(to) => client.got(&to),
                 // For the human running the proxy, or the transport: no side's.
                 Out::Note(_) | Out::Learnt(_) => {}
             }

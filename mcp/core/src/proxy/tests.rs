@@ -50,7 +50,7 @@ fn wire(out: Vec<Out>) -> Wire {
     for line in out {
         match line {
             Out::Server { line, .. } => wire.server.push(String::from_utf8(line).unwrap()),
-            Out::Client(bytes) => wire.client.push(String::from_utf8(bytes).unwrap()),
+            Out::Client(to) => wire.client.push(String::from_utf8(to.line).unwrap()),
             Out::Note(note) => wire.notes.push(note),
             Out::Learnt(learnt) => wire.learnt.push(learnt),
         }

@@ -93,6 +93,50 @@ fn is_final(message: &Value) -> bool {
     message.get("method").is_none() || message["method"] == "notifications/cancelled"
 }
 
+/// A message the server sends, with what it is about: the test's own account, written
+/// where the test put the id or token, as the proxy would give it.
+type Said = (String, About);
+
+/// `{head}NAME{tail}`, about what `NAME` names, by `about`.
+fn said(head: &str, name: &Value, tail: &str, about: fn(Id, Range<usize>) -> About) -> Said {
+    let name = name.to_string();
+    let at = head.len()..head.len() + name.len();
+    let id = Id::parse(&name).unwrap();
+    (format!("{head}{name}{tail}"), about(id, at))
+}
+
+fn answer(one: &Held) -> Said {
+    let tail = format!(r#","result":{{"n":{}}}}}"#, one.n);
+    said(r#"{"jsonrpc":"2.0","id":"#, &one.id, &tail, |id, at| {
+        About::Answer { id, at }
+    })
+}
+
+/// Writes `messages` as the session would: one line, a batch when there are more.
+fn write(session: &mut Routed, messages: &[Said]) {
+    if let [(message, about)] = messages {
+        let whole = Part {
+            text: 0..message.len(),
+            about: about.clone(),
+        };
+        session.write(message.as_bytes(), &[whole]);
+        return;
+    }
+    let (mut line, mut parts) = (String::from("["), Vec::new());
+    for (message, about) in messages {
+        if !parts.is_empty() {
+            line.push(',');
+        }
+        parts.push(Part {
+            text: line.len()..line.len() + message.len(),
+            about: about.clone(),
+        });
+        line.push_str(message);
+    }
+    line.push(']');
+    session.write(line.as_bytes(), &parts);
+}
+
 /// A request as the server holds it: its id and token as the server sees them.
 struct Held {
     n: usize,
@@ -114,7 +158,7 @@ fn play(shared: bool, steps: &[Step]) {
     let mut session = Routed(routes.clone());
     let mut requests: Vec<Request> = Vec::new();
     let mut held: Vec<Held> = Vec::new();
-    let mut last_answer: Option<String> = None;
+    let mut last_answer: Option<Vec<Said>> = None;
     // Front ids of requests whose client closed them before their end: each must be
     // cancelled at the server.
     let mut to_cancel: Vec<Value> = Vec::new();
@@ -216,16 +260,9 @@ fn play(shared: bool, steps: &[Step]) {
                 let answered: Vec<Held> = (0..count)
                     .map(|_| held.remove(at.min(held.len() - 1)))
                     .collect();
-                let answers: Vec<Value> = answered
-                    .iter()
-                    .map(|one| json!({"jsonrpc": "2.0", "id": one.id, "result": {"n": one.n}}))
-                    .collect();
-                let line = match answers.as_slice() {
-                    [one] => one.to_string(),
-                    many => Value::Array(many.to_vec()).to_string(),
-                };
-                session.write(line.as_bytes());
-                last_answer = Some(line);
+                let answers: Vec<Said> = answered.iter().map(answer).collect();
+                write(&mut session, &answers);
+                last_answer = Some(answers);
             }
             Step::Note(which) => {
                 let with_token: Vec<&Held> =
@@ -234,30 +271,37 @@ fn play(shared: bool, steps: &[Step]) {
                     continue;
                 }
                 let one = with_token[which % with_token.len()];
-                let note = json!({"jsonrpc": "2.0", "method": "notifications/progress",
-                    "params": {"progressToken": one.token, "progress": one.n}});
-                session.write(note.to_string().as_bytes());
+                let head = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"#;
+                let tail = format!(r#","progress":{}}}}}"#, one.n);
+                let token = one.token.as_ref().unwrap();
+                let note = said(head, token, &tail, |token, at| About::Progress {
+                    token,
+                    at,
+                });
+                write(&mut session, &[note]);
             }
             Step::Cancels(which) => {
                 if held.is_empty() {
                     continue;
                 }
                 let one = held.remove(which % held.len());
-                let note = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                    "params": {"requestId": one.id, "reason": "the server gave up"}});
-                session.write(note.to_string().as_bytes());
+                let head =
+                    r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"#;
+                let tail = r#","reason":"the server gave up"}}"#;
+                let note = said(head, &one.id, tail, |id, at| About::Cancelled { id, at });
+                write(&mut session, &[note]);
             }
             Step::Unsolicited => {
                 let note = json!({"jsonrpc": "2.0", "method": "notifications/message",
                     "params": {"level": "info", "data": "hello"}});
-                session.write(note.to_string().as_bytes());
+                write(&mut session, &[(note.to_string(), About::Other)]);
             }
             // A legacy client may use an id again once it is answered, and then a
             // server's second answer to the first would be the second's: the proxy, which
             // drops a second answer before the front sees it, is what keeps that out.
             Step::Again if shared => {
-                if let Some(line) = &last_answer {
-                    session.write(line.as_bytes());
+                if let Some(answers) = &last_answer {
+                    write(&mut session, answers);
                 }
             }
             Step::Again => {}

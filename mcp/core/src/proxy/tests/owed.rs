@@ -3,6 +3,7 @@
 //! answers an HTTP error's body holds, and what the server said that a transport keeps.
 
 use super::*;
+use crate::delivery::{About, Delivery};
 
 /// The number of the only line the proxy sent the server in `out`, and the line.
 fn the_line(out: Vec<Out>) -> (u64, String) {
@@ -158,4 +159,34 @@ fn a_calls_param_headers_come_from_its_arguments_as_forwarded() {
         outline[0].params,
         [("Mcp-Param-Region".to_string(), "eu".to_string())]
     );
+}
+
+#[test]
+fn an_augmented_listing_names_its_request_where_its_id_now_is() {
+    // The server's answer puts its id after the tools, which the proxy augments: the
+    // id's place moves, and the delivery says where it is now.
+    let mut proxy = ready(Options::default(), &[PLAIN]);
+    client(
+        &mut proxy,
+        r#"{"jsonrpc":"2.0","id":"l2","method":"tools/list"}"#,
+    );
+    let answer = format!(r#"{{"jsonrpc":"2.0","result":{{"tools":[{PLAIN}]}},"id":"l2"}}"#);
+    let out = proxy.server_sent(answer.into_bytes(), now());
+    let deliveries: Vec<Delivery> = out
+        .into_iter()
+        .filter_map(|out| match out {
+            Out::Client(delivery) => Some(delivery),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(deliveries.len(), 1);
+    let delivery = &deliveries[0];
+    let line = String::from_utf8(delivery.line.clone()).unwrap();
+    assert!(line.contains(REASON), "augmented: {line}");
+    assert_eq!(delivery.parts.len(), 1);
+    let About::Answer { id, at } = &delivery.parts[0].about else {
+        panic!("an answer: {delivery:?}");
+    };
+    assert_eq!(id, &Id::parse(r#""l2""#).unwrap());
+    assert_eq!(&line[at.clone()], r#""l2""#);
 }
