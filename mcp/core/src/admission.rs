@@ -7,6 +7,13 @@
 //! (`Content-Type: application/json`, which a page can only send after a preflight) and
 //! accept what the specification says a client accepts (`application/json` and
 //! `text/event-stream`).
+//!
+//! What a POST's message says of where it goes ([`route`]) is read here too, from the
+//! proxy's own reading of it, so that a front routes it without reading it again.
+
+use crate::jsonrpc::{self, INVALID_PARAMS, Id, Message, Read, Refusal};
+use crate::outline::VERSION_KEY;
+use std::ops::Range;
 
 /// Why a POST with these `Content-Type` and `Accept` values (each header's values
 /// joined with commas) is not taken, as an HTTP status and words; `None` when it is.
@@ -67,9 +74,83 @@ pub fn loopback_same_origin(origin: &str, authority: &str) -> bool {
         && (origin == format!("http://{authority}") || origin == format!("https://{authority}"))
 }
 
+/// Where a client's message goes, as a front serving several sessions needs to know.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Route {
+    /// Whether it is of 2026-07-28 or later: its `_meta` names its protocol version, and
+    /// it belongs to no session.
+    pub modern: bool,
+    /// Its progress token, when it is one (a string or a number), and where it is in
+    /// it: a session clients share renames it.
+    pub token: Option<(Id, Range<usize>)>,
+}
+
+/// Where `read`, a message the proxy read, goes. That is read from its params, which
+/// must then read one way only: params that repeat a key (parsers disagree on which
+/// counts) are refused, under the request's id, as the session would refuse them.
+pub fn route(read: &Read) -> Result<Route, Refusal> {
+    let (id, params) = match &read.message {
+        Ok(Message::Request { id, params, .. }) => (Some(id), *params),
+        Ok(Message::Notification { params, .. }) => (None, *params),
+        _ => (None, None),
+    };
+    let members = params.and_then(reasons_transform::json::Object::parse);
+    let members = members.map(|params| params.members).unwrap_or_default();
+    if let Some(why) = jsonrpc::repeated(&members) {
+        return Err(Refusal::new(
+            id.cloned(),
+            INVALID_PARAMS,
+            format!("the params {why}"),
+        ));
+    }
+    let meta = jsonrpc::member(&members, "_meta");
+    let in_meta = |key: &str| meta.and_then(|meta| jsonrpc::at(meta, &[key]));
+    Ok(Route {
+        modern: in_meta(VERSION_KEY).is_some(),
+        token: in_meta("progressToken")
+            .and_then(|token| Some((Id::parse(token)?, jsonrpc::span(read.text, token)))),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::jsonrpc::{Line, read_line};
+
+    fn route_of(text: &str) -> Result<Route, Refusal> {
+        let Ok(Line::One(read)) = read_line(text.as_bytes()) else {
+            panic!("one message: {text}");
+        };
+        route(&read)
+    }
+
+    #[test]
+    fn a_message_says_its_era_and_where_its_token_is() {
+        let modern = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"progressToken":"t","io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+        let route = route_of(modern).unwrap();
+        assert!(route.modern);
+        let (token, at) = route.token.unwrap();
+        assert_eq!(
+            (token, &modern[at]),
+            (Id::parse(r#""t""#).unwrap(), r#""t""#)
+        );
+        let legacy = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        assert_eq!(
+            route_of(legacy).unwrap(),
+            Route {
+                modern: false,
+                token: None
+            }
+        );
+        // Params that repeat a key are refused under the request's id.
+        let twice = r#"{"jsonrpc":"2.0","id":4,"method":"m","params":{"_meta":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+        let refused = route_of(twice).unwrap_err();
+        assert_eq!(refused.code, INVALID_PARAMS);
+        assert_eq!(
+            refused.id.map(|id| id.json().to_string()).as_deref(),
+            Some("4")
+        );
+    }
 
     #[test]
     fn only_a_loopback_page_of_the_servers_own_origin_may_call() {

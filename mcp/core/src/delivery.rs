@@ -39,15 +39,12 @@ pub enum About {
     Other,
 }
 
-/// Where a progress note names its request's token, and a cancellation its request.
-const PROGRESS_TOKEN: &[&str] = &["params", "progressToken"];
-const CANCELLED_ID: &[&str] = &["params", "requestId"];
-
 impl About {
     /// What `read`, a message the proxy read, is about.
     pub(crate) fn of(read: &Read) -> About {
-        let named = |path: &[&str]| {
-            let named = jsonrpc::at(read.text, path)?;
+        // The request a note's params name under `key`, and where.
+        let named = |params: &Option<&str>, key: &str| {
+            let named = jsonrpc::at((*params)?, &[key])?;
             Some((Id::parse(named)?, jsonrpc::span(read.text, named)))
         };
         match &read.message {
@@ -59,12 +56,13 @@ impl About {
                 id: id.clone(),
                 at: jsonrpc::span(read.text, named),
             },
-            Ok(Message::Notification { method }) if method == "notifications/progress" => {
-                named(PROGRESS_TOKEN)
+            Ok(Message::Notification { method, params }) if method == "notifications/progress" => {
+                named(params, "progressToken")
                     .map_or(About::Other, |(token, at)| About::Progress { token, at })
             }
-            Ok(Message::Notification { method }) if method == "notifications/cancelled" => {
-                named(CANCELLED_ID).map_or(About::Other, |(id, at)| About::Cancelled { id, at })
+            Ok(Message::Notification { method, params }) if method == "notifications/cancelled" => {
+                named(params, "requestId")
+                    .map_or(About::Other, |(id, at)| About::Cancelled { id, at })
             }
             _ => About::Other,
         }

@@ -7,6 +7,9 @@
 
 use reasons_transform::json::{self, Member, Object};
 use std::hash::{Hash, Hasher};
+
+mod parsed;
+pub use parsed::Parsed;
 use std::ops::Range;
 
 /// JSON-RPC's error codes, as the proxy uses them.
@@ -17,14 +20,19 @@ pub const INTERNAL_ERROR: i64 = -32603;
 
 /// A message, read.
 pub enum Message<'a> {
-    /// A method and an id: it expects a response.
+    /// A method and an id: it expects a response; `named` is the id's exact text, a
+    /// slice of the message.
     Request {
         id: Id,
+        named: &'a str,
         method: String,
         params: Option<&'a str>,
     },
     /// A method and no id.
-    Notification { method: String },
+    Notification {
+        method: String,
+        params: Option<&'a str>,
+    },
     /// An id (`None`: null, for an error about a request whose id was unreadable) and a
     /// result or an error; `named` is the id's exact text, a slice of the message.
     Response {
@@ -48,7 +56,7 @@ pub enum Line<'a> {
 }
 
 /// Why a message cannot be taken: the JSON-RPC error that answers it.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Refusal {
     /// The id of the request refused, when it could be read.
     pub id: Option<Id>,
@@ -74,14 +82,21 @@ impl Refusal {
 
 /// Reads one line of the stream: a message or a batch, or the refusal of the whole line.
 pub fn read_line(bytes: &[u8]) -> Result<Line<'_>, Refusal> {
-    let text = std::str::from_utf8(bytes).map_err(|error| {
-        let at = error.valid_up_to();
-        Refusal::new(
-            None,
-            PARSE_ERROR,
-            format!("the message is not UTF-8 (at byte {at}); it was not sent"),
-        )
-    })?;
+    read_text(std::str::from_utf8(bytes).map_err(not_utf8)?)
+}
+
+/// The refusal of a line that is not UTF-8.
+fn not_utf8(error: std::str::Utf8Error) -> Refusal {
+    let at = error.valid_up_to();
+    Refusal::new(
+        None,
+        PARSE_ERROR,
+        format!("the message is not UTF-8 (at byte {at}); it was not sent"),
+    )
+}
+
+/// [`read_line`], of a line known to be text.
+fn read_text(text: &str) -> Result<Line<'_>, Refusal> {
     if text.starts_with('\u{feff}') {
         return Err(Refusal::new(
             None,
@@ -146,8 +161,13 @@ fn envelope(text: &str) -> Result<Message<'_>, Refusal> {
             let method = json::string(method)
                 .ok_or_else(|| invalid(known_id.clone(), "the method is not text".into()))?;
             match id {
-                None => Ok(Message::Notification { method }),
-                Some(Some(id)) => Ok(Message::Request { id, method, params }),
+                None => Ok(Message::Notification { method, params }),
+                Some(Some(id)) => Ok(Message::Request {
+                    id,
+                    named: named.unwrap_or_default(),
+                    method,
+                    params,
+                }),
                 Some(None) => Err(invalid(None, "a request's id may not be null".into())),
             }
         }

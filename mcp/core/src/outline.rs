@@ -8,7 +8,7 @@ use crate::jsonrpc::{self, Id, Message, Read};
 use reasons_transform::json;
 
 /// The `_meta` key a 2026-07-28 request carries its protocol version under.
-const VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
+pub(crate) const VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
 
 /// The outline of one line to the server: a message, or a batch of them.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -42,8 +42,8 @@ impl Outline {
     /// arguments when the proxy changed them.
     pub(crate) fn of(read: &Read, forwarded: Option<&str>) -> Outline {
         let (method, params) = match &read.message {
-            Ok(Message::Request { method, params, .. }) => (method, *params),
-            Ok(Message::Notification { method }) => (method, jsonrpc::at(read.text, &["params"])),
+            Ok(Message::Request { method, params, .. })
+            | Ok(Message::Notification { method, params }) => (method, *params),
             _ => return Outline::default(),
         };
         Outline::request(request_id(read), method, params, forwarded)

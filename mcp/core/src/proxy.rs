@@ -13,7 +13,8 @@ use crate::audit::{self, Audit, Outcome};
 use crate::delivery::{About, Delivery};
 use crate::headers::ParamHeaders;
 use crate::jsonrpc::{
-    self, CallParams, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, Id, Line, Message, Read,
+    self, CallParams, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, Id, Line, Message, Parsed,
+    Read, Refusal,
 };
 use crate::layer::{Forward, Layer};
 use crate::outline::{self, Outline};
@@ -204,10 +205,16 @@ impl<L: Layer> Proxy<L> {
 
     /// A line from the client.
     pub fn client_sent(&mut self, line: Vec<u8>, now: Now) -> Vec<Out> {
+        self.client_read(Parsed::read(line), now)
+    }
+
+    /// A line from the client that was read already (the HTTP front reads each POST
+    /// to route it), or the refusal of the whole of it.
+    pub fn client_read(&mut self, line: Result<Parsed, Refusal>, now: Now) -> Vec<Out> {
         self.now = now;
         let now = now.instant;
         let mut out = Vec::new();
-        match jsonrpc::read_line(&line) {
+        match line {
             Err(refusal) => {
                 let about = About::made(refusal.id.as_ref());
                 out.push(Out::Client(Delivery::one(
@@ -215,28 +222,32 @@ impl<L: Layer> Proxy<L> {
                     about,
                 )));
             }
-            // What never waits: the client answering the server (which may need that to
-            // answer anything), and `initialized` (which a server may need before it
-            // lists its tools for the calls that wait).
-            Ok(read) if !self.held.is_empty() && !bypasses_hold(&read) => {
-                let caller = self.caller(&read);
-                self.held.push_back(self.hold(line, now, caller));
+            Ok(line) => {
+                let read = line.line();
+                // What never waits: the client answering the server (which may need
+                // that to answer anything), and `initialized` (which a server may need
+                // before it lists its tools for the calls that wait).
+                let waits = !self.held.is_empty() && !bypasses_hold(&read);
+                if waits || !self.can_go(&read, None) {
+                    let caller = self.caller(&read);
+                    self.held.push_back(self.hold(line, now, caller));
+                } else {
+                    self.client_line(&line, Release::Go, &mut out);
+                }
             }
-            Ok(read) if !self.can_go(&read, None) => {
-                let caller = self.caller(&read);
-                self.held.push_back(self.hold(line, now, caller));
-            }
-            Ok(read) => self.client_line(&line, read, Release::Go, &mut out),
         }
         self.drain(&mut out);
         self.with_notes(out)
     }
 
     /// One client line (a message or a batch), with its held calls' fate.
-    fn client_line(&mut self, line: &[u8], read: Line, release: Release, out: &mut Vec<Out>) {
-        match read {
+    fn client_line(&mut self, line: &Parsed, release: Release, out: &mut Vec<Out>) {
+        match line.line() {
             Line::One(read) => match self.client_message(&read, &release, None) {
-                Fate::Keep => out.push(self.for_server(line.to_vec(), Outline::of(&read, None))),
+                Fate::Keep => {
+                    let outline = Outline::of(&read, None);
+                    out.push(self.for_server(line.text().into(), outline));
+                }
                 Fate::Change { text, arguments } => {
                     let outline = Outline::of(&read, Some(&arguments));
                     out.push(self.for_server(text.into_bytes(), outline));
@@ -300,7 +311,9 @@ impl<L: Layer> Proxy<L> {
             Ok(message) => message,
         };
         match message {
-            Message::Request { id, method, params } => {
+            Message::Request {
+                id, method, params, ..
+            } => {
                 let own = self
                     .listing
                     .as_ref()
@@ -481,11 +494,11 @@ impl<L: Layer> Proxy<L> {
     fn server_line(&mut self, line: Vec<u8>, only: Option<u64>, now: Now) -> Vec<Out> {
         self.now = now;
         let mut out = Vec::new();
-        let read = match jsonrpc::read_line(&line) {
-            Ok(read) if only.is_some_and(|exchange| !self.answers(&read, exchange)) => {
+        let line = match Parsed::read(line) {
+            Ok(line) if only.is_some_and(|exchange| !self.answers(&line.line(), exchange)) => {
                 return out;
             }
-            Ok(read) => read,
+            Ok(line) => line,
             Err(_) if only.is_some() => return out,
             Err(refusal) => {
                 // Nothing can be answered to the server about it, and nothing it says is
@@ -498,12 +511,12 @@ impl<L: Layer> Proxy<L> {
             }
         };
         let mut finished = Vec::new();
-        match read {
+        match line.line() {
             Line::One(read) => {
                 match self.server_message(&read, true, &mut finished, &mut out) {
                     Relay::Keep => {
                         let about = About::of(&read);
-                        out.push(Out::Client(Delivery::one(line, about)));
+                        out.push(Out::Client(Delivery::one(line.into_bytes(), about)));
                     }
                     Relay::Change(text, about) => {
                         out.push(Out::Client(Delivery::one(text.into_bytes(), about)));
@@ -646,14 +659,11 @@ impl<L: Layer> Proxy<L> {
         let message = format!("the MCP server exited before answering ({why})");
         let mut out = Vec::new();
         for held in std::mem::take(&mut self.held) {
-            let Ok(read) = jsonrpc::read_line(&held.line) else {
-                continue;
-            };
-            self.client_line(&held.line, read, Release::Refuse(message.clone()), &mut out);
+            self.client_line(&held.line, Release::Refuse(message.clone()), &mut out);
         }
         out.retain(|line| matches!(line, Out::Client(_)));
         for held in std::mem::take(&mut self.pages) {
-            if let Ok(Line::One(read)) = jsonrpc::read_line(&held.line) {
+            if let Line::One(read) = held.line.line() {
                 let about = About::of(&read);
                 out.push(Out::Client(Delivery::one(read.text.into(), about)));
             }

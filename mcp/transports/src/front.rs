@@ -33,7 +33,7 @@ use axum::response::{IntoResponse, Response};
 use indexmap::IndexMap;
 use reasons_host::Plugin;
 use reasons_mcp::delivery::{About, Part};
-use reasons_mcp::jsonrpc::{self, INVALID_REQUEST, Id, Line, Message};
+use reasons_mcp::jsonrpc::{self, INVALID_REQUEST, Id, Line, Message, Parsed};
 use reasons_transform::Options;
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -445,54 +445,58 @@ impl Routes {
         id: Id,
         stream: UnboundedSender<Vec<u8>>,
         given: Option<Id>,
-        token: Option<(&str, Option<&str>)>,
+        token: Option<(Id, Option<String>)>,
     ) -> Result<(), Refused> {
         if self.ended {
             return Err(session_gone());
         }
-        if let Some(key) = token.and_then(|(sent, _)| Id::parse(sent)) {
-            let given = token.and_then(|(_, given)| given).map(str::to_string);
+        if let Some((key, given)) = token {
             self.progress.insert(key, (id.clone(), given));
         }
         self.waiting.insert(id, (stream, given));
         Ok(())
     }
 
-    /// Takes a client's request `id`, whose exact text is `text`, to wait for its answer
-    /// on `answers`: the id the session will know it by, and the line to send it. In a
-    /// shared session the request gets an id and a progress token of the front's own,
-    /// since clients there may use the same ones, and its client's come back with what
-    /// answers it; where that cannot be done, the request does not go. Where one client
-    /// owns the session, an id still waiting is refused under that id: its answer could
-    /// go to only one of the two POSTs (R19), and the one waiting keeps it.
+    /// Takes a client's request `id`, the message `line` whose progress token is
+    /// `token` (with its place in the line), to wait for its answer on `answers`: the id
+    /// the session will know it by, and the line to send it. In a shared session the
+    /// request gets an id and a progress token of the front's own, since clients there
+    /// may use the same ones, and its client's come back with what answers it; where
+    /// that cannot be done, the request does not go. Where one client owns the session,
+    /// an id still waiting is refused under that id: its answer could go to only one of
+    /// the two POSTs (R19), and the one waiting keeps it.
     fn admit(
         &mut self,
         id: Id,
-        text: &str,
+        line: Parsed,
+        token: Option<(Id, Range<usize>)>,
         answers: UnboundedSender<Vec<u8>>,
-    ) -> Result<(Id, String), Refused> {
-        let token = jsonrpc::at(text, TOKEN_IN_META);
+    ) -> Result<(Id, Parsed), Refused> {
         if !self.shared {
             if self.waiting.contains_key(&id) {
                 let why = "a request with this id is still waiting for its answer in this \
                            session: an id is the client's to use once until it is answered";
                 return Err(refuse(StatusCode::BAD_REQUEST, INVALID_REQUEST, why).under(id));
             }
-            self.wait(id.clone(), answers, None, token.map(|sent| (sent, None)))?;
-            return Ok((id, text.to_string()));
+            self.wait(
+                id.clone(),
+                answers,
+                None,
+                token.map(|(sent, _)| (sent, None)),
+            )?;
+            return Ok((id, line));
         }
         let own = Id::front();
-        let rewritten = jsonrpc::replace_at(text, ID, own.json()).and_then(|text| match token {
-            Some(_) => jsonrpc::replace_at(&text, TOKEN_IN_META, own.json()),
-            None => Some(text),
-        });
-        let Some(rewritten) = rewritten else {
+        let given = token
+            .as_ref()
+            .map(|(_, at)| line.text()[at.clone()].to_string());
+        let Some(renamed) = line.renamed(&own, token.map(|(_, at)| at)) else {
             let why = "the request could not be given an id of the front's own; it was not sent";
             return Err(refuse(StatusCode::BAD_REQUEST, INVALID_REQUEST, why));
         };
-        let token = token.map(|given| (own.json(), Some(given)));
+        let token = given.map(|given| (own.clone(), Some(given)));
         self.wait(own.clone(), answers, Some(id), token)?;
-        Ok((own, rewritten))
+        Ok((own, renamed))
     }
 
     /// Sends one message the session wrote, `text`, to the stream it belongs on, as the
@@ -559,10 +563,6 @@ impl Routes {
         progress.retain(|_, (id, _)| waiting.contains_key(id));
     }
 }
-
-/// Where a request names itself, and carries its progress token.
-const ID: &[&str] = &["id"];
-const TOKEN_IN_META: &[&str] = &["params", "_meta", "progressToken"];
 
 /// The answer to a message the proxy's strict reading refuses, under its id when it
 /// could be read.
@@ -701,63 +701,51 @@ async fn on_post(
             return refuse(rejection.status(), INVALID_REQUEST, &why).into_response();
         }
     };
-    // The message is read once, by the proxy's strict reader, as over stdio: what it
-    // refuses (not JSON, a repeated key, an id that is no id, a byte-order mark) is
-    // answered here and never reaches a session, shared or not; what it takes (a lone
-    // surrogate, nesting of any depth) goes on as a server would take it. A line break
-    // in it becomes a space where the session writes it on (`one_line`).
-    let line = body.to_vec();
-    let read = match jsonrpc::read_line(&line) {
-        Ok(Line::One(read)) => read,
-        Ok(Line::Batch(_)) => {
-            let message = "a batch is not served over HTTP: send each message in a POST of its own";
-            return refuse(StatusCode::BAD_REQUEST, INVALID_REQUEST, message).into_response();
-        }
+    // The message is read once, by the proxy's strict reader, as over stdio, and the
+    // session takes that reading: what it refuses (not JSON, a repeated key, an id that
+    // is no id, a byte-order mark) is answered here and never reaches a session, shared
+    // or not; what it takes (a lone surrogate, nesting of any depth) goes on as a server
+    // would take it. A line break in it becomes a space where the session writes it on
+    // (`one_line`).
+    let line = match Parsed::read(body.to_vec()) {
+        Ok(line) => line,
         Err(refusal) => return refused_by_reading(&refusal),
     };
-    let (method, request) = match &read.message {
-        Ok(Message::Request { id, method, .. }) => (
-            Some(method.as_str()),
-            Some((id.clone(), read.text.to_string())),
-        ),
-        Ok(Message::Notification { method }) => (Some(method.as_str()), None),
+    let Line::One(read) = line.line() else {
+        let message = "a batch is not served over HTTP: send each message in a POST of its own";
+        return refuse(StatusCode::BAD_REQUEST, INVALID_REQUEST, message).into_response();
+    };
+    let (method, id) = match &read.message {
+        Ok(Message::Request { id, method, .. }) => (Some(method.clone()), Some(id.clone())),
+        Ok(Message::Notification { method, .. }) => (Some(method.clone()), None),
         Ok(Message::Response { .. }) => (None, None),
         Err(refusal) => return refused_by_reading(refusal),
     };
-    // Where the message goes is read from its params, which must then read one way
-    // only: a key they repeat (parsers disagree on which counts) is refused here, under
-    // the request's id, as the session would refuse it.
-    let params = jsonrpc::at(read.text, &["params"])
-        .and_then(reasons_transform::json::Object::parse)
-        .map(|params| params.members);
-    if let Some(why) = params.as_deref().and_then(jsonrpc::repeated) {
-        let id = request.as_ref().map(|(id, _)| id.clone());
-        let refusal =
-            jsonrpc::Refusal::new(id, jsonrpc::INVALID_PARAMS, format!("the params {why}"));
-        return refused_by_reading(&refusal);
-    }
-    let modern = params
-        .as_deref()
-        .and_then(|params| jsonrpc::member(params, "_meta"))
-        .and_then(|meta| jsonrpc::at(meta, &["io.modelcontextprotocol/protocolVersion"]))
-        .is_some();
-    let (link, session) = match front.link_for(&headers, method, modern).await {
+    let route = match reasons_mcp::admission::route(&read) {
+        Ok(route) => route,
+        Err(refusal) => return refused_by_reading(&refusal),
+    };
+    let stranger = not_from_a_stranger(&read.message);
+    let (link, session) = match front
+        .link_for(&headers, method.as_deref(), route.modern)
+        .await
+    {
         Ok(found) => found,
         Err(refused) => return refused.into_response(),
     };
     let stateless = session.is_none() && headers.get("mcp-session-id").is_none();
-    if stateless && let Some(why) = not_from_a_stranger(&read.message) {
+    if stateless && let Some(why) = stranger {
         return refuse(StatusCode::BAD_REQUEST, INVALID_REQUEST, why).into_response();
     }
-    let Some((id, text)) = request else {
+    let Some(id) = id else {
         // A notification or a response: accepted.
-        if link.events.send(Event::Client(line)).is_err() {
+        if link.events.send(Event::Client(Ok(line))).is_err() {
             return session_gone().into_response();
         }
         return StatusCode::ACCEPTED.into_response();
     };
     let (answers, stream) = unbounded_channel();
-    let admitted = lock(&link.routes).admit(id, &text, answers);
+    let admitted = lock(&link.routes).admit(id, line, route.token, answers);
     let (id, line) = match admitted {
         Ok(admitted) => admitted,
         Err(refused) => return refused.into_response(),
@@ -767,7 +755,7 @@ async fn on_post(
         link: link.clone(),
         id: id.clone(),
     });
-    if link.events.send(Event::Client(line.into_bytes())).is_err() {
+    if link.events.send(Event::Client(Ok(line))).is_err() {
         lock(&link.routes).waiting.shift_remove(&id);
         return session_gone().into_response();
     }
@@ -850,12 +838,12 @@ fn sse(
 /// stream (`Cancel`), and the server asks such a client nothing.
 fn not_from_a_stranger(message: &Result<Message, jsonrpc::Refusal>) -> Option<&'static str> {
     match message {
-        Ok(Message::Notification { method }) if method == "notifications/cancelled" => Some(
+        Ok(Message::Notification { method, .. }) if method == "notifications/cancelled" => Some(
             "in the session 2026-07-28 clients share, a request is cancelled by closing its \
              stream; a notifications/cancelled could name another client's request, and was \
              not sent",
         ),
-        Ok(Message::Notification { method }) if method == "notifications/progress" => Some(
+        Ok(Message::Notification { method, .. }) if method == "notifications/progress" => Some(
             "in the session 2026-07-28 clients share, the server asks no client anything, so \
              there is no progress of a client's to report; it was not sent",
         ),
@@ -889,6 +877,9 @@ impl Drop for Cancel {
             r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{},"reason":"the client closed its stream"}}}}"#,
             self.id.json()
         );
-        let _ = self.link.events.send(Event::Client(note.into_bytes()));
+        let _ = self
+            .link
+            .events
+            .send(Event::Client(Parsed::read(note.into_bytes())));
     }
 }

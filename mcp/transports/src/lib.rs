@@ -14,6 +14,7 @@ mod upstream;
 
 use reasons_host::Plugin;
 use reasons_mcp::delivery::{About, Delivery, Part};
+use reasons_mcp::jsonrpc::{Parsed, Refusal};
 use reasons_mcp::{Audit, ComponentLayer, Now, Out, Proxy, jsonrpc, one_line};
 use reasons_transform::Options;
 use std::ffi::OsString;
@@ -175,7 +176,9 @@ enum Ending {
 
 /// What the loop waits for.
 enum Event {
-    Client(Vec<u8>),
+    /// A line from the client, read where it came in (its reader's thread, the HTTP
+    /// front's handler), or the refusal of the whole of it.
+    Client(Result<Parsed, Refusal>),
     ClientClosed,
     /// The client sent a line past the cap: its stream was ended there.
     ClientOverCap,
@@ -214,7 +217,7 @@ pub fn run(plugin: &Plugin, options: Options, settings: Settings) -> Result<Ende
         std::io::stdin(),
         settings.max_message,
         events,
-        Event::Client,
+        |line| Event::Client(Parsed::read(line)),
         ends,
     );
     let ended = session.serve(&inbox, &mut Stdout(std::io::stdout().lock()));
@@ -301,7 +304,7 @@ impl Session {
                 Some(at) => inbox.recv_timeout(at.saturating_duration_since(Instant::now())),
             };
             let out = match event {
-                Ok(Event::Client(line)) => proxy.client_sent(line, now()),
+                Ok(Event::Client(line)) => proxy.client_read(line, now()),
                 Ok(Event::Server(line)) => proxy.server_sent(line, now()),
                 Ok(Event::ServerAnswered { line, exchange }) => {
                     proxy.server_answered(line, exchange, now())

@@ -14,7 +14,7 @@
 use super::{Handshake, Learnt, Out, Proxy, Relay, Release};
 use crate::Now;
 use crate::delivery::{About, Delivery};
-use crate::jsonrpc::{self, CallParams, Id, Line, Message, Page, Read};
+use crate::jsonrpc::{self, CallParams, Id, Line, Message, Page, Parsed, Read};
 use crate::layer::Layer;
 use crate::outline::Outline;
 use reasons_transform::Json;
@@ -80,7 +80,7 @@ pub(super) struct OwnListing {
 /// A line that waits for the augmented tools: a client message, or a server's answer to the
 /// client's own `tools/list` that holds declarations the proxy has not listed.
 pub(super) struct Held {
-    pub(super) line: Vec<u8>,
+    pub(super) line: Parsed,
     pub(super) since: Instant,
     /// How many listings had started when it arrived: one started later must complete.
     pub(super) arrival: u64,
@@ -89,7 +89,7 @@ pub(super) struct Held {
 }
 
 impl<L: Layer> Proxy<L> {
-    pub(super) fn hold(&self, line: Vec<u8>, since: Instant, caller: Caller) -> Held {
+    pub(super) fn hold(&self, line: Parsed, since: Instant, caller: Caller) -> Held {
         Held {
             line,
             since,
@@ -261,9 +261,7 @@ impl<L: Layer> Proxy<L> {
     pub(super) fn drain(&mut self, out: &mut Vec<Out>) {
         let now = self.now.instant;
         while let Some(held) = self.held.pop_front() {
-            let Ok(read) = jsonrpc::read_line(&held.line) else {
-                unreachable!("only lines that were read are held")
-            };
+            let read = held.line.line();
             let release = if self.can_go(&read, Some((held.arrival, &held.caller))) {
                 Release::Go
             } else if self.progress(&held.caller).failed > held.arrival {
@@ -277,7 +275,7 @@ impl<L: Layer> Proxy<L> {
                 self.held.push_front(held);
                 break;
             };
-            self.client_line(&held.line, read, release, out);
+            self.client_line(&held.line, release, out);
         }
         while let Some(front) = self.pages.front() {
             let progress = self.progress(&front.caller);
@@ -288,7 +286,7 @@ impl<L: Layer> Proxy<L> {
                 break;
             }
             let held = self.pages.pop_front().expect("the front was there");
-            let Ok(Line::One(read)) = jsonrpc::read_line(&held.line) else {
+            let Line::One(read) = held.line.line() else {
                 unreachable!("only single responses are held")
             };
             if let Ok(Message::Response { result, .. }) = read.message

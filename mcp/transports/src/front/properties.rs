@@ -187,8 +187,13 @@ fn play(shared: bool, steps: &[Step]) {
                 // A legacy request waits until the server answers or cancels it, whether
                 // or not its client still reads its stream.
                 let pending = held.iter().any(|one| requests[one.n].given == given);
-                let admitted =
-                    lock(&routes).admit(Id::parse(&given.to_string()).unwrap(), &text, answers);
+                let line = Parsed::read(text.into_bytes()).unwrap();
+                let named = match line.line() {
+                    Line::One(read) => reasons_mcp::admission::route(&read).unwrap().token,
+                    Line::Batch(_) => unreachable!("one request"),
+                };
+                let id = Id::parse(&given.to_string()).unwrap();
+                let admitted = lock(&routes).admit(id, line, named, answers);
                 let (id, line) = match admitted {
                     Ok(admitted) => admitted,
                     Err(refused) => {
@@ -207,7 +212,7 @@ fn play(shared: bool, steps: &[Step]) {
                     shared || !pending,
                     "a legacy id still waiting was taken again"
                 );
-                let sent: Value = serde_json::from_str(&line).unwrap();
+                let sent: Value = serde_json::from_str(line.text()).unwrap();
                 assert_eq!(sent["id"].to_string(), id.json());
                 held.push(Held {
                     n,
@@ -318,7 +323,7 @@ fn play(shared: bool, steps: &[Step]) {
     let told: Vec<Value> = cancelled
         .try_iter()
         .map(|event| match event {
-            Event::Client(line) => serde_json::from_slice::<Value>(&line).unwrap(),
+            Event::Client(line) => serde_json::from_str::<Value>(line.unwrap().text()).unwrap(),
             _ => panic!("the front sends the session only client lines"),
         })
         .collect();
