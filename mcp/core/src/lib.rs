@@ -7,6 +7,12 @@
 //! linked in, [`NativeLayer`]), so that
 //! every transport (a server's stdio, Streamable HTTP, a wasi:http gateway) drives the
 //! same core.
+//!
+//! The core reads every message once, and tells its transport what the transport needs
+//! with each line it writes (an [`Outline`] to the server, a [`Delivery`] to the client,
+//! [`Learnt`] for what the server said that a transport keeps), and which line to the
+//! server is still owed an answer ([`Proxy::awaits`], [`Proxy::unanswered`]): no
+//! transport reads a message the core read.
 
 pub mod admission;
 pub mod audit;
