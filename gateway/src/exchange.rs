@@ -16,7 +16,7 @@ use crate::settings::Settings;
 use crate::wire::{self, Answer, Body, Reply};
 use reasons_mcp::headers;
 use reasons_mcp::jsonrpc;
-use reasons_mcp::{Audit, Delivery, Learnt, NativeLayer, Now, Out, Outline, Proxy, sse};
+use reasons_mcp::{Audit, Delivery, Learnt, NativeLayer, Now, Out, Outline, Proxy, Reuse, sse};
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::time::Instant;
@@ -266,11 +266,11 @@ impl Exchange<'_> {
         let mut changed = false;
         for learnt in learnt {
             match learnt {
-                Out::Learnt(Learnt::OwnPage { exchange, result })
-                    if fresh && exchange == outline.exchange =>
-                {
-                    self.keep(outline, &result);
-                }
+                Out::Learnt(Learnt::OwnPage {
+                    exchange,
+                    result,
+                    reuse,
+                }) if fresh && exchange == outline.exchange => self.keep(outline, &result, reuse),
                 Out::Learnt(Learnt::ToolsChanged) => changed = true,
                 _ => {}
             }
@@ -282,11 +282,12 @@ impl Exchange<'_> {
     }
 
     /// Keeps `result`, a page of the proxy's own listing for `outline`, for reuse as far
-    /// as it allows.
-    fn keep(&self, outline: &Outline, result: &str) {
+    /// as it allows (`reuse`).
+    fn keep(&self, outline: &Outline, result: &str, reuse: Reuse) {
         if let Some(keys) = self.listing_keys(outline) {
             let cap = self.settings.listing_cache;
-            LISTINGS.with_borrow_mut(|kept| kept.keep(keys, result, Instant::now(), cap));
+            let now = Instant::now();
+            LISTINGS.with_borrow_mut(|kept| kept.keep(keys, result, reuse, now, cap));
         }
     }
 

@@ -4,6 +4,7 @@
 //! a digest of the headers the caller sent (never the credentials themselves); a
 //! `public` one for every caller. A result that says nothing (every earlier era) is never
 //! reused, and a `notifications/tools/list_changed` from the server drops everything.
+//! What a result allows ([`Reuse`]) comes from the proxy, which read it with the page.
 //!
 //! The cache is an optimisation, never a condition of correctness: a listing not found
 //! is listed again. It lives in the instance's memory, which serves every request an
@@ -12,9 +13,10 @@
 //! are not optional, so an engine without it (jco, `wasmtime serve` without `-S
 //! keyvalue`) would refuse to load the gateway at all.
 
+use reasons_mcp::Reuse;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Headers that change from request to request and name no caller: left out of the
 /// caller's digest so that they do not defeat reuse. Every other header the client
@@ -70,33 +72,6 @@ fn digest(headers: &[(String, Vec<u8>)]) -> [u8; 32] {
     hasher.finalize().into()
 }
 
-/// What a listing's result allows of its reuse.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Reuse {
-    /// Nothing: no `ttlMs`, `0`, or one that is not a whole number of milliseconds.
-    Never,
-    /// By the caller it was made for, for this long.
-    Private(Duration),
-    /// By every caller, for this long.
-    Public(Duration),
-}
-
-impl Reuse {
-    /// What `result`, a `tools/list` result's text, allows.
-    pub fn of(result: &str) -> Reuse {
-        use reasons_mcp::jsonrpc::at;
-        let ttl = at(result, &["ttlMs"]).and_then(|ms| ms.parse::<u64>().ok());
-        let Some(ttl) = ttl.filter(|ms| *ms > 0).map(Duration::from_millis) else {
-            return Reuse::Never;
-        };
-        // A scope the gateway does not know is taken as the narrower one.
-        match at(result, &["cacheScope"]).and_then(reasons_transform::json::string) {
-            Some(scope) if scope == "public" => Reuse::Public(ttl),
-            _ => Reuse::Private(ttl),
-        }
-    }
-}
-
 /// One listing kept.
 struct Kept {
     result: String,
@@ -117,11 +92,12 @@ impl Listings {
         Some(&self.kept[key].result)
     }
 
-    /// Keeps `result`, listed at `now` for the caller of `keys`, as far as it allows and
-    /// `cap` bytes leave room: the listings nearest their end make room first.
-    pub fn keep(&mut self, keys: [Key; 2], result: &str, now: Instant, cap: usize) {
+    /// Keeps `result`, listed at `now` for the caller of `keys`, as far as it allows
+    /// (`reuse`) and `cap` bytes leave room: the listings nearest their end make room
+    /// first.
+    pub fn keep(&mut self, keys: [Key; 2], result: &str, reuse: Reuse, now: Instant, cap: usize) {
         let [private, public] = keys;
-        let (key, ttl) = match Reuse::of(result) {
+        let (key, ttl) = match reuse {
             Reuse::Never => return,
             Reuse::Private(ttl) => (private, ttl),
             Reuse::Public(ttl) => (public, ttl),
@@ -164,6 +140,7 @@ impl Listings {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     fn headers(pairs: &[(&str, &str)]) -> Vec<(String, Vec<u8>)> {
         pairs
@@ -182,37 +159,18 @@ mod tests {
     const PUBLIC: &str = r#"{"tools":[],"ttlMs":60000,"cacheScope":"public"}"#;
     const MIB: usize = 1 << 20;
 
-    #[test]
-    fn a_listing_says_how_long_and_by_whom_it_may_be_reused() {
-        let minute = Duration::from_secs(60);
-        let cases = [
-            (r#"{"tools":[]}"#, Reuse::Never),
-            (r#"{"tools":[],"ttlMs":0}"#, Reuse::Never),
-            (r#"{"tools":[],"ttlMs":-5}"#, Reuse::Never),
-            (r#"{"tools":[],"ttlMs":1.5}"#, Reuse::Never),
-            (r#"{"tools":[],"ttlMs":"60000"}"#, Reuse::Never),
-            (r#"{"tools":[],"ttlMs":1e3}"#, Reuse::Never),
-            (r#"{"tools":[],"ttlMs":60000}"#, Reuse::Private(minute)),
-            (PRIVATE, Reuse::Private(minute)),
-            (PUBLIC, Reuse::Public(minute)),
-            (
-                r#"{"tools":[],"ttlMs":60000,"cacheScope":"everyone"}"#,
-                Reuse::Private(minute),
-            ),
-            // Two answers in one: no reading of it is trusted.
-            (r#"{"tools":[],"ttlMs":60000,"ttlMs":1}"#, Reuse::Never),
-        ];
-        assert_eq!(cases.len(), 11);
-        for (result, reuse) in cases {
-            assert_eq!(Reuse::of(result), reuse, "{result}");
-        }
+    /// Keeps `result` as the gateway does: with what its page, as the proxy reads it,
+    /// allows.
+    fn keep(listings: &mut Listings, keys: [Key; 2], result: &str, now: Instant, cap: usize) {
+        let reuse = reasons_mcp::jsonrpc::Page::read(result).unwrap().reuse;
+        listings.keep(keys, result, reuse, now, cap);
     }
 
     #[test]
     fn a_private_listing_serves_its_own_caller_alone() {
         let now = Instant::now();
         let mut listings = Listings::default();
-        listings.keep(keys(ALICE), PRIVATE, now, MIB);
+        keep(&mut listings, keys(ALICE), PRIVATE, now, MIB);
         assert_eq!(listings.find(&keys(ALICE), now), Some(PRIVATE));
         assert_eq!(listings.find(&keys(BOB), now), None);
         // No header may be dropped: one more, another caller.
@@ -241,7 +199,7 @@ mod tests {
     fn a_public_listing_serves_every_caller() {
         let now = Instant::now();
         let mut listings = Listings::default();
-        listings.keep(keys(ALICE), PUBLIC, now, MIB);
+        keep(&mut listings, keys(ALICE), PUBLIC, now, MIB);
         assert_eq!(listings.find(&keys(BOB), now), Some(PUBLIC));
         // Not across protocol versions, nor for another page.
         let legacy = Key::both(&headers(BOB), None, None);
@@ -254,14 +212,14 @@ mod tests {
     fn a_listing_ends_at_its_time_and_when_the_server_says_its_tools_changed() {
         let now = Instant::now();
         let mut listings = Listings::default();
-        listings.keep(keys(ALICE), PRIVATE, now, MIB);
+        keep(&mut listings, keys(ALICE), PRIVATE, now, MIB);
         let nearly = now + Duration::from_millis(59_999);
         assert_eq!(listings.find(&keys(ALICE), nearly), Some(PRIVATE));
         let after = now + Duration::from_millis(60_000);
         assert_eq!(listings.find(&keys(ALICE), after), None);
 
-        listings.keep(keys(ALICE), PRIVATE, now, MIB);
-        listings.keep(keys(BOB), PUBLIC, now, MIB);
+        keep(&mut listings, keys(ALICE), PRIVATE, now, MIB);
+        keep(&mut listings, keys(BOB), PUBLIC, now, MIB);
         listings.forget();
         assert_eq!(listings.find(&keys(ALICE), now), None);
         assert_eq!(listings.find(&keys(BOB), now), None);
@@ -271,13 +229,19 @@ mod tests {
     fn what_a_listing_does_not_allow_is_not_kept() {
         let now = Instant::now();
         let mut listings = Listings::default();
-        listings.keep(keys(ALICE), r#"{"tools":[]}"#, now, MIB);
-        listings.keep(keys(BOB), r#"{"tools":[],"ttlMs":0}"#, now, MIB);
+        keep(&mut listings, keys(ALICE), r#"{"tools":[]}"#, now, MIB);
+        keep(
+            &mut listings,
+            keys(BOB),
+            r#"{"tools":[],"ttlMs":0}"#,
+            now,
+            MIB,
+        );
         assert_eq!(listings.find(&keys(ALICE), now), None);
         assert_eq!(listings.find(&keys(BOB), now), None);
         // The longest time a listing can say is taken as said, without overflow.
         let longest = format!(r#"{{"tools":[],"ttlMs":{}}}"#, u64::MAX);
-        listings.keep(keys(BOB), &longest, now, MIB);
+        keep(&mut listings, keys(BOB), &longest, now, MIB);
         let later = now + Duration::from_secs(3600 * 24 * 365);
         assert_eq!(listings.find(&keys(BOB), later), Some(longest.as_str()));
     }
@@ -291,7 +255,8 @@ mod tests {
             .map(|n| keys(&[("Authorization", &format!("Bearer {n}"))]))
             .collect();
         for (n, keys) in callers.iter().enumerate() {
-            listings.keep(
+            keep(
+                &mut listings,
                 keys.clone(),
                 PRIVATE,
                 now + Duration::from_millis(n as u64),
@@ -307,12 +272,12 @@ mod tests {
         assert_eq!(kept, [false, false, false, true, true]);
         // A listing larger than the whole cache is not kept, nor does it empty it.
         let large = format!(r#"{{"tools":[],"ttlMs":60000,"x":"{}"}}"#, "y".repeat(cap));
-        listings.keep(keys(ALICE), &large, now, cap);
+        keep(&mut listings, keys(ALICE), &large, now, cap);
         assert_eq!(listings.find(&keys(ALICE), now), None);
         assert!(listings.find(&callers[4], now).is_some());
         // No room at all: nothing kept.
         let mut none = Listings::default();
-        none.keep(keys(ALICE), PRIVATE, now, 0);
+        keep(&mut none, keys(ALICE), PRIVATE, now, 0);
         assert_eq!(none.find(&keys(ALICE), now), None);
     }
 }

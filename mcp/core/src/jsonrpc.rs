@@ -10,6 +10,8 @@ use std::hash::{Hash, Hasher};
 
 mod parsed;
 pub use parsed::Parsed;
+
+use crate::reuse::Reuse;
 use std::ops::Range;
 
 /// JSON-RPC's error codes, as the proxy uses them.
@@ -447,6 +449,8 @@ pub struct Page<'a> {
     pub tools: Vec<&'a str>,
     /// The cursor for the next page, if there is one.
     pub next_cursor: Option<&'a str>,
+    /// What it allows of its reuse.
+    pub reuse: Reuse,
 }
 
 impl<'a> Page<'a> {
@@ -458,6 +462,7 @@ impl<'a> Page<'a> {
             array: tools,
             tools: json::elements(tools)?,
             next_cursor: member(&members, "nextCursor").filter(|cursor| *cursor != "null"),
+            reuse: Reuse::of(&members),
         })
     }
 }

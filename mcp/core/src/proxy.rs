@@ -18,6 +18,7 @@ use crate::jsonrpc::{
 };
 use crate::layer::{Forward, Layer};
 use crate::outline::{self, Outline};
+use crate::reuse::Reuse;
 use hold::{Caller, Catalogue, HOLD_AT_MOST, Held, Listings, OwnListing, bypasses_hold};
 use reasons_transform::json::{self, Member, Object};
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -47,8 +48,12 @@ pub enum Learnt {
     /// transport's later requests carry (`MCP-Protocol-Version`).
     Version(String),
     /// A page of the proxy's own listing, answering line `exchange`: its result's exact
-    /// text, for a transport that keeps listings for reuse.
-    OwnPage { exchange: u64, result: String },
+    /// text and what it allows of its reuse, for a transport that keeps listings.
+    OwnPage {
+        exchange: u64,
+        result: String,
+        reuse: Reuse,
+    },
     /// The server said its tools changed: any listing a transport kept is stale.
     ToolsChanged,
 }

@@ -423,6 +423,7 @@ impl<L: Layer> Proxy<L> {
         out.push(Out::Learnt(Learnt::OwnPage {
             exchange: listing.exchange,
             result: result.to_string(),
+            reuse: page.reuse,
         }));
         listing
             .tools

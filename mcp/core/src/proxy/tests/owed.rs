@@ -139,6 +139,7 @@ fn what_the_server_said_that_a_transport_keeps_comes_out_learnt() {
     let own = Learnt::OwnPage {
         exchange: listing,
         result: page,
+        reuse: Reuse::Never,
     };
     assert_eq!(listed.learnt, [own]);
     let changed = r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#;
