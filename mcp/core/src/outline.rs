@@ -56,16 +56,21 @@ impl Outline {
         params: Option<&str>,
         forwarded: Option<&str>,
     ) -> Outline {
-        let text_at =
-            |path: &[&str]| params.and_then(|params| json::string(jsonrpc::at(params, path)?));
-        let arguments = forwarded.or_else(|| params.and_then(|p| jsonrpc::at(p, &["arguments"])));
+        // The params' members, read once for every part taken from them (params that
+        // repeat a key have none: no part of them is taken).
+        let members = params
+            .and_then(|params| jsonrpc::unique(params).ok())
+            .unwrap_or_default();
+        let part = |key: &str| jsonrpc::member(&members, key);
+        let text = |key: &str| part(key).and_then(json::string);
+        let version = part("_meta").and_then(|meta| jsonrpc::at(meta, &[VERSION_KEY]));
         Outline {
             ids: id.into_iter().collect(),
             method: Some(method.to_string()),
-            name: text_at(&["name"]).or_else(|| text_at(&["uri"])),
-            version: text_at(&["_meta", VERSION_KEY]),
-            arguments: arguments.map(str::to_string),
-            cursor: text_at(&["cursor"]),
+            name: text("name").or_else(|| text("uri")),
+            version: version.and_then(json::string),
+            arguments: forwarded.or_else(|| part("arguments")).map(str::to_string),
+            cursor: text("cursor"),
             ..Outline::default()
         }
     }

@@ -19,7 +19,7 @@ use crate::jsonrpc::{
 use crate::layer::{Forward, Layer};
 use crate::outline::{self, Outline};
 use crate::reuse::Reuse;
-use hold::{Caller, Catalogue, HOLD_AT_MOST, Held, Listings, OwnListing, bypasses_hold};
+use hold::{Caller, Catalogue, HOLD_AT_MOST, Held, Listings, OwnListing, bypasses_hold, calls};
 use reasons_transform::json::{self, Member, Object};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::Duration;
@@ -233,9 +233,10 @@ impl<L: Layer> Proxy<L> {
                 // that to answer anything), and `initialized` (which a server may need
                 // before it lists its tools for the calls that wait).
                 let waits = !self.held.is_empty() && !bypasses_hold(&read);
-                if waits || !self.can_go(&read, None) {
+                let tools = calls(&read);
+                if waits || !self.can_go(&tools, None) {
                     let caller = self.caller(&read);
-                    self.held.push_back(self.hold(line, now, caller));
+                    self.held.push_back(self.hold(line, tools, now, caller));
                 } else {
                     self.client_line(&line, Release::Go, &mut out);
                 }
@@ -528,7 +529,7 @@ impl<L: Layer> Proxy<L> {
                     }
                     Relay::Drop => {}
                     Relay::Hold(caller) => {
-                        let held = self.hold(line, self.now.instant, caller);
+                        let held = self.hold(line, Vec::new(), self.now.instant, caller);
                         self.pages.push_back(held);
                     }
                 }

@@ -81,6 +81,8 @@ pub(super) struct OwnListing {
 /// client's own `tools/list` that holds declarations the proxy has not listed.
 pub(super) struct Held {
     pub(super) line: Parsed,
+    /// The tool of each call in it, read once: what it waits to know the fate of.
+    pub(super) tools: Vec<Option<String>>,
     pub(super) since: Instant,
     /// How many listings had started when it arrived: one started later must complete.
     pub(super) arrival: u64,
@@ -89,9 +91,16 @@ pub(super) struct Held {
 }
 
 impl<L: Layer> Proxy<L> {
-    pub(super) fn hold(&self, line: Parsed, since: Instant, caller: Caller) -> Held {
+    pub(super) fn hold(
+        &self,
+        line: Parsed,
+        tools: Vec<Option<String>>,
+        since: Instant,
+        caller: Caller,
+    ) -> Held {
         Held {
             line,
+            tools,
             since,
             arrival: self.started,
             caller,
@@ -128,9 +137,10 @@ impl<L: Layer> Proxy<L> {
         self.listings.entry(caller.clone()).or_default()
     }
 
-    /// Whether every call in `read` can go now: its tool is in a current catalogue, or a
-    /// listing for its caller that started after the message arrived has completed.
-    pub(super) fn can_go(&self, read: &Line, arrival: Option<(u64, &Caller)>) -> bool {
+    /// Whether every call of a line, whose `tools` they are, can go now: its tool is in a
+    /// current catalogue, or a listing for its caller that started after the line
+    /// arrived has completed.
+    pub(super) fn can_go(&self, tools: &[Option<String>], arrival: Option<(u64, &Caller)>) -> bool {
         let listed_since = |arrival: Option<(u64, &Caller)>| {
             arrival.is_some_and(|(arrival, caller)| self.progress(caller).listed > arrival)
         };
@@ -138,12 +148,12 @@ impl<L: Layer> Proxy<L> {
             .catalogue
             .as_ref()
             .filter(|catalogue| catalogue.generation >= self.want);
-        calls(read).all(|tool| {
+        tools.iter().all(|tool| {
             let Some(tool) = tool else {
                 // An unreadable call waits for nothing: it is refused when processed.
                 return true;
             };
-            let known = current.is_some_and(|catalogue| catalogue.names.contains(&tool));
+            let known = current.is_some_and(|catalogue| catalogue.names.contains(tool));
             known || listed_since(arrival)
         })
     }
@@ -261,8 +271,7 @@ impl<L: Layer> Proxy<L> {
     pub(super) fn drain(&mut self, out: &mut Vec<Out>) {
         let now = self.now.instant;
         while let Some(held) = self.held.pop_front() {
-            let read = held.line.line();
-            let release = if self.can_go(&read, Some((held.arrival, &held.caller))) {
+            let release = if self.can_go(&held.tools, Some((held.arrival, &held.caller))) {
                 Release::Go
             } else if self.progress(&held.caller).failed > held.arrival {
                 Release::Refuse("the proxy could not list the server's tools".into())
@@ -459,17 +468,20 @@ pub(super) fn bypasses_hold(read: &Line) -> bool {
 
 /// The tool of each `tools/call` request in a line: `None` for one whose params cannot
 /// be read (it will be refused).
-fn calls<'a>(read: &'a Line<'a>) -> impl Iterator<Item = Option<String>> + 'a {
-    let reads: Vec<&Read> = match read {
-        Line::One(read) => vec![read],
-        Line::Batch(reads) => reads.iter().collect(),
+pub(super) fn calls(read: &Line) -> Vec<Option<String>> {
+    let reads = match read {
+        Line::One(read) => std::slice::from_ref(read),
+        Line::Batch(reads) => reads.as_slice(),
     };
-    reads.into_iter().filter_map(|read| match &read.message {
-        Ok(Message::Request { method, params, .. }) if method == "tools/call" => {
-            Some(CallParams::read(*params).ok().map(|params| params.name))
-        }
-        _ => None,
-    })
+    reads
+        .iter()
+        .filter_map(|read| match &read.message {
+            Ok(Message::Request { method, params, .. }) if method == "tools/call" => {
+                Some(CallParams::read(*params).ok().map(|params| params.name))
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// A declaration's `name`, in any of the four shapes a server could list (MCP's is the
