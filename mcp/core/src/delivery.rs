@@ -84,9 +84,9 @@ impl About {
     /// overlap, was replaced by `by` bytes: where it names its request moves with what
     /// came before.
     pub(crate) fn after(self, replaced: Range<usize>, by: usize) -> About {
-        let moved = |at: Range<usize>| match at.start >= replaced.end {
-            true => at.start - replaced.len() + by..at.end - replaced.len() + by,
-            false => at,
+        let moved = |mut at: Range<usize>| {
+            jsonrpc::moved(&mut at, &replaced, by);
+            at
         };
         match self {
             About::Answer { id, at } => About::Answer { id, at: moved(at) },

@@ -342,6 +342,18 @@ pub fn span(whole: &str, part: &str) -> Range<usize> {
     start..start + part.len()
 }
 
+/// Moves `at`, a place in a text, as the text's `replaced` place gets `by` bytes in its
+/// stead: a place after it moves with it, a place around it stretches, a place before it
+/// stays.
+pub(crate) fn moved(at: &mut Range<usize>, replaced: &Range<usize>, by: usize) {
+    let grown = |end: usize| end + by - replaced.len();
+    if at.start >= replaced.end {
+        *at = grown(at.start)..grown(at.end);
+    } else if at.start <= replaced.start && at.end >= replaced.end {
+        at.end = grown(at.end);
+    }
+}
+
 /// `whole` with the slice `part` of it replaced by `with`.
 pub fn replace(whole: &str, part: &str, with: &str) -> String {
     let range = span(whole, part);

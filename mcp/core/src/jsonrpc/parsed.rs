@@ -3,7 +3,7 @@
 //! and be looked at again without being read again, and so that an id the front gives a
 //! request in place of its client's goes in by the places the reading found.
 
-use super::{Id, Line, Message, Read, Refusal, not_utf8, read_text, span};
+use super::{Id, Line, Message, Read, Refusal, moved, not_utf8, read_text, span};
 use std::ops::Range;
 
 /// A line that was read: a message or a batch, each message taken or refused.
@@ -109,14 +109,7 @@ impl Parsed {
     /// `with`, moving every place after it and stretching every place around it.
     fn replace(&mut self, place: Range<usize>, with: &str) {
         self.text.replace_range(place.clone(), with);
-        let moved = |at: &mut Range<usize>| {
-            let grown = |end: usize| end + with.len() - place.len();
-            if at.start >= place.end {
-                *at = grown(at.start)..grown(at.end);
-            } else if at.start <= place.start && at.end >= place.end {
-                at.end = grown(at.end);
-            }
-        };
+        let moved = |at: &mut Range<usize>| moved(at, &place, with.len());
         let kept = match &mut self.shape {
             Shape::One(kept) => std::slice::from_mut(kept),
             Shape::Batch(kept) => kept.as_mut_slice(),
