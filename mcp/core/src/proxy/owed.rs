@@ -44,9 +44,22 @@ impl<L: Layer> Proxy<L> {
         owed
     }
 
+    /// Whether `id` is a request of line `exchange` the server has yet to answer.
+    fn owes(&self, exchange: u64, id: &Id) -> bool {
+        let own = self.listing.as_ref();
+        self.pending
+            .get(id)
+            .is_some_and(|pending| pending.exchange == exchange)
+            || own.is_some_and(|own| own.exchange == exchange && &own.id == id)
+    }
+
     /// Whether line `exchange` to the server is still owed an answer.
     pub fn awaits(&self, exchange: u64) -> bool {
-        !self.owed(exchange).is_empty()
+        let own = self.listing.as_ref();
+        self.pending
+            .values()
+            .any(|pending| pending.exchange == exchange)
+            || own.is_some_and(|own| own.exchange == exchange)
     }
 
     /// The server will not answer line `exchange` any more (its HTTP answer ended, broke
@@ -72,13 +85,12 @@ impl<L: Layer> Proxy<L> {
 
     /// Whether `read` holds an answer to a request of line `exchange`.
     pub(super) fn answers(&self, read: &Line, exchange: u64) -> bool {
-        let owed = self.owed(exchange);
         let reads = match read {
             Line::One(read) => std::slice::from_ref(read),
             Line::Batch(reads) => reads.as_slice(),
         };
         reads.iter().any(|read| match &read.message {
-            Ok(Message::Response { id: Some(id), .. }) => owed.contains(id),
+            Ok(Message::Response { id: Some(id), .. }) => self.owes(exchange, id),
             _ => false,
         })
     }
