@@ -260,25 +260,23 @@ impl Exchange<'_> {
     /// the proxy's own listing for `outline`, when it is `fresh` from the server, and a
     /// change of tools, which drops every listing kept, one told with it too.
     fn taken(&mut self, out: Vec<Out>, outline: &Outline, fresh: bool) -> Vec<Out> {
-        let (learnt, out): (Vec<Out>, Vec<Out>) = out
-            .into_iter()
-            .partition(|out| matches!(out, Out::Learnt(_)));
-        let mut changed = false;
-        for learnt in learnt {
-            match learnt {
+        let (mut rest, mut changed) = (Vec::new(), false);
+        for out in out {
+            match out {
                 Out::Learnt(Learnt::OwnPage {
                     exchange,
                     result,
                     reuse,
                 }) if fresh && exchange == outline.exchange => self.keep(outline, &result, reuse),
                 Out::Learnt(Learnt::ToolsChanged) => changed = true,
-                _ => {}
+                Out::Learnt(_) => {}
+                out => rest.push(out),
             }
         }
         if changed {
             forget_listings();
         }
-        out
+        rest
     }
 
     /// Keeps `result`, a page of the proxy's own listing for `outline`, for reuse as far
@@ -328,9 +326,7 @@ impl Exchange<'_> {
             all.retain(|(name, _)| !name.eq_ignore_ascii_case("mcp-protocol-version"));
             all.push(("MCP-Protocol-Version".into(), version.clone().into_bytes()));
         }
-        let rebuilt = headers::standard(outline)
-            .into_iter()
-            .chain(outline.params.clone());
+        let rebuilt = headers::standard(outline).into_iter();
         all.extend(rebuilt.map(|(name, value)| (name, value.into_bytes())));
         all
     }

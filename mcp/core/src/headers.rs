@@ -9,8 +9,8 @@ use base64::Engine;
 use reasons_transform::json;
 use std::collections::HashMap;
 
-/// The standard headers `outline`'s message carries: `Mcp-Method`, and `Mcp-Name` for
-/// the methods that name what they act on.
+/// The request headers `outline`'s message carries: `Mcp-Method`, `Mcp-Name` for the
+/// methods that name what they act on, and a call's `Mcp-Param-*` (its outline's).
 pub fn standard(outline: &Outline) -> Vec<(String, String)> {
     let Some(method) = &outline.method else {
         return Vec::new();
@@ -21,6 +21,7 @@ pub fn standard(outline: &Outline) -> Vec<(String, String)> {
     {
         headers.push(("Mcp-Name".to_string(), encode(name)));
     }
+    headers.extend(outline.params.iter().cloned());
     headers
 }
 
@@ -244,5 +245,13 @@ mod tests {
         };
         assert_eq!(standard(&list).len(), 1);
         assert!(standard(&Outline::default()).is_empty());
+        // A call's Mcp-Param-* headers, learnt by the proxy, come with the rest.
+        let param = ("Mcp-Param-Region".to_string(), "eu".to_string());
+        let with_params = Outline {
+            params: vec![param.clone()],
+            ..call
+        };
+        assert_eq!(standard(&with_params).last(), Some(&param));
+        assert_eq!(standard(&with_params).len(), 3);
     }
 }

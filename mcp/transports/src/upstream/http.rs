@@ -438,7 +438,7 @@ impl Link {
             .header("Accept", "application/json, text/event-stream");
         let session = self.lock();
         let mut request = self.carrying(post, &session, outline.version.as_ref());
-        for (name, value) in headers::standard(outline).iter().chain(&outline.params) {
+        for (name, value) in headers::standard(outline) {
             request = request.header(name, value);
         }
         request
