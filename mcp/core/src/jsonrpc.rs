@@ -11,7 +11,6 @@ use std::hash::{Hash, Hasher};
 mod parsed;
 pub use parsed::Parsed;
 
-use crate::reuse::Reuse;
 use std::ops::Range;
 
 /// JSON-RPC's error codes, as the proxy uses them.
@@ -461,8 +460,6 @@ pub struct Page<'a> {
     pub tools: Vec<&'a str>,
     /// The cursor for the next page, if there is one.
     pub next_cursor: Option<&'a str>,
-    /// What it allows of its reuse.
-    pub reuse: Reuse,
 }
 
 impl<'a> Page<'a> {
@@ -470,11 +467,16 @@ impl<'a> Page<'a> {
     pub fn read(result: &'a str) -> Option<Page<'a>> {
         let members = unique(result).ok()?;
         let tools = member(&members, "tools")?;
+        let next_cursor = member(&members, "nextCursor").filter(|cursor| *cursor != "null");
+        // A cursor is an opaque string (MCP's pagination): any other value names no
+        // page the proxy can ask for, so the listing is not one it can finish.
+        if next_cursor.is_some_and(|cursor| json::string(cursor).is_none()) {
+            return None;
+        }
         Some(Page {
             array: tools,
             tools: json::elements(tools)?,
-            next_cursor: member(&members, "nextCursor").filter(|cursor| *cursor != "null"),
-            reuse: Reuse::of(&members),
+            next_cursor,
         })
     }
 }

@@ -23,7 +23,7 @@ pub mod layer;
 mod now;
 pub mod outline;
 pub mod proxy;
-pub mod reuse;
+pub mod redirect;
 pub mod sse;
 
 pub use audit::Audit;
@@ -34,7 +34,6 @@ pub use layer::{Forward, Layer, NativeLayer};
 pub use now::Now;
 pub use outline::Outline;
 pub use proxy::{Learnt, Out, Proxy};
-pub use reuse::Reuse;
 
 /// 128 bits no client can know, read from the operating system's random source for each
 /// use, as hex: each id of the proxy's own, each of the HTTP front's, each session id.

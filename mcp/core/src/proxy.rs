@@ -18,7 +18,6 @@ use crate::jsonrpc::{
 };
 use crate::layer::{Forward, Layer};
 use crate::outline::{self, Outline};
-use crate::reuse::Reuse;
 use hold::{Caller, Catalogue, HOLD_AT_MOST, Held, Listings, OwnListing, bypasses_hold, calls};
 use reasons_transform::json::{self, Member, Object};
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -47,15 +46,6 @@ pub enum Learnt {
     /// The protocol version the server's answer to `initialize` settled, which an HTTP
     /// transport's later requests carry (`MCP-Protocol-Version`).
     Version(String),
-    /// A page of the proxy's own listing, answering line `exchange`: its result's exact
-    /// text and what it allows of its reuse, for a transport that keeps listings.
-    OwnPage {
-        exchange: u64,
-        result: String,
-        reuse: Reuse,
-    },
-    /// The server said its tools changed: any listing a transport kept is stale.
-    ToolsChanged,
 }
 
 /// What becomes of one client message.
@@ -96,6 +86,9 @@ struct Pending {
     exchange: u64,
     /// The client batch it came in, when that batch has answers of the proxy's to add.
     batch: Option<u64>,
+    /// Whether it came in a client batch at all: an answer to a request sent alone is
+    /// delivered alone, whatever the server wrapped it in.
+    batched: bool,
 }
 
 enum Kind {
@@ -375,6 +368,7 @@ impl<L: Layer> Proxy<L> {
             kind,
             exchange: 0,
             batch,
+            batched: batch.is_some(),
         };
         self.pending.insert(id.clone(), pending);
     }
@@ -540,10 +534,15 @@ impl<L: Layer> Proxy<L> {
             Line::Batch(reads) => {
                 let mut parts = Vec::new();
                 for read in &reads {
-                    match self.server_message(read, false, &mut finished, &mut out) {
-                        Relay::Keep => parts.push((read.text.to_string(), About::of(read))),
-                        Relay::Change(text, about) => parts.push((text, about)),
-                        Relay::Drop | Relay::Hold(_) => {}
+                    let alone = self.answers_a_request_sent_alone(read);
+                    let part = match self.server_message(read, false, &mut finished, &mut out) {
+                        Relay::Keep => (read.text.to_string(), About::of(read)),
+                        Relay::Change(text, about) => (text, about),
+                        Relay::Drop | Relay::Hold(_) => continue,
+                    };
+                    match alone {
+                        true => out.push(Out::Client(Delivery::one(part.0.into_bytes(), part.1))),
+                        false => parts.push(part),
                     }
                 }
                 parts.extend(finished.into_iter().flatten());
@@ -583,7 +582,6 @@ impl<L: Layer> Proxy<L> {
                 // after this. Nothing is listed until a call needs it, so a server that
                 // says this on every listing cannot make the proxy list without end.
                 self.want = self.started + 1;
-                out.push(Out::Learnt(Learnt::ToolsChanged));
                 return Relay::Keep;
             }
             Message::Response {
@@ -602,7 +600,7 @@ impl<L: Layer> Proxy<L> {
             .as_ref()
             .is_some_and(|listing| &listing.id == id)
         {
-            self.own_page(result, out);
+            self.own_page(result, read.text, out);
             return Relay::Drop;
         }
         if self.abandoned.remove(id) {
@@ -650,6 +648,17 @@ impl<L: Layer> Proxy<L> {
             Kind::Other => {}
         }
         Relay::Keep
+    }
+
+    /// Whether `read`, a message of a server batch, answers a client request that came
+    /// in no batch: a client that sent one message reads one answer, not an array.
+    fn answers_a_request_sent_alone(&self, read: &Read) -> bool {
+        match &read.message {
+            Ok(Message::Response { id: Some(id), .. }) => {
+                self.pending.get(id).is_some_and(|pending| !pending.batched)
+            }
+            _ => false,
+        }
     }
 
     /// The client has gone. What waits still goes on (the client may read answers after

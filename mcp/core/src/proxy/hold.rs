@@ -11,7 +11,7 @@
 //! a listing (listed, failed) is its caller's alone, so that a server refusing one
 //! client's version fails no other client's calls.
 
-use super::{Handshake, Learnt, Out, Proxy, Relay, Release};
+use super::{Handshake, Out, Proxy, Relay, Release};
 use crate::Now;
 use crate::delivery::{About, Delivery};
 use crate::jsonrpc::{self, CallParams, Id, Line, Message, Page, Parsed, Read};
@@ -58,12 +58,22 @@ pub(super) type Caller = Option<String>;
 
 /// How far the listings for one caller have come: the generation of the latest started,
 /// of the latest that completed, and of the latest that failed.
-#[derive(Clone, Copy, Default)]
+#[derive(Default)]
 pub(super) struct Listings {
     started: u64,
     listed: u64,
     failed: u64,
+    /// Why the latest that failed did, for what it refuses.
+    why: String,
 }
+
+/// The progress of a caller no listing was made for.
+const NOT_LISTED: &Listings = &Listings {
+    started: 0,
+    listed: 0,
+    failed: 0,
+    why: String::new(),
+};
 
 /// The proxy's own listing under way, page by page.
 pub(super) struct OwnListing {
@@ -129,8 +139,8 @@ impl<L: Layer> Proxy<L> {
     }
 
     /// How far the listings for `caller` have come.
-    fn progress(&self, caller: &Caller) -> Listings {
-        self.listings.get(caller).copied().unwrap_or_default()
+    fn progress(&self, caller: &Caller) -> &Listings {
+        self.listings.get(caller).unwrap_or(NOT_LISTED)
     }
 
     fn progress_mut(&mut self, caller: &Caller) -> &mut Listings {
@@ -246,10 +256,9 @@ impl<L: Layer> Proxy<L> {
                 self.listed(caller, generation);
             }
             Err(error) => {
-                self.note(format!(
-                    "the server's tools could not be listed through the layer: {error}"
-                ));
-                self.fail(caller, generation);
+                let why = format!("the layer could not list them: {error}");
+                self.note(format!("the server's tools could not be listed: {why}"));
+                self.fail(caller, generation, why);
             }
         }
     }
@@ -260,10 +269,14 @@ impl<L: Layer> Proxy<L> {
         progress.listed = progress.listed.max(generation);
     }
 
-    /// A listing for `caller` failed: what of that caller's waited for it is refused.
-    fn fail(&mut self, caller: &Caller, generation: u64) {
+    /// A listing for `caller` failed for `why`: what of that caller's waited for it is
+    /// refused, saying so.
+    fn fail(&mut self, caller: &Caller, generation: u64, why: String) {
         let progress = self.progress_mut(caller);
-        progress.failed = progress.failed.max(generation);
+        if generation >= progress.failed {
+            progress.failed = generation;
+            progress.why = why;
+        }
     }
 
     /// Lets go of what waited, in order, as far as it can go; lists the server when
@@ -274,7 +287,10 @@ impl<L: Layer> Proxy<L> {
             let release = if self.can_go(&held.tools, Some((held.arrival, &held.caller))) {
                 Release::Go
             } else if self.progress(&held.caller).failed > held.arrival {
-                Release::Refuse("the proxy could not list the server's tools".into())
+                let why = &self.progress(&held.caller).why;
+                Release::Refuse(format!(
+                    "the proxy could not list the server's tools ({why})"
+                ))
             } else if now >= held.since + self.hold {
                 Release::Refuse(format!(
                     "the server's tools were not listed within {} ms",
@@ -312,7 +328,8 @@ impl<L: Layer> Proxy<L> {
             .is_some_and(|listing| now >= listing.started + self.hold);
         if stuck && let Some(listing) = self.listing.take() {
             self.abandoned.insert(listing.id);
-            self.fail(&listing.caller, listing.generation);
+            let why = format!("no answer within {} ms", self.hold.as_millis());
+            self.fail(&listing.caller, listing.generation, why);
             return self.drain(out);
         }
         // A listing must start when none has started for its caller since what waits
@@ -418,33 +435,35 @@ impl<L: Layer> Proxy<L> {
     }
 
     /// A page of the proxy's own listing: ask for the next, or use the whole.
-    pub(super) fn own_page(&mut self, result: Option<&str>, out: &mut Vec<Out>) {
+    /// `text` is the whole answer, for the error it holds when it has no `result`.
+    pub(super) fn own_page(&mut self, result: Option<&str>, text: &str, out: &mut Vec<Out>) {
         let Some(mut listing) = self.listing.take() else {
             return;
         };
         let Some((result, page)) = result.and_then(|result| Some((result, Page::read(result)?)))
         else {
-            self.note("the server did not list its tools; calls that wait are refused".into());
-            self.fail(&listing.caller, listing.generation);
+            let said = jsonrpc::at(text, &["error", "message"]).and_then(json::string);
+            let why = match said {
+                Some(message) => format!("the server answered: {message}"),
+                None => "the server's answer is no list of tools".to_string(),
+            };
+            self.note(format!("{why}; calls that wait for its tools are refused"));
+            self.fail(&listing.caller, listing.generation, why);
             return;
         };
         self.params.learn(result);
-        out.push(Out::Learnt(Learnt::OwnPage {
-            exchange: listing.exchange,
-            result: result.to_string(),
-            reuse: page.reuse,
-        }));
         listing
             .tools
             .extend(page.tools.iter().map(|tool| tool.to_string()));
         if let Some(cursor) = page.next_cursor {
             let repeated = !listing.cursors.insert(cursor.to_string());
             if repeated || listing.cursors.len() >= MOST_PAGES {
-                self.note(format!(
+                let why = format!(
                     "the server's tools/list did not end (a cursor repeated, or \
-                     {MOST_PAGES} pages); calls that wait are refused"
-                ));
-                self.fail(&listing.caller, listing.generation);
+                     {MOST_PAGES} pages)"
+                );
+                self.note(format!("{why}; calls that wait are refused"));
+                self.fail(&listing.caller, listing.generation, why);
                 return;
             }
             (listing.id, listing.exchange) = self.ask_for_tools(Some(cursor), &listing.caller, out);

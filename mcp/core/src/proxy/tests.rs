@@ -253,13 +253,18 @@ fn a_hold_that_cannot_complete_ends_in_an_error_never_in_forwarding() {
 
 #[test]
 fn a_listing_that_fails_or_never_ends_refuses_what_waits() {
-    // R18 (finding 1): an error for a listing, and a cursor that comes back.
-    for answer in [
+    // R18 (finding 1): an error for a listing, a cursor that comes back, and cursors
+    // that are not the opaque strings MCP's pagination gives (a number, an object).
+    let answers: [fn(&str) -> String; 4] = [
         |id: &str| {
             format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":-32601,"message":"no"}}}}"#)
         },
         |id: &str| listing(id, &[PLAIN], r#","nextCursor":"again""#),
-    ] {
+        |id: &str| listing(id, &[PLAIN], r#","nextCursor":2"#),
+        |id: &str| listing(id, &[PLAIN], r#","nextCursor":{"page":2}"#),
+    ];
+    assert_eq!(answers.len(), 4);
+    for answer in answers {
         let mut proxy = proxy();
         let mut sent = client(&mut proxy, &call("1", "plain", r#"{"reason":"SECRET"}"#));
         let mut answers = Vec::new();
@@ -592,6 +597,34 @@ fn refusals_in_a_batch_are_answered_in_the_batch() {
     assert_eq!(answers[0]["id"], "p");
     assert_eq!(answers[1]["id"], 1);
     assert_eq!(answers[1]["result"]["isError"], true);
+}
+
+#[test]
+fn an_answer_is_the_shape_its_request_was() {
+    // R19: a server that wraps the answer to a request sent alone in a batch does not
+    // hand the client an array it never asked for; a batch's answers stay a batch.
+    let mut proxy = ready(Options::default(), &[PLAIN]);
+    client(&mut proxy, r#"{"jsonrpc":"2.0","id":"a","method":"ping"}"#);
+    client(
+        &mut proxy,
+        r#"[{"jsonrpc":"2.0","id":"b","method":"ping"}]"#,
+    );
+    let (a, b) = (
+        r#"{"jsonrpc":"2.0","id":"a","result":{}}"#,
+        r#"{"jsonrpc":"2.0","id":"b","result":{}}"#,
+    );
+    let alone = server(&mut proxy, &format!("[{a}]"));
+    assert_eq!(alone.client, [a]);
+    let batched = server(&mut proxy, &format!("[{b}]"));
+    assert_eq!(batched.client, [format!("[{b}]")]);
+    // Both in one server batch: each as its request was.
+    client(&mut proxy, r#"{"jsonrpc":"2.0","id":"a","method":"ping"}"#);
+    client(
+        &mut proxy,
+        r#"[{"jsonrpc":"2.0","id":"b","method":"ping"}]"#,
+    );
+    let both = server(&mut proxy, &format!("[{a},{b}]"));
+    assert_eq!(both.client, [a.to_string(), format!("[{b}]")]);
 }
 
 #[test]
