@@ -342,11 +342,12 @@ fn a_batch_the_server_answers_with_reaches_the_client_without_its_forged_answer(
     session.send(&call(2, "batch", "{}", true));
     let line = session.next_line().expect("an answer");
     assert!(!line.contains("forged"), "{line}");
-    // Relayed as the batch it came in, less what no request of the client's is owed.
-    let messages: Vec<Value> = serde_json::from_str(&line).unwrap();
-    assert_eq!(messages.len(), 1, "{messages:?}");
-    assert_eq!(messages[0]["id"], 2);
-    assert_eq!(messages[0]["result"]["content"][0]["text"], "real");
+    // Relayed as the one message the client's request was, less what no request of the
+    // client's is owed.
+    let message: Value = serde_json::from_str(&line).unwrap();
+    assert!(message.is_object(), "{message}");
+    assert_eq!(message["id"], 2);
+    assert_eq!(message["result"]["content"][0]["text"], "real");
 }
 
 #[test]
@@ -373,6 +374,38 @@ fn a_server_that_hangs_up_its_stream_each_time_is_asked_a_bounded_number_of_time
         .filter(|request| request["method"] == "GET")
         .count();
     assert_eq!(gets, 5);
+}
+
+#[test]
+fn a_redirect_is_answered_by_the_proxy_and_never_followed() {
+    // R9 R18: an upstream's 307 (`/mcp` to `/mcp/`) is no answer to follow or pass on,
+    // over stdio or through the HTTP front: the client is told the status, the target
+    // and the flag that fixes it, and nothing reaches `/mcp/`.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("http.jsonl");
+    let server = http_echo_with(&log, &["--redirect"]);
+    let record = call(1, "record", r#"{"text":"x","reason":"secret"}"#, true);
+    let mut session = Session::start(&proxied_url(&[], &server.url));
+    let front = Listening::front_to(&[], vec!["--url".into(), server.url.clone()]);
+    let (status, through_front) = post(&front.url, &[], &record);
+    assert!(!(300..400).contains(&status), "{status}");
+    let answers = [
+        serde_json::from_str::<Value>(&session.ask(&record)).unwrap(),
+        through_front[0].clone(),
+    ];
+    assert_eq!(through_front.len(), 1, "{through_front:?}");
+    for answer in &answers {
+        let message = answer["error"]["message"].as_str().unwrap_or_default();
+        for named in ["HTTP 307", r#""/mcp/""#, "set --url", "not sent"] {
+            assert!(message.contains(named), "{named}: {answer}");
+        }
+    }
+    let received = http_received(&log);
+    assert!(received.len() >= 2, "{received:#?}");
+    for request in &received {
+        assert_eq!(request["url"], "/mcp", "followed: {request}");
+        assert!(!request["body"].as_str().unwrap().contains("tools/call"));
+    }
 }
 
 #[test]

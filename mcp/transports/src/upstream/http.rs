@@ -246,9 +246,8 @@ impl Http {
 
     /// Keeps what later requests carry: the protocol version `initialize` settled.
     pub fn learnt(&mut self, learnt: &Learnt) {
-        if let Learnt::Version(version) = learnt {
-            self.link.lock().version = Some(version.clone());
-        }
+        let Learnt::Version(version) = learnt;
+        self.link.lock().version = Some(version.clone());
     }
 
     /// Ends the session: a legacy session is deleted (a server that keeps none answers
@@ -332,6 +331,13 @@ impl Link {
             self.lock().id = Some(id);
         }
         let status = response.status();
+        let location = response
+            .headers()
+            .get("location")
+            .map(|value| value.as_bytes());
+        if let Some(why) = reasons_mcp::redirect::refusal(status.as_u16(), location, "--url") {
+            return self.unanswered(outline, &format!("the MCP server at {url} {why}"));
+        }
         let stream = is_event_stream(&response);
         let body = response.into_body();
         // A server of the legacy HTTP+SSE transport has nothing to POST `initialize` to
@@ -504,8 +510,9 @@ impl Link {
             return Stream::Fruitless;
         };
         let status = response.status();
-        // No stream offered (405), or the session is gone (404): nothing to come back for.
-        if matches!(status.as_u16(), 404 | 405) {
+        // No stream offered (405), the session gone (404), or one elsewhere, which is not
+        // followed (`reasons_mcp::redirect`): nothing to come back for.
+        if matches!(status.as_u16(), 404 | 405 | 300..=399) {
             return Stream::Refused;
         }
         let stream = is_event_stream(&response);
