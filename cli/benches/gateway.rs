@@ -1,11 +1,11 @@
 //! What the wasi:http gateway adds to a round trip: the tests' own Streamable HTTP server
 //! (`tests/mcp/http-echo.mjs`) spoken to directly, through `reasons-gateway.wasm` on
-//! `wasmtime serve` (a fresh instance per request, so a listing per call; and an instance
-//! reused, in front of a server whose listings say they may be reused), and through
+//! `wasmtime serve` (a fresh instance per request, and an instance reused: a listing per
+//! call either way, since no instance keeps one), and through
 //! `reasons mcp --listen --url`, alternately, in one run; then what one fresh instance
 //! costs, and the gateway's size: `cargo bench -p reasons --bench gateway`.
 
-use reasons_test_support::mcp::{Engine, Listening, gateway_wasm, http_echo, http_echo_with};
+use reasons_test_support::mcp::{Engine, Listening, gateway_wasm, http_echo};
 use std::time::Duration;
 use support::{alternately, ms, requests, summary};
 
@@ -37,11 +37,6 @@ fn main() {
     let wasm = gateway_wasm(dir.path());
     let log = dir.path().join("http.jsonl");
     let server = http_echo(&log);
-    // The same server, its listings saying that every caller may reuse them for a minute.
-    let cacheable = http_echo_with(
-        &dir.path().join("cacheable.jsonl"),
-        &["--cacheable=60000,public"],
-    );
     let fresh = Listening::gateway(
         Engine::Wasmtime,
         &wasm,
@@ -50,7 +45,7 @@ fn main() {
     let reusing = Listening::gateway(
         Engine::WasmtimeReusing,
         &wasm,
-        &[("REASONS_UPSTREAM", &cacheable.url)],
+        &[("REASONS_UPSTREAM", &server.url)],
     );
     let front = Listening::front_to(&[], vec!["--url".into(), server.url.clone()]);
     let paths = [
@@ -63,7 +58,7 @@ fn main() {
             url: &fresh.url,
         },
         Path {
-            name: "gateway, a reused listing (a reused instance)",
+            name: "gateway, a listing per call (a reused instance)",
             url: &reusing.url,
         },
         Path {

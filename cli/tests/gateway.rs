@@ -8,7 +8,6 @@
 use reasons_test_support::mcp::*;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 /// The tests' own server, logging to `dir/http.jsonl`, and the gateway in front of it.
 fn behind_gateway(
@@ -17,21 +16,6 @@ fn behind_gateway(
     env: &[(&str, &str)],
 ) -> (Listening, Listening, PathBuf) {
     behind_gateway_of(engine, dir, &[], env)
-}
-
-/// [`behind_gateway`], the server started with `flags` (see [`http_echo_with`]).
-fn behind_gateway_of(
-    engine: Engine,
-    dir: &Path,
-    flags: &[&str],
-    env: &[(&str, &str)],
-) -> (Listening, Listening, PathBuf) {
-    let log = dir.join("http.jsonl");
-    let server = http_echo_with(&log, flags);
-    let mut all = vec![("REASONS_UPSTREAM", server.url.as_str())];
-    all.extend_from_slice(env);
-    let gateway = Listening::gateway(engine, &gateway_wasm(dir), &all);
-    (server, gateway, log)
 }
 
 /// Asserts that `messages` answer a call with an error saying it was not sent (R18).
@@ -48,20 +32,6 @@ fn on_each_engine(test: impl Fn(Engine, &Path)) {
         let dir = tempfile::tempdir().unwrap();
         test(engine, dir.path());
     }
-}
-
-/// The text of a `tools/call` answer's first content item.
-fn text(answer: &Value) -> &str {
-    answer["result"]["content"][0]["text"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no text in {answer}"))
-}
-
-/// The single answer among `messages`, checked to be the only one with an id.
-fn the_answer(messages: &[Value]) -> &Value {
-    let answers: Vec<&Value> = messages.iter().filter(|m| m.get("id").is_some()).collect();
-    assert_eq!(answers.len(), 1, "{messages:#?}");
-    answers[0]
 }
 
 #[test]
@@ -99,11 +69,11 @@ fn a_legacy_session_through_the_gateway_loses_only_the_models_reason() {
         let record = call(3, "record", r#"{"text":"hi","reason":"to test"}"#, false);
         let (status, messages) = post(&gateway.url, &with_session, &record);
         assert_eq!(status, 200);
-        assert_eq!(text(the_answer(&messages)), r#"{"text":"hi"}"#);
+        assert_eq!(result_text(the_answer(&messages)), r#"{"text":"hi"}"#);
         let note = call(4, "note", r#"{"reason":"the tool's own"}"#, false);
         let (_, messages) = post(&gateway.url, &with_session, &note);
         assert_eq!(
-            text(the_answer(&messages)),
+            result_text(the_answer(&messages)),
             r#"{"reason":"the tool's own"}"#
         );
         // An answer on an SSE stream, after a notification that relates to it: both reach
@@ -113,7 +83,7 @@ fn a_legacy_session_through_the_gateway_loses_only_the_models_reason() {
         assert_eq!(status, 200);
         assert_eq!(messages.len(), 2, "{messages:#?}");
         assert_eq!(messages[0]["method"], "notifications/progress");
-        assert_eq!(text(the_answer(&messages)), r#"{"text":"s"}"#);
+        assert_eq!(result_text(the_answer(&messages)), r#"{"text":"s"}"#);
 
         let calls = calls_received(&log);
         assert_eq!(calls.len(), 3, "{calls:#?}");
@@ -169,7 +139,10 @@ fn a_2026_request_carries_headers_rebuilt_from_what_was_forwarded() {
         ];
         let (status, messages) = post(&gateway.url, &forged, &record);
         assert_eq!(status, 200, "{messages:?}");
-        assert_eq!(text(the_answer(&messages)), r#"{"text":"t","region":"eu"}"#);
+        assert_eq!(
+            result_text(the_answer(&messages)),
+            r#"{"text":"t","region":"eu"}"#
+        );
         let calls = calls_received(&log);
         assert_eq!(calls.len(), 1, "{calls:#?}");
         let headers = &calls[0]["headers"];
@@ -422,7 +395,7 @@ fn each_call_is_stripped_on_a_listing_made_with_its_own_callers_credentials() {
             let record = call(1, "record", r#"{"text":"x","reason":"r"}"#, true);
             let (status, messages) = post(&gateway.url, &[("Authorization", caller)], &record);
             assert_eq!(status, 200);
-            assert_eq!(text(the_answer(&messages)), r#"{"text":"x"}"#);
+            assert_eq!(result_text(the_answer(&messages)), r#"{"text":"x"}"#);
         }
         let received = http_received(&log);
         assert_eq!(received.len(), 6, "{received:#?}");
@@ -563,7 +536,7 @@ fn what_a_web_page_can_send_is_refused_before_anything_goes_upstream() {
         let own = gateway.url.trim_end_matches("/mcp");
         let (status, messages) = post(&gateway.url, &[("Origin", own)], &record);
         assert_eq!(status, 200, "{messages:?}");
-        assert_eq!(text(the_answer(&messages)), r#"{"text":"x"}"#);
+        assert_eq!(result_text(the_answer(&messages)), r#"{"text":"x"}"#);
     });
 }
 
@@ -575,79 +548,11 @@ fn listings_received(log: &Path) -> usize {
         .count()
 }
 
-/// Calls `record` as each of `callers` in turn (an `Authorization` each), each call
-/// checked to arrive without the model's reason (R9).
-fn record_as(gateway: &Listening, callers: &[&str]) {
-    for caller in callers {
-        let record = call(1, "record", r#"{"text":"x","reason":"r"}"#, true);
-        let (status, messages) = post(&gateway.url, &[("Authorization", caller)], &record);
-        assert_eq!(status, 200, "{messages:?}");
-        assert_eq!(text(the_answer(&messages)), r#"{"text":"x"}"#);
-    }
-}
-
-#[test]
-fn a_listing_is_reused_only_by_whom_and_for_as_long_as_it_allows() {
-    // Where the engine reuses an instance, a listing that says it may be reused serves
-    // the calls that follow: a private one its own caller's alone, a public one every
-    // caller's. One that says nothing is listed again for every call.
-    const CALLERS: [&str; 4] = ["Bearer alice", "Bearer alice", "Bearer bob", "Bearer alice"];
-    // Each case: the server's flags, and how many listings the four calls cost.
-    let cases: [(&[&str], usize); 3] = [
-        (&[], 4),
-        (&["--cacheable=600000,private"], 2),
-        (&["--cacheable=600000,public"], 1),
-    ];
-    assert_eq!(cases.len(), 3);
-    for engine in REUSING {
-        for (flags, listings) in cases {
-            eprintln!("on {engine:?}, {flags:?}");
-            let dir = tempfile::tempdir().unwrap();
-            let (_server, gateway, log) = behind_gateway_of(engine, dir.path(), flags, &[]);
-            record_as(&gateway, &CALLERS);
-            assert_eq!(calls_received(&log).len(), 4);
-            assert_eq!(listings_received(&log), listings, "{flags:?}");
-        }
-        // With no room for listings, none is reused.
-        let dir = tempfile::tempdir().unwrap();
-        let flags = ["--cacheable=600000,public"];
-        let none = [("REASONS_LISTING_CACHE_MIB", "0")];
-        let (_server, gateway, log) = behind_gateway_of(engine, dir.path(), &flags, &none);
-        record_as(&gateway, &CALLERS);
-        assert_eq!(listings_received(&log), 4);
-    }
-}
-
-#[test]
-fn a_listing_reused_without_pause_still_ends_when_it_says() {
-    // A listing kept for 1 s, reused by a call every 200 ms or so: reuse is not a new
-    // listing, so it ends 1 s after the server listed, and the calls after that list
-    // again. The last call comes 5 s after the first, far past the listing's end.
-    const TTL: Duration = Duration::from_millis(1000);
-    for engine in REUSING {
-        eprintln!("on {engine:?}");
-        let dir = tempfile::tempdir().unwrap();
-        let flags = [format!("--cacheable={},public", TTL.as_millis())];
-        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
-        let (_server, gateway, log) = behind_gateway_of(engine, dir.path(), &flags, &[]);
-        let first = Instant::now();
-        let mut calls = 0;
-        while first.elapsed() < 5 * TTL {
-            record_as(&gateway, &["Bearer alice"]);
-            calls += 1;
-            std::thread::sleep(TTL / 5);
-        }
-        record_as(&gateway, &["Bearer alice"]);
-        assert_eq!(calls_received(&log).len(), calls + 1);
-        assert!(listings_received(&log) >= 2, "{:#?}", http_received(&log));
-    }
-}
-
 #[test]
 fn a_tool_that_changes_after_the_client_listed_is_stripped_as_it_is_now() {
     // R9, R18: `note` owns a `reason` (R5) until `change`, whose answer says the tools
-    // changed. The next call's reason is the model's, stripped: on a fresh listing
-    // where none is kept, and where one is, because the change dropped it.
+    // changed. The next call's reason is the model's, stripped on a fresh listing, even
+    // where the server said its listings may be reused for ten minutes: none is kept.
     for engine in [Engine::Wasmtime, Engine::WasmtimeReusing, Engine::Jco] {
         for flags in [&[][..], &["--cacheable=600000,public"]] {
             eprintln!("on {engine:?}, {flags:?}");
@@ -658,13 +563,16 @@ fn a_tool_that_changes_after_the_client_listed_is_stripped_as_it_is_now() {
             assert_eq!(tools[0]["name"], "note", "{tools}");
             let own = call(2, "note", r#"{"reason":"the tool's own"}"#, true);
             let (_, answer) = post(&gateway.url, &[], &own);
-            assert_eq!(text(the_answer(&answer)), r#"{"reason":"the tool's own"}"#);
+            assert_eq!(
+                result_text(the_answer(&answer)),
+                r#"{"reason":"the tool's own"}"#
+            );
 
             let (_, changed) = post(&gateway.url, &[], &call(3, "change", "{}", true));
-            assert_eq!(text(the_answer(&changed)), "changed");
+            assert_eq!(result_text(the_answer(&changed)), "changed");
             let model = call(4, "note", r#"{"text":"t","reason":"the model's"}"#, true);
             let (_, answer) = post(&gateway.url, &[], &model);
-            assert_eq!(text(the_answer(&answer)), r#"{"text":"t"}"#);
+            assert_eq!(result_text(the_answer(&answer)), r#"{"text":"t"}"#);
             let received = calls_received(&log);
             assert_eq!(received.len(), 3);
             assert!(

@@ -4,33 +4,37 @@
 //!
 //! A POST's message goes to the proxy as the client's line. Every line the proxy sends
 //! the server is POSTed upstream with the client's own headers (its `Authorization`, its
-//! `Mcp-Session-Id`) and the 2026-07-28 request headers rebuilt from the message as
-//! forwarded; every message that comes back (a JSON body, or an SSE stream's events) goes
-//! to the proxy as the server's. A fresh proxy knows no tools, so a `tools/call` waits
-//! for the proxy's own `tools/list`, made for this caller with its headers, before it
-//! is stripped and sent, or refused (R18). That listing is answered from the listings
-//! kept for reuse when one allows it ([`crate::listings`]).
+//! `Mcp-Session-Id`), the operator's in place of any of the same name, and the 2026-07-28
+//! request headers rebuilt from the message as forwarded; every message that comes back
+//! (a JSON body, or an SSE stream's events) goes to the proxy as the server's, and what
+//! the proxy has for the client goes to it at once: a progress notification, a server's
+//! request in the middle of a call, a subscription's events, each as it comes.
+//!
+//! A fresh proxy knows no tools, so a `tools/call` waits for the proxy's own
+//! `tools/list`, made for this caller with its headers and `_meta`, before it is stripped
+//! and sent, or refused (R18). No listing is kept for a later request, however long it
+//! says it may be reused: a change of tools may be announced to another instance or
+//! replica (a `subscriptions/listen` stream is served by one), and no instance can learn
+//! of it, so a kept listing could strip a tool's own reason (R5) or send the model's
+//! to a tool that no longer owns one.
+//!
+//! Every wait ends at a deadline that only a message moves ([`Deadline`]): the upstream's
+//! silence, a stream of comments, a body that is not read or a client that stops reading
+//! end it alike, within `REASONS_READ_TIMEOUT_SECS`, and a listing a call waits for within
+//! the proxy's own hold.
 
-use crate::listings::{Key, Listings};
 use crate::settings::Settings;
-use crate::wire::{self, Answer, Body, Reply};
+use crate::wire::{self, Answer, Body, Deadline, Reply};
 use reasons_mcp::headers;
-use reasons_mcp::jsonrpc;
-use reasons_mcp::{Audit, Delivery, Learnt, NativeLayer, Now, Out, Outline, Proxy, Reuse, sse};
-use std::cell::RefCell;
+use reasons_mcp::{Audit, Delivery, NativeLayer, Now, Out, Outline, Proxy, sse};
 use std::collections::VecDeque;
 use std::time::Instant;
 use wasip2::http::types::{IncomingRequest, Method, ResponseOutparam};
 
-thread_local! {
-    /// The listings kept for reuse, for as long as the engine keeps this instance.
-    static LISTINGS: RefCell<Listings> = RefCell::default();
-}
-
 /// The time, read from the engine's clocks for one step of the proxy.
 fn now() -> Now {
     Now {
-        instant: std::time::Instant::now(),
+        instant: Instant::now(),
         wall: std::time::SystemTime::now(),
     }
 }
@@ -46,9 +50,10 @@ pub fn post(settings: &Settings, request: IncomingRequest, out: ResponseOutparam
     let Ok(body) = request.consume() else {
         return wire::refuse(out, 400, "the request's body could not be read");
     };
-    let message = match wire::read_whole(body, settings.max_message, settings.read_timeout) {
+    let deadline = Deadline::after(settings.read_timeout);
+    let message = match wire::read_whole(body, settings.max_message, &deadline) {
         Ok(message) => message,
-        Err(why) => return wire::refuse(out, 413, &why),
+        Err(unread) => return wire::refuse(out, unread.status, &unread.why),
     };
     // Batches left JSON-RPC over HTTP with 2025-06-18; as `reasons mcp --listen`, the
     // gateway serves one message per POST.
@@ -56,44 +61,48 @@ pub fn post(settings: &Settings, request: IncomingRequest, out: ResponseOutparam
         let why = "a batch is not served over HTTP: send each message in a POST of its own";
         return wire::refuse(out, 400, why);
     }
-    let Ok(layer) = NativeLayer::new(settings.options.clone()) else {
-        unreachable!("the settings' options were accepted by the same layer")
-    };
     let mut exchange = Exchange {
         settings,
         client,
-        proxy: Proxy::new(layer, Audit::default(), now()),
-        reply: Pending::Waiting(out, Vec::new()),
+        proxy: Proxy::new(layer(settings), Audit::default(), now()),
+        reply: Pending::Waiting(out, None),
         relayed: None,
+        failed: None,
     };
     let lines = exchange.proxy.client_sent(message, now());
     exchange.run(lines);
     exchange.finish();
 }
 
+/// The layer the settings say.
+fn layer(settings: &Settings) -> NativeLayer {
+    let Ok(layer) = NativeLayer::new(settings.options.clone()) else {
+        unreachable!("the settings' options were accepted by the same layer")
+    };
+    layer
+}
+
 /// A GET: the stream the server opens for what it sends on its own, relayed event by
-/// event through the proxy.
+/// event through the proxy, for as long as a message comes within the read timeout.
 pub fn stream(settings: &Settings, request: IncomingRequest, out: ResponseOutparam) {
     let client = wire::client_headers(&request);
-    let answer = match wire::send(settings, Method::Get, &client, None) {
+    let deadline = Deadline::after(settings.read_timeout);
+    let answer = match wire::send(settings, Method::Get, &client, None, &deadline) {
         Ok(answer) => answer,
         Err(why) => return wire::refuse(out, 502, &why),
     };
     if answer.status != 200 || !answer.is_stream() {
-        return relay_as_is(answer, out);
+        return relay_as_is(settings, answer, out);
     }
-    let Ok(layer) = NativeLayer::new(settings.options.clone()) else {
-        unreachable!("the settings' options were accepted by the same layer")
-    };
-    let mut proxy = Proxy::new(layer, Audit::default(), now());
+    let mut proxy = Proxy::new(layer(settings), Audit::default(), now());
     let headers = wire::response_headers(&answer.headers, "text/event-stream");
-    let Some(mut reply) = Reply::open(out, 200, &headers) else {
+    let Some(mut reply) = Reply::open(out, 200, &headers, settings.read_timeout) else {
         return;
     };
     let Ok(body) = answer.response.consume() else {
         return reply.finish();
     };
-    let Ok(reader) = Body::new(&body, settings.read_timeout) else {
+    let Ok(reader) = Body::new(&body, &deadline) else {
         return reply.finish();
     };
     let mut place = sse::Place::default();
@@ -101,15 +110,14 @@ pub fn stream(settings: &Settings, request: IncomingRequest, out: ResponseOutpar
     // Whatever the stream carries, the proxy reads: a server's request to the client or
     // a notification goes on as the proxy relays it; nothing goes the other way here.
     let _ = sse::read_while(reader, &mut place, settings.max_message, |_, data| {
+        deadline.set(Instant::now() + settings.read_timeout);
         for line in proxy.server_sent(data.into_bytes(), now()) {
             match line {
                 Out::Client(Delivery { line, .. }) => {
                     open = open && reply.write(&wire::event(&line));
                 }
                 Out::Note(note) => eprintln!("reasons-gateway: {note}"),
-                Out::Learnt(Learnt::ToolsChanged) => forget_listings(),
-                // A fresh proxy sends the server nothing of its own for what it relays,
-                // and lists nothing of its own.
+                // A fresh proxy sends the server nothing of its own for what it relays.
                 Out::Server { .. } | Out::Learnt(_) => {}
             }
         }
@@ -118,33 +126,30 @@ pub fn stream(settings: &Settings, request: IncomingRequest, out: ResponseOutpar
     reply.finish();
 }
 
-/// Drops every listing kept: the server said its tools changed.
-fn forget_listings() {
-    LISTINGS.with_borrow_mut(Listings::forget);
-}
-
 /// A DELETE: the client ending its session, relayed.
 pub fn delete(settings: &Settings, request: IncomingRequest, out: ResponseOutparam) {
     let client = wire::client_headers(&request);
-    match wire::send(settings, Method::Delete, &client, None) {
-        Ok(answer) => relay_as_is(answer, out),
+    let deadline = Deadline::after(settings.read_timeout);
+    match wire::send(settings, Method::Delete, &client, None, &deadline) {
+        Ok(answer) => relay_as_is(settings, answer, out),
         Err(why) => wire::refuse(out, 502, &why),
     }
 }
 
 /// The upstream's status and headers, relayed with no body: a GET the server does not
 /// offer (405), a DELETE's answer, an error. A body would be text the proxy did not read.
-fn relay_as_is(answer: Answer, out: ResponseOutparam) {
+fn relay_as_is(settings: &Settings, answer: Answer, out: ResponseOutparam) {
     let headers = wire::response_headers(&answer.headers, "");
-    if let Some(reply) = Reply::open(out, answer.status, &headers) {
+    if let Some(reply) = Reply::open(out, answer.status, &headers, settings.read_timeout) {
         reply.finish();
     }
 }
 
 /// The answer to the client, as far as it is known.
 enum Pending {
-    /// Nothing sent yet: the lines for the client so far.
-    Waiting(ResponseOutparam, Vec<Vec<u8>>),
+    /// Nothing sent yet: the one line for the client so far, if any. A second opens an
+    /// event stream, so that nothing is kept back.
+    Waiting(ResponseOutparam, Option<Vec<u8>>),
     /// An event stream, open.
     Streaming(Reply),
     /// Answered.
@@ -157,6 +162,9 @@ struct Relayed {
     headers: Vec<(String, Vec<u8>)>,
 }
 
+/// A line for the server, with what its transport needs to know of it.
+type ForServer = (Vec<u8>, Outline);
+
 struct Exchange<'a> {
     settings: &'a Settings,
     /// The client's end-to-end headers, passed upstream with every request.
@@ -164,38 +172,62 @@ struct Exchange<'a> {
     proxy: Proxy<NativeLayer>,
     reply: Pending,
     relayed: Option<Relayed>,
+    /// Why the client's own message got no answer from upstream, for a client that is
+    /// owed no JSON-RPC answer to say it in.
+    failed: Option<String>,
 }
 
 impl Exchange<'_> {
     /// Carries out what the proxy says, and what that brings back, until nothing is left.
     fn run(&mut self, lines: Vec<Out>) {
-        let mut queue: VecDeque<Out> = lines.into();
-        while let Some(line) = queue.pop_front() {
-            match line {
-                // One client: every message is its, whatever it is about.
-                Out::Client(Delivery { line, .. }) => self.for_client(line),
-                Out::Note(note) => eprintln!("reasons-gateway: {note}"),
-                Out::Server { line, outline } => {
-                    let answers = self.upstream(&line, &outline);
-                    queue.extend(answers);
-                }
-                // Taken where the server says it (`server_said`): none comes from here.
-                Out::Learnt(_) => {}
-            }
+        let mut queue: VecDeque<ForServer> = self.take(lines).into();
+        while let Some((line, outline)) = queue.pop_front() {
+            let more = self.upstream(&line, &outline);
+            queue.extend(more);
         }
     }
 
-    /// Sends `line` upstream; what the proxy makes of the answer.
-    fn upstream(&mut self, line: &[u8], outline: &Outline) -> Vec<Out> {
-        if let Some(answer) = self.kept_listing(outline) {
-            // Not kept again: reuse is no new listing, and its time runs from the one.
-            let out = self.proxy.server_sent(answer.into_bytes(), now());
-            return self.taken(out, outline, false);
+    /// Carries out at once what `out` has for the client and for the human running the
+    /// gateway; what is for the server, to send.
+    fn take(&mut self, out: Vec<Out>) -> Vec<ForServer> {
+        let mut upstream = Vec::new();
+        for out in out {
+            match out {
+                // One client: every message is its, whatever it is about.
+                Out::Client(Delivery { line, .. }) => self.for_client(line),
+                Out::Note(note) => eprintln!("reasons-gateway: {note}"),
+                Out::Server { line, outline } => upstream.push((line, outline)),
+                // The version a session settled: each request carries its own.
+                Out::Learnt(_) => {}
+            }
         }
+        upstream
+    }
+
+    /// When a wait for the server ends, from now: its silence, or sooner, when what
+    /// waits on the proxy's own listing must be refused.
+    fn deadline(&self) -> Instant {
+        let silence = Instant::now() + self.settings.read_timeout;
+        self.proxy
+            .wake_at()
+            .map_or(silence, |hold| hold.min(silence))
+    }
+
+    /// Sends `line` upstream, what the server answers going to the proxy as it comes;
+    /// what that has for the server next.
+    fn upstream(&mut self, line: &[u8], outline: &Outline) -> Vec<ForServer> {
+        let deadline = Deadline::after(self.settings.read_timeout);
+        deadline.set(self.deadline());
         let headers = self.headers(outline);
-        let answer = match wire::send(self.settings, Method::Post, &headers, Some(line)) {
+        let sent = wire::send(self.settings, Method::Post, &headers, Some(line), &deadline);
+        let answer = match sent {
             Ok(answer) => answer,
-            Err(why) => return self.unanswered(outline, &why),
+            Err(why) => {
+                if !outline.own {
+                    self.failed = Some(why.clone());
+                }
+                return self.unanswered(outline, &why);
+            }
         };
         // The client hears what the upstream answered its own message, and an error
         // status its listing got (a 401's challenge, a 404 for a session that ended).
@@ -219,10 +251,10 @@ impl Exchange<'_> {
         let Ok(body) = answer.response.consume() else {
             return self.unanswered(outline, "the MCP server's answer could not be read");
         };
-        let mut out = Vec::new();
+        let mut next = Vec::new();
         let cap = self.settings.max_message;
         let ended = if stream {
-            let Ok(reader) = Body::new(&body, self.settings.read_timeout) else {
+            let Ok(reader) = Body::new(&body, &deadline) else {
                 return self.unanswered(outline, "the MCP server's answer could not be read");
             };
             if !outline.own {
@@ -230,96 +262,46 @@ impl Exchange<'_> {
             }
             let mut place = sse::Place::default();
             sse::read_while(reader, &mut place, cap, |_, data| {
-                out.extend(self.server_said(data.into_bytes(), outline));
-                self.proxy.awaits(outline.exchange)
+                let out = self.proxy.server_sent(data.into_bytes(), now());
+                next.extend(self.take(out));
+                deadline.set(self.deadline());
+                self.proxy.awaits(outline.exchange) && !self.client_gone()
             })
-            .map_err(|broken| broken.to_string())
+            .map_err(|broken| match broken {
+                sse::Broken::Silent => wire::SILENT.to_string(),
+                sse::Broken::Other(why) => format!("the MCP server's answer broke off: {why}"),
+            })
         } else {
-            wire::read_whole(body, cap, self.settings.read_timeout).map(|text| {
-                out.extend(self.server_said(text, outline));
-            })
+            wire::read_whole(body, cap, &deadline)
+                .map(|text| {
+                    let out = self.proxy.server_sent(text, now());
+                    next.extend(self.take(out));
+                })
+                .map_err(|unread| unread.why)
         };
         if self.proxy.awaits(outline.exchange) {
             let why = match ended {
-                Err(why) => format!("the MCP server's answer broke off: {why}"),
+                Err(why) => why,
+                Ok(()) if self.client_gone() => "the client stopped reading".to_string(),
                 Ok(()) => "the MCP server's answer ended before it answered".to_string(),
             };
-            out.extend(self.unanswered(outline, &why));
+            next.extend(self.unanswered(outline, &why));
         }
-        out
-    }
-
-    /// What the proxy makes of one message the server sent in answer to `outline`'s
-    /// line, a listing it brings kept for reuse.
-    fn server_said(&mut self, message: Vec<u8>, outline: &Outline) -> Vec<Out> {
-        let out = self.proxy.server_sent(message, now());
-        self.taken(out, outline, true)
-    }
-
-    /// `out`, with what the server said that the gateway keeps taken from it: a page of
-    /// the proxy's own listing for `outline`, when it is `fresh` from the server, and a
-    /// change of tools, which drops every listing kept, one told with it too.
-    fn taken(&mut self, out: Vec<Out>, outline: &Outline, fresh: bool) -> Vec<Out> {
-        let (mut rest, mut changed) = (Vec::new(), false);
-        for out in out {
-            match out {
-                Out::Learnt(Learnt::OwnPage {
-                    exchange,
-                    result,
-                    reuse,
-                }) if fresh && exchange == outline.exchange => self.keep(outline, &result, reuse),
-                Out::Learnt(Learnt::ToolsChanged) => changed = true,
-                Out::Learnt(_) => {}
-                out => rest.push(out),
-            }
-        }
-        if changed {
-            forget_listings();
-        }
-        rest
-    }
-
-    /// Keeps `result`, a page of the proxy's own listing for `outline`, for reuse as far
-    /// as it allows (`reuse`).
-    fn keep(&self, outline: &Outline, result: &str, reuse: Reuse) {
-        if let Some(keys) = self.listing_keys(outline) {
-            let cap = self.settings.listing_cache;
-            let now = Instant::now();
-            LISTINGS.with_borrow_mut(|kept| kept.keep(keys, result, reuse, now, cap));
-        }
-    }
-
-    /// The keys of `outline`'s listing among those kept, when it is the proxy's own
-    /// (a client's listing is the client's to make) and any are kept.
-    fn listing_keys(&self, outline: &Outline) -> Option<[Key; 2]> {
-        let listing = outline.own && outline.method.as_deref() == Some("tools/list");
-        (listing && self.settings.listing_cache > 0).then(|| {
-            let (version, cursor) = (outline.version.as_deref(), outline.cursor.as_deref());
-            Key::both(&self.client, version, cursor)
-        })
-    }
-
-    /// The answer to `outline`'s listing from one kept for this caller, if one may serve.
-    fn kept_listing(&self, outline: &Outline) -> Option<String> {
-        let keys = self.listing_keys(outline)?;
-        let [id] = outline.ids.as_slice() else {
-            return None;
-        };
-        let result = LISTINGS
-            .with_borrow_mut(|kept| kept.find(&keys, Instant::now()).map(str::to_string))?;
-        Some(jsonrpc::result(id, &result))
+        next
     }
 
     /// What the proxy makes of `outline`'s requests going unanswered for `why`: each
     /// gets a JSON-RPC error, as the server's, so that a call waiting on a listing of
     /// the proxy's own is refused.
-    fn unanswered(&mut self, outline: &Outline, why: &str) -> Vec<Out> {
+    fn unanswered(&mut self, outline: &Outline, why: &str) -> Vec<ForServer> {
         let why = format!("reasons-gateway: {why}");
-        self.proxy.unanswered(outline.exchange, &why, now())
+        let out = self.proxy.unanswered(outline.exchange, &why, now());
+        self.take(out)
     }
 
-    /// The headers of a POST of `outline`'s message: the client's, the gateway's own,
-    /// and the 2026-07-28 request headers of the message as forwarded.
+    /// The headers of a POST of `outline`'s message: the client's, and the 2026-07-28
+    /// request headers of the message as forwarded (the operator's join them in
+    /// [`wire::send`]).
     fn headers(&self, outline: &Outline) -> Vec<(String, Vec<u8>)> {
         let mut all: Vec<(String, Vec<u8>)> = self.client.clone();
         if let Some(version) = &outline.version {
@@ -333,33 +315,37 @@ impl Exchange<'_> {
 
     /// Opens the client's answer as an event stream, with what waited for it.
     fn stream_to_client(&mut self) {
-        let Pending::Waiting(out, lines) = std::mem::replace(&mut self.reply, Pending::Done) else {
+        let Pending::Waiting(out, line) = std::mem::replace(&mut self.reply, Pending::Done) else {
             return;
         };
-        if let Some(reply) = self.open_stream(out, &lines) {
+        if let Some(reply) = self.open_stream(out, line.as_deref()) {
             self.reply = Pending::Streaming(reply);
         }
     }
 
     /// The client's answer opened as an event stream, under the upstream's headers, with
-    /// `lines` sent on it.
-    fn open_stream(&self, out: ResponseOutparam, lines: &[Vec<u8>]) -> Option<Reply> {
+    /// `line` sent on it first.
+    fn open_stream(&self, out: ResponseOutparam, line: Option<&[u8]>) -> Option<Reply> {
         let upstream = self
             .relayed
             .as_ref()
             .map(|relayed| relayed.headers.as_slice());
         let headers = wire::response_headers(upstream.unwrap_or_default(), "text/event-stream");
-        let mut reply = Reply::open(out, 200, &headers)?;
-        for line in lines {
+        let mut reply = Reply::open(out, 200, &headers, self.settings.read_timeout)?;
+        if let Some(line) = line {
             reply.write(&wire::event(line));
         }
         Some(reply)
     }
 
-    /// A line for the client: streamed when its answer is a stream, else kept for it.
+    /// A line for the client: sent at once on its stream, or kept while it is the only
+    /// one (it may be the whole answer, as JSON).
     fn for_client(&mut self, line: Vec<u8>) {
+        if let Pending::Waiting(_, Some(_)) = self.reply {
+            self.stream_to_client();
+        }
         match &mut self.reply {
-            Pending::Waiting(_, lines) => lines.push(line),
+            Pending::Waiting(_, waiting) => *waiting = Some(line),
             Pending::Streaming(reply) => {
                 reply.write(&wire::event(&line));
             }
@@ -367,43 +353,48 @@ impl Exchange<'_> {
         }
     }
 
-    /// Answers the client with what it is owed: the lines kept for it as one JSON body
-    /// (or a stream, when there is more than one), under the upstream's status when its
-    /// own message went no further; anything still waiting on the server is refused.
+    /// Whether the client's stream is open no more: it went, or stopped reading.
+    fn client_gone(&self) -> bool {
+        match &self.reply {
+            Pending::Streaming(reply) => !reply.is_open(),
+            Pending::Waiting(..) => false,
+            Pending::Done => true,
+        }
+    }
+
+    /// Answers the client with what it is owed: the line kept for it as one JSON body,
+    /// under the upstream's status when its own message went no further; anything still
+    /// waiting on the server is refused.
     fn finish(mut self) {
         if !self.proxy.idle() {
             let lines = self.proxy.server_gone("it sent no more", now());
             self.run(lines);
         }
-        match std::mem::replace(&mut self.reply, Pending::Done) {
-            Pending::Streaming(reply) => reply.finish(),
-            Pending::Done => {}
-            Pending::Waiting(out, lines) => {
-                let (status, upstream) = match &self.relayed {
-                    Some(relayed) => (relayed.status, relayed.headers.as_slice()),
-                    None => (200, &[][..]),
-                };
-                match lines.as_slice() {
-                    [] => {
-                        let headers = wire::response_headers(upstream, "");
-                        let status = if status == 200 { 202 } else { status };
-                        if let Some(reply) = Reply::open(out, status, &headers) {
-                            reply.finish();
-                        }
-                    }
-                    [line] => {
-                        let status = if status == 202 { 200 } else { status };
-                        let headers = wire::response_headers(upstream, "application/json");
-                        if let Some(mut reply) = Reply::open(out, status, &headers) {
-                            reply.write(line);
-                            reply.finish();
-                        }
-                    }
-                    _ => {
-                        if let Some(reply) = self.open_stream(out, &lines) {
-                            reply.finish();
-                        }
-                    }
+        let wait = self.settings.read_timeout;
+        let (out, line) = match std::mem::replace(&mut self.reply, Pending::Done) {
+            Pending::Waiting(out, line) => (out, line),
+            Pending::Streaming(reply) => return reply.finish(),
+            Pending::Done => return,
+        };
+        let (status, upstream) = match &self.relayed {
+            Some(relayed) => (relayed.status, relayed.headers.as_slice()),
+            None => (200, &[][..]),
+        };
+        match (line, &self.failed) {
+            (None, Some(why)) => wire::refuse(out, 502, why),
+            (None, None) => {
+                let headers = wire::response_headers(upstream, "");
+                let status = if status == 200 { 202 } else { status };
+                if let Some(reply) = Reply::open(out, status, &headers, wait) {
+                    reply.finish();
+                }
+            }
+            (Some(line), _) => {
+                let status = if status == 202 { 200 } else { status };
+                let headers = wire::response_headers(upstream, "application/json");
+                if let Some(mut reply) = Reply::open(out, status, &headers, wait) {
+                    reply.write(&line);
+                    reply.finish();
                 }
             }
         }

@@ -5,11 +5,11 @@
 //! It is stateless by design, so that replicas need no sticky sessions and an engine may
 //! give every request a fresh instance: each request drives a fresh [`Proxy`] of the same
 //! core `reasons mcp` drives, over the transform linked in. A call is stripped only when
-//! the upstream's current listing for this caller (its session id, its credentials) is
-//! one the transform augments: the core lists on its own before it sends a call, and a
-//! call it cannot classify is answered with an error, never forwarded (R18). The one
-//! thing an instance keeps is listings, and only as each listing allows its reuse
-//! ([`listings`]): an optimisation, never a condition of correctness.
+//! the upstream's current listing for this caller (its session id, its credentials, its
+//! `_meta`) is one the transform augments: the core lists on its own before it sends a
+//! call, and a call it cannot classify is answered with an error, never forwarded (R18).
+//! An instance keeps nothing, listings least of all: no instance can learn of a change
+//! of tools announced to another (see `exchange`).
 //!
 //! It serves native clients: a web page's request is refused unless the page is of the
 //! gateway's own origin on a loopback name (`reasons_mcp::admission`).
@@ -19,9 +19,7 @@
 //!
 //! [`Proxy`]: reasons_mcp::Proxy
 
-// Natively only their tests use these: the component is their one user.
-#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
-mod listings;
+// Natively only its tests use it: the component is its one user.
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 mod settings;
 

@@ -11,9 +11,8 @@
 //! | `REASONS_POSITION` | `first` or `last` (the default): where the property goes |
 //! | `REASONS_LEAVE_ALONE` | tools never augmented, never stripped: names, comma-separated |
 //! | `REASONS_HEADERS` | headers the gateway adds of its own: `Name: value`, one per line |
-//! | `REASONS_READ_TIMEOUT_SECS` | how long the upstream may stay silent while it owes an answer (300) |
+//! | `REASONS_READ_TIMEOUT_SECS` | how long a message may take to come, or to be taken, from either side (300) |
 //! | `REASONS_MAX_MESSAGE_MIB` | the largest message taken from either side (256) |
-//! | `REASONS_LISTING_CACHE_MIB` | room for listings kept for reuse, as each allows (16; 0: none kept) |
 
 use reasons_transform::{Options, Position};
 use std::time::Duration;
@@ -26,8 +25,6 @@ pub struct Settings {
     pub headers: Vec<(String, String)>,
     pub read_timeout: Duration,
     pub max_message: usize,
-    /// Bytes of listings kept for reuse (see [`crate::listings`]).
-    pub listing_cache: usize,
 }
 
 /// The upstream's URL, in the parts an outgoing request takes.
@@ -125,12 +122,6 @@ impl Settings {
                 "REASONS_MAX_MESSAGE_MIB",
                 256,
                 1,
-            )?,
-            listing_cache: mib(
-                get("REASONS_LISTING_CACHE_MIB"),
-                "REASONS_LISTING_CACHE_MIB",
-                16,
-                0,
             )?,
         })
     }
@@ -263,15 +254,12 @@ mod tests {
         );
         assert_eq!(settings.read_timeout, Duration::from_secs(300));
         assert_eq!(settings.max_message, 256 << 20);
-        assert_eq!(settings.listing_cache, 16 << 20);
-        let none = with(&[UPSTREAM, ("REASONS_LISTING_CACHE_MIB", "0")]).unwrap();
-        assert_eq!(none.listing_cache, 0);
     }
 
     #[test]
     fn a_missing_or_bad_setting_is_named() {
         // Each case: the environment, and the variable its error must name.
-        let cases: [(&[(&str, &str)], &str); 11] = [
+        let cases: [(&[(&str, &str)], &str); 10] = [
             (&[], "REASONS_UPSTREAM is not set"),
             (&[("REASONS_UPSTREAM", "ftp://x/mcp")], "REASONS_UPSTREAM"),
             (
@@ -300,12 +288,8 @@ mod tests {
                 &[UPSTREAM, ("REASONS_MAX_MESSAGE_MIB", "0")],
                 "REASONS_MAX_MESSAGE_MIB",
             ),
-            (
-                &[UPSTREAM, ("REASONS_LISTING_CACHE_MIB", "-1")],
-                "REASONS_LISTING_CACHE_MIB",
-            ),
         ];
-        assert_eq!(cases.len(), 11);
+        assert_eq!(cases.len(), 10);
         for (variables, named) in cases {
             let Err(why) = with(variables) else {
                 panic!("{variables:?} was accepted");

@@ -1,8 +1,9 @@
 //! wasi:http, blocking: reading a body, sending a request upstream, answering the client.
 
 use crate::settings::Settings;
+use std::cell::Cell;
 use std::io::Read;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use wasip2::clocks::monotonic_clock;
 use wasip2::http::outgoing_handler;
 use wasip2::http::types::{
@@ -44,10 +45,14 @@ fn passed_on(name: &str) -> bool {
 /// The client's end-to-end headers (its `Authorization`, its `Mcp-Session-Id`, its
 /// protocol version), to pass upstream.
 pub fn client_headers(request: &IncomingRequest) -> Vec<(String, Vec<u8>)> {
-    let entries = request.headers().entries();
-    // A header `Connection` names is hop-by-hop too (RFC 9110, 7.6.1). Some engines
-    // (wasmtime serve) drop `Connection` itself before the component sees the request,
-    // and with it the names; where it arrives, they are honoured.
+    end_to_end(&request.headers().entries())
+}
+
+/// The end-to-end headers among `entries`, either side's: none that belongs to one
+/// connection, the gateway sets itself, or `Connection` names (RFC 9110, 7.6.1). Some
+/// engines (wasmtime serve) drop `Connection` itself before the component sees it, and
+/// with it the names; where it arrives, they are honoured.
+fn end_to_end(entries: &[(String, Vec<u8>)]) -> Vec<(String, Vec<u8>)> {
     let named: Vec<String> = entries
         .iter()
         .filter(|(name, _)| name.eq_ignore_ascii_case("connection"))
@@ -59,8 +64,9 @@ pub fn client_headers(request: &IncomingRequest) -> Vec<(String, Vec<u8>)> {
         })
         .collect();
     entries
-        .into_iter()
+        .iter()
         .filter(|(name, _)| passed_on(name) && !named.contains(&name.to_ascii_lowercase()))
+        .cloned()
         .collect()
 }
 
@@ -81,11 +87,7 @@ pub fn response_headers(
     upstream: &[(String, Vec<u8>)],
     content_type: &str,
 ) -> Vec<(String, Vec<u8>)> {
-    let mut headers: Vec<(String, Vec<u8>)> = upstream
-        .iter()
-        .filter(|(name, _)| passed_on(name) && !name.eq_ignore_ascii_case("content-length"))
-        .cloned()
-        .collect();
+    let mut headers = end_to_end(upstream);
     if !content_type.is_empty() {
         headers.push(("content-type".into(), content_type.as_bytes().to_vec()));
     }
@@ -111,10 +113,45 @@ pub fn header<'a>(headers: &'a [(String, Vec<u8>)], name: &str) -> Option<&'a [u
         .map(|(_, value)| value.as_slice())
 }
 
-/// A body, read whole up to `cap` bytes, each read waiting at most `wait`; why not,
-/// past the cap or when it breaks off or goes silent.
-pub fn read_whole(body: IncomingBody, cap: usize, wait: Duration) -> Result<Vec<u8>, String> {
-    let mut reader = Body::new(&body, wait)?;
+/// When a wait ends. Bytes never move it: a stream of comments, keep-alives or a body
+/// dripped a byte at a time waits no longer than silence would. Only its owner moves
+/// it, when what it waits for (a message) has come.
+pub struct Deadline(Cell<Instant>);
+
+impl Deadline {
+    /// A deadline `wait` from now.
+    pub fn after(wait: Duration) -> Deadline {
+        Deadline(Cell::new(Instant::now() + wait))
+    }
+
+    /// Moves the deadline to `at`.
+    pub fn set(&self, at: Instant) {
+        self.0.set(at);
+    }
+
+    /// Whether `ready` is ready before the deadline, by the engine's monotonic clock.
+    /// The gateway keeps its own time: an engine may not honour a request's timeouts
+    /// (jco's does not).
+    fn met(&self, ready: &Pollable) -> bool {
+        let left = self.0.get().saturating_duration_since(Instant::now());
+        let nanos = u64::try_from(left.as_nanos()).unwrap_or(u64::MAX);
+        let timer = monotonic_clock::subscribe_duration(nanos);
+        poll::poll(&[ready, &timer]).contains(&0)
+    }
+}
+
+/// Why a body was not read whole, with the status a client's request gets for it.
+pub struct Unread {
+    /// 413 past the cap, 408 not done in time, 400 broken off.
+    pub status: u16,
+    pub why: String,
+}
+
+/// A body, read whole up to `cap` bytes before `deadline`; why not, past the cap or
+/// when it breaks off or is not done in time.
+pub fn read_whole(body: IncomingBody, cap: usize, deadline: &Deadline) -> Result<Vec<u8>, Unread> {
+    let broken = |why: String| Unread { status: 400, why };
+    let mut reader = Body::new(&body, deadline).map_err(broken)?;
     let mut text = Vec::new();
     let read = (&mut reader)
         .take(u64::try_from(cap).unwrap_or(u64::MAX).saturating_add(1))
@@ -122,43 +159,42 @@ pub fn read_whole(body: IncomingBody, cap: usize, wait: Duration) -> Result<Vec<
     drop(reader);
     let _ = IncomingBody::finish(body);
     match read {
-        Err(error) => Err(format!("the body broke off: {error}")),
-        Ok(_) if text.len() > cap => Err(format!(
-            "the message is over the {} MiB cap on one message",
-            cap >> 20
-        )),
+        Err(error) if error.kind() == std::io::ErrorKind::TimedOut => Err(Unread {
+            status: 408,
+            why: format!("the body did not come whole in time: {error}"),
+        }),
+        Err(error) => Err(broken(format!("the body broke off: {error}"))),
+        Ok(_) if text.len() > cap => Err(Unread {
+            status: 413,
+            why: format!(
+                "the message is over the {} MiB cap on one message",
+                cap >> 20
+            ),
+        }),
         Ok(_) => Ok(text),
     }
 }
 
-/// Whether `ready` is ready within `wait`, by the engine's monotonic clock. The gateway
-/// keeps its own time: an engine may not honour a request's timeouts (jco's does not).
-fn within(ready: &Pollable, wait: Duration) -> bool {
-    let nanos = u64::try_from(wait.as_nanos()).unwrap_or(u64::MAX);
-    let timer = monotonic_clock::subscribe_duration(nanos);
-    poll::poll(&[ready, &timer]).contains(&0)
-}
-
-/// An incoming body as a reader: what the SSE parser reads from. A read that waits
-/// longer than `wait` fails with `TimedOut`, as the parser knows a silent server.
-pub struct Body {
+/// An incoming body as a reader: what the SSE parser reads from. A read still waiting
+/// at the deadline fails with `TimedOut`, as the parser knows a silent server.
+pub struct Body<'a> {
     stream: Option<InputStream>,
-    wait: Duration,
+    deadline: &'a Deadline,
 }
 
-impl Body {
-    pub fn new(body: &IncomingBody, wait: Duration) -> Result<Body, String> {
+impl<'a> Body<'a> {
+    pub fn new(body: &IncomingBody, deadline: &'a Deadline) -> Result<Body<'a>, String> {
         let stream = body
             .stream()
             .map_err(|()| "the body could not be read".to_string())?;
         Ok(Body {
             stream: Some(stream),
-            wait,
+            deadline,
         })
     }
 }
 
-impl Read for Body {
+impl Read for Body<'_> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let Some(stream) = &self.stream else {
             return Ok(0);
@@ -167,8 +203,8 @@ impl Read for Body {
         loop {
             match stream.read(want) {
                 Ok(bytes) if bytes.is_empty() => {
-                    if !within(&stream.subscribe(), self.wait) {
-                        let why = format!("nothing came for {} s", self.wait.as_secs());
+                    if !self.deadline.met(&stream.subscribe()) {
+                        let why = "no message came in time";
                         return Err(std::io::Error::new(std::io::ErrorKind::TimedOut, why));
                     }
                 }
@@ -210,16 +246,30 @@ impl Answer {
     }
 }
 
-/// Sends `method` upstream with `headers` and `body`; the upstream's answer, or why
-/// there is none.
+/// Sends `method` upstream with `headers` (the operator's own replacing any of the same
+/// name) and `body`, before `deadline`; the upstream's answer, or why there is none.
+/// A redirect is no answer (`reasons_mcp::redirect`).
 pub fn send(
     settings: &Settings,
     method: Method,
     headers: &[(String, Vec<u8>)],
     body: Option<&[u8]>,
+    deadline: &Deadline,
 ) -> Result<Answer, String> {
     let upstream = &settings.upstream;
-    let mut all: Vec<(String, Vec<u8>)> = headers.to_vec();
+    // A server that reads a header's first value must read the operator's: the
+    // client's of the same name do not go at all.
+    let operators = |name: &str| {
+        settings
+            .headers
+            .iter()
+            .any(|(own, _)| own.eq_ignore_ascii_case(name))
+    };
+    let mut all: Vec<(String, Vec<u8>)> = headers
+        .iter()
+        .filter(|(name, _)| !operators(name))
+        .cloned()
+        .collect();
     for (name, value) in &settings.headers {
         all.push((name.clone(), value.clone().into_bytes()));
     }
@@ -252,7 +302,7 @@ pub fn send(
     let options = RequestOptions::new();
     let wait = u64::try_from(settings.read_timeout.as_nanos()).unwrap_or(u64::MAX);
     // An engine that sets no timeouts of its own still takes these; one that cannot set
-    // them keeps its own.
+    // them keeps its own. The deadline bounds the whole either way.
     let _ = options.set_first_byte_timeout(Some(wait));
     let _ = options.set_between_bytes_timeout(Some(wait));
     let future = outgoing_handler::handle(request, Some(options))
@@ -261,67 +311,102 @@ pub fn send(
         let stream = outgoing
             .write()
             .map_err(|()| "the request's body could not be written".to_string())?;
-        write_all(&stream, body).map_err(|why| format!("the request could not be sent: {why}"))?;
+        write_all(&stream, body, deadline)
+            .map_err(|why| format!("the request could not be sent: the MCP server {why}"))?;
         drop(stream);
     }
     OutgoingBody::finish(outgoing, None)
         .map_err(|error| format!("the request could not be sent: {error:?}"))?;
-    if !within(&future.subscribe(), settings.read_timeout) {
+    if !deadline.met(&future.subscribe()) {
         // Dropping the future cancels the request.
-        return Err(
-            "the MCP server sent nothing for as long as the gateway waits (REASONS_READ_TIMEOUT_SECS)"
-                .into(),
-        );
+        return Err(SILENT.into());
     }
     let response = match future.get() {
         Some(Ok(Ok(response))) => response,
         Some(Ok(Err(error))) => return Err(describe(&error)),
         Some(Err(())) | None => return Err("the engine lost the upstream's answer".into()),
     };
+    let status = response.status();
+    let headers = response.headers().entries();
+    let location = header(&headers, "location");
+    if let Some(why) = reasons_mcp::redirect::refusal(status, location, "REASONS_UPSTREAM") {
+        return Err(format!("the MCP server {why}"));
+    }
     Ok(Answer {
-        status: response.status(),
-        headers: response.headers().entries(),
+        status,
+        headers,
         response,
     })
 }
+
+/// Why a wait for the upstream ended.
+pub const SILENT: &str = "the MCP server sent no message for as long as the gateway waits \
+                      (REASONS_READ_TIMEOUT_SECS)";
 
 /// Why the upstream gave no answer, as a person reads it.
 fn describe(error: &wasip2::http::types::ErrorCode) -> String {
     use wasip2::http::types::ErrorCode;
     match error {
-        ErrorCode::ConnectionTimeout | ErrorCode::ConnectionReadTimeout => {
-            "the MCP server sent nothing for as long as the gateway waits (REASONS_READ_TIMEOUT_SECS)".into()
+        ErrorCode::ConnectionTimeout | ErrorCode::ConnectionReadTimeout => SILENT.into(),
+        ErrorCode::ConnectionRefused => {
+            "cannot reach the MCP server: the connection was refused".into()
         }
-        ErrorCode::ConnectionRefused => "cannot reach the MCP server: the connection was refused".into(),
-        ErrorCode::DnsError(_) => "cannot reach the MCP server: its host name does not resolve".into(),
+        ErrorCode::DnsError(_) => {
+            "cannot reach the MCP server: its host name does not resolve".into()
+        }
         other => format!("cannot reach the MCP server: {other:?}"),
     }
 }
 
-/// Writes all of `bytes` to `stream`, in the pieces the stream takes.
-fn write_all(stream: &OutputStream, bytes: &[u8]) -> Result<(), String> {
-    // `blocking-write-and-flush` takes at most 4096 bytes at a time.
-    for piece in bytes.chunks(4096) {
-        stream
-            .blocking_write_and_flush(piece)
-            .map_err(|error| format!("{error:?}"))?;
+/// Writes all of `bytes` to `stream` before `deadline`, in the pieces the stream takes
+/// when it takes them: a reader that stops reading holds the gateway no longer than
+/// silence would. Why not, as what the other side did.
+fn write_all(stream: &OutputStream, bytes: &[u8], deadline: &Deadline) -> Result<(), String> {
+    let late = || "took too long to read what was sent to it".to_string();
+    let broken = |error: StreamError| format!("stopped reading ({error:?})");
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        let room = stream.check_write().map_err(broken)?;
+        if room == 0 {
+            if !deadline.met(&stream.subscribe()) {
+                return Err(late());
+            }
+            continue;
+        }
+        let piece = usize::try_from(room).unwrap_or(usize::MAX).min(rest.len());
+        stream.write(&rest[..piece]).map_err(broken)?;
+        rest = &rest[piece..];
     }
-    Ok(())
+    stream.flush().map_err(broken)?;
+    // A flush is done when the stream takes writes again.
+    loop {
+        if stream.check_write().map_err(broken)? > 0 {
+            return Ok(());
+        }
+        if !deadline.met(&stream.subscribe()) {
+            return Err(late());
+        }
+    }
 }
 
 /// The response to the client, opened when its status and headers are known; its body
-/// written as it comes.
+/// written as it comes, each write within `wait`.
 pub struct Reply {
-    body: OutgoingBody,
+    // Before the body: a stream outliving its body is a resource with children, which
+    // the engine refuses to drop, however the reply ends.
     stream: Option<OutputStream>,
+    body: OutgoingBody,
+    wait: Duration,
 }
 
 impl Reply {
-    /// Answers the client with `status` and `headers`; the body follows.
+    /// Answers the client with `status` and `headers`; the body follows, each write of
+    /// it taken within `wait` or the client taken to be gone.
     pub fn open(
         out: ResponseOutparam,
         status: u16,
         headers: &[(String, Vec<u8>)],
+        wait: Duration,
     ) -> Option<Reply> {
         let fields = Fields::from_list(headers).ok()?;
         let response = OutgoingResponse::new(fields);
@@ -329,15 +414,25 @@ impl Reply {
         let body = response.body().ok()?;
         ResponseOutparam::set(out, Ok(response));
         let stream = body.write().ok();
-        Some(Reply { body, stream })
+        Some(Reply { stream, body, wait })
     }
 
-    /// Writes `bytes`; `false` when the client is gone.
+    /// Writes `bytes`; `false` when the client is gone, or took longer than the wait to
+    /// take them, and is written nothing more.
     pub fn write(&mut self, bytes: &[u8]) -> bool {
-        match &self.stream {
-            Some(stream) => write_all(stream, bytes).is_ok(),
+        let written = match &self.stream {
+            Some(stream) => write_all(stream, bytes, &Deadline::after(self.wait)).is_ok(),
             None => false,
+        };
+        if !written {
+            self.stream = None;
         }
+        written
+    }
+
+    /// Whether the client still takes what is written.
+    pub fn is_open(&self) -> bool {
+        self.stream.is_some()
     }
 
     /// Ends the body.
@@ -354,11 +449,14 @@ pub fn refuse(out: ResponseOutparam, status: u16, why: &str) {
     json(out, status, &[], body.as_bytes());
 }
 
+/// How long a refusal may take to write: it is short, and the client is to be done with.
+const REFUSAL_WAIT: Duration = Duration::from_secs(10);
+
 /// Answers the client with `status`, `headers` and the JSON `body`.
 pub fn json(out: ResponseOutparam, status: u16, headers: &[(String, Vec<u8>)], body: &[u8]) {
     let mut all = headers.to_vec();
     all.push(("content-type".into(), b"application/json".to_vec()));
-    if let Some(mut reply) = Reply::open(out, status, &all) {
+    if let Some(mut reply) = Reply::open(out, status, &all, REFUSAL_WAIT) {
         reply.write(body);
         reply.finish();
     }

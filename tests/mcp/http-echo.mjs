@@ -23,6 +23,19 @@
 //   batch   answers with a JSON-RPC batch: its own answer and a forged one (to id 99)
 //   change  `note` no longer owns a `reason` from now; answered on an SSE stream that
 //           first says so with notifications/tools/list_changed
+//   grant   `record` owns a `reason` from now (answered as `change` is)
+//   ask     asks the client (elicitation/create, id "ask-1") on the call's SSE stream,
+//           and answers the call with the content the client answered it with, once
+//           the client's answer is POSTed (or says none came, after 60 s)
+//   flood   an SSE stream of log notifications that never ends, written as it is read
+//   batch1  answers with a one-element JSON-RPC batch holding its own answer
+//   hop     answers with a header that its `Connection` names (`X-Hop`)
+//
+// `record` owns a `reason` too for a listing whose `_meta` says the client can elicit:
+// a server that declares its tools by the caller's capabilities.
+//
+// `subscriptions/listen` is answered on an SSE stream that says the tools changed at
+// once, then stays open, as a subscription's stream does.
 import { createServer } from "node:http";
 import { appendFileSync } from "node:fs";
 
@@ -43,6 +56,15 @@ const refusePosts = flags.includes("--refuse-posts");
 // that scope (2026-07-28's cacheable results).
 const cacheable = flags.find((flag) => flag.startsWith("--cacheable="))?.split("=")[1].split(",");
 const reuse = cacheable ? { ttlMs: Number(cacheable[0]), cacheScope: cacheable[1] } : {};
+// With --redirect, every request to /mcp is sent to /mcp/ (307), where it is served: the
+// common trailing-slash redirect.
+const redirect = flags.includes("--redirect");
+// With --ping-list, a tools/list is answered with an SSE stream of comments alone, for ever.
+const pingList = flags.includes("--ping-list");
+// With --deaf, a POST whose body passes 1 MiB is read no further, and never answered.
+const deaf = flags.includes("--deaf");
+// The client's answers to the server's own requests, by id, and who waits for them.
+const answers = new Map();
 const MODERN = "2026-07-28";
 const SESSION = "session-1f2e";
 const object = (properties) => ({ type: "object", properties });
@@ -63,7 +85,21 @@ const tools = [
   { name: "hang", inputSchema: object({}) },
   { name: "endless", inputSchema: object({}) },
   { name: "change", inputSchema: object({}) },
+  { name: "grant", inputSchema: object({}) },
+  { name: "ask", inputSchema: object({}) },
+  { name: "flood", inputSchema: object({}) },
+  { name: "batch1", inputSchema: object({}) },
+  { name: "hop", inputSchema: object({}) },
 ];
+const recordOwningReason = {
+  name: "record",
+  inputSchema: object({ text: { type: "string" }, reason: { type: "string" } }),
+};
+// The tools as declared to a listing made with `meta`.
+const declared = (meta) =>
+  meta["io.modelcontextprotocol/clientCapabilities"]?.elicitation
+    ? tools.map((tool) => (tool.name === "record" ? recordOwningReason : tool))
+    : tools;
 
 const json = (res, status, body, headers = {}) => {
   res.writeHead(status, { "content-type": "application/json", ...headers });
@@ -78,11 +114,18 @@ const sse = (res) => {
 };
 
 const server = createServer((req, res) => {
+  if (redirect && req.url === "/mcp") {
+    appendFileSync(log, JSON.stringify({ method: req.method, url: req.url, headers: req.headers, body: "" }) + "\n");
+    return res.writeHead(307, { location: "/mcp/" }).end();
+  }
   let body = "";
   req.setEncoding("utf8");
-  req.on("data", (chunk) => (body += chunk));
+  req.on("data", (chunk) => {
+    body += chunk;
+    if (deaf && body.length > 1 << 20) req.pause();
+  });
   req.on("end", () => {
-    appendFileSync(log, JSON.stringify({ method: req.method, headers: req.headers, body }) + "\n");
+    appendFileSync(log, JSON.stringify({ method: req.method, url: req.url, headers: req.headers, body }) + "\n");
     if (req.method === "GET") {
       if (req.headers["mcp-session-id"] !== SESSION) return json(res, 405, {});
       const note = (data) => JSON.stringify({ jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data } });
@@ -111,6 +154,11 @@ const server = createServer((req, res) => {
       return json(res, 400, { jsonrpc: "2.0", id: null, error: { code: -32000, message: "no session" } });
     }
     if (id === undefined) return res.writeHead(202).end();
+    if (method === undefined) {
+      // The client answering the server's own request.
+      answers.get(id)?.(message.result ?? message.error);
+      return res.writeHead(202).end();
+    }
     switch (method) {
       case "initialize":
         return json(
@@ -128,8 +176,17 @@ const server = createServer((req, res) => {
           serverInfo: { name: "http-echo", version: "1.0.0" } }));
       case "tools/list":
         if (hangList) return;
+        if (pingList) {
+          res.writeHead(200, { "content-type": "text/event-stream" });
+          const ping = setInterval(() => res.write(": ping\n\n"), 100);
+          return res.on("close", () => clearInterval(ping));
+        }
         if (endlessPages) return json(res, 200, result(id, { tools, nextCursor: `page-${++pages}` }));
-        return json(res, 200, result(id, { tools, ...reuse }));
+        return json(res, 200, result(id, { tools: declared(meta), ...reuse }));
+      case "subscriptions/listen": {
+        sse(res)({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
+        return; // kept open
+      }
       case "tools/call": {
         if (modern && req.headers["mcp-name"] !== params.name) return mismatch(res, id, "Mcp-Name");
         const text = (t) => ({ content: [{ type: "text", text: t }] });
@@ -161,6 +218,44 @@ const server = createServer((req, res) => {
             send(result(id, text("changed")));
             return res.end();
           }
+          case "grant": {
+            tools[1] = recordOwningReason;
+            const send = sse(res);
+            send({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
+            send(result(id, text("granted")));
+            return res.end();
+          }
+          case "ask": {
+            const send = sse(res);
+            const asked = "ask-1";
+            const timer = setTimeout(() => answered(null), 60_000);
+            const answered = (answer) => {
+              clearTimeout(timer);
+              answers.delete(asked);
+              send(result(id, text(answer ? `accepted: ${JSON.stringify(answer.content)}` : "no answer came")));
+              res.end();
+            };
+            answers.set(asked, answered);
+            return send({ jsonrpc: "2.0", id: asked, method: "elicitation/create",
+              params: { message: "which?", requestedSchema: object({ x: { type: "string" } }) } });
+          }
+          case "flood": {
+            const send = sse(res);
+            let open = true;
+            let n = 0;
+            res.on("close", () => (open = false));
+            const note = () => ({ jsonrpc: "2.0", method: "notifications/message",
+              params: { level: "info", data: `flood ${n++}` } });
+            const more = () => {
+              while (open && send(note()));
+              if (open) res.once("drain", more);
+            };
+            return more();
+          }
+          case "batch1":
+            return json(res, 200, [result(id, text("alone"))]);
+          case "hop":
+            return json(res, 200, result(id, text("hop")), { connection: "x-hop", "x-hop": "secret" });
           case "drop": {
             sse(res);
             return res.end();

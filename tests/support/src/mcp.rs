@@ -397,7 +397,7 @@ pub fn own_server2_http(log: &Path) -> Listening {
 }
 
 /// How many tools `tests/mcp/http-echo.mjs` lists (its header names each).
-pub const HTTP_ECHO_TOOLS: usize = 10;
+pub const HTTP_ECHO_TOOLS: usize = 15;
 
 /// The tests' own Streamable HTTP server (`tests/mcp/http-echo.mjs`), logging every HTTP
 /// request it gets to `log`.
@@ -412,6 +412,37 @@ pub fn http_echo_with(log: &Path, flags: &[&str]) -> Listening {
     let mut args = vec![log.to_str().unwrap()];
     args.extend(flags);
     Listening::start(&node("http-echo.mjs", &args), "/mcp")
+}
+
+/// The tests' own server started with `flags` (see [`http_echo_with`]), logging to
+/// `dir/http.jsonl`, and the gateway on `engine` in front of it with `env`: the server,
+/// the gateway and the log.
+pub fn behind_gateway_of(
+    engine: Engine,
+    dir: &Path,
+    flags: &[&str],
+    env: &[(&str, &str)],
+) -> (Listening, Listening, PathBuf) {
+    let log = dir.join("http.jsonl");
+    let server = http_echo_with(&log, flags);
+    let mut all = vec![("REASONS_UPSTREAM", server.url.as_str())];
+    all.extend_from_slice(env);
+    let gateway = Listening::gateway(engine, &gateway_wasm(dir), &all);
+    (server, gateway, log)
+}
+
+/// The text of a `tools/call` answer's first content item.
+pub fn result_text(answer: &Value) -> &str {
+    answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text in {answer}"))
+}
+
+/// The single answer among `messages`, checked to be the only one with an id.
+pub fn the_answer(messages: &[Value]) -> &Value {
+    let answers: Vec<&Value> = messages.iter().filter(|m| m.get("id").is_some()).collect();
+    assert_eq!(answers.len(), 1, "{messages:#?}");
+    answers[0]
 }
 
 /// The tests' own server on the legacy HTTP+SSE transport (`tests/mcp/sse-server.mjs`),
