@@ -216,8 +216,7 @@ impl Exchange<'_> {
     /// Sends `line` upstream, what the server answers going to the proxy as it comes;
     /// what that has for the server next.
     fn upstream(&mut self, line: &[u8], outline: &Outline) -> Vec<ForServer> {
-        let deadline = Deadline::after(self.settings.read_timeout);
-        deadline.set(self.deadline());
+        let deadline = Deadline::at(self.deadline());
         let headers = self.headers(outline);
         let sent = wire::send(self.settings, Method::Post, &headers, Some(line), &deadline);
         let answer = match sent {

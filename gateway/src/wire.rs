@@ -121,7 +121,12 @@ pub struct Deadline(Cell<Instant>);
 impl Deadline {
     /// A deadline `wait` from now.
     pub fn after(wait: Duration) -> Deadline {
-        Deadline(Cell::new(Instant::now() + wait))
+        Deadline::at(Instant::now() + wait)
+    }
+
+    /// A deadline at `at`.
+    pub fn at(at: Instant) -> Deadline {
+        Deadline(Cell::new(at))
     }
 
     /// Moves the deadline to `at`.
