@@ -66,7 +66,7 @@ pub fn read_events(
 /// came for (the answers a request was owed) stops there, whether the server ends the
 /// stream or not.
 pub fn read_while(
-    mut body: impl Read,
+    body: impl Read,
     place: &mut Place,
     cap: usize,
     mut event_of: impl FnMut(&str, String) -> bool,
@@ -76,19 +76,19 @@ pub fn read_while(
     let counted = &unended;
     let silent = std::cell::Cell::new(false);
     let timed = &silent;
+    let mut lines = Lines::new(body);
     let chunks = std::iter::from_fn(move || {
-        let mut chunk = vec![0; 16 * 1024];
-        match body.read(&mut chunk) {
-            Ok(0) => None,
-            Ok(read) => {
-                chunk.truncate(read);
-                counted.set(counted.get() + read);
-                if counted.get() > cap.saturating_add(chunk.len()) {
-                    let over = format!("an event over the {} MiB cap on one message", cap >> 20);
-                    return Some(Err(std::io::Error::other(over)));
-                }
-                Some(Ok(chunk))
+        let line = lines.next_line(|read| {
+            counted.set(counted.get() + read);
+            if counted.get() > cap.saturating_add(CHUNK) {
+                let over = format!("an event over the {} MiB cap on one message", cap >> 20);
+                return Err(std::io::Error::other(over));
             }
+            Ok(())
+        });
+        match line {
+            Ok(None) => None,
+            Ok(Some(line)) => Some(Ok(line)),
             Err(error) => {
                 timed.set(timed_out(&error));
                 Some(Err(error))
@@ -122,6 +122,99 @@ pub fn read_while(
         }
     }
     Ok(())
+}
+
+/// How much one read asks the body for.
+const CHUNK: usize = 16 * 1024;
+
+/// A body cut into whole lines before the parser sees them. eventsource-stream parses
+/// from the start of what it holds each time it is given more, and copies what follows
+/// each line it takes: given a long line in pieces, or many lines at once, it takes time
+/// quadratic in the event. Given one whole line at a time, it reads each byte once.
+struct Lines<R> {
+    body: R,
+    /// Bytes read and not yet handed on; those before `from` are handed on already.
+    held: Vec<u8>,
+    from: usize,
+    /// How far `held` is known to have no line end.
+    scanned: usize,
+    ended: bool,
+    chunk: Box<[u8; CHUNK]>,
+}
+
+impl<R: Read> Lines<R> {
+    fn new(body: R) -> Self {
+        Lines {
+            body,
+            held: Vec::new(),
+            from: 0,
+            scanned: 0,
+            ended: false,
+            chunk: Box::new([0; CHUNK]),
+        }
+    }
+
+    /// The next line with its line end (the last may have none), reading as needed;
+    /// `count` is told of each read's size and may refuse it.
+    fn next_line(
+        &mut self,
+        mut count: impl FnMut(usize) -> std::io::Result<()>,
+    ) -> std::io::Result<Option<Vec<u8>>> {
+        loop {
+            if let Some(end) = self.line_end() {
+                let line = self.held[self.from..end].to_vec();
+                self.from = end;
+                self.scanned = end;
+                return Ok(Some(line));
+            }
+            if self.ended {
+                let rest = self.held.split_off(self.from);
+                self.from = 0;
+                self.scanned = 0;
+                return Ok(Some(rest).filter(|rest| !rest.is_empty()));
+            }
+            // What was handed on goes before more is read, so `held` is one line at most.
+            self.held.drain(..self.from);
+            self.scanned -= self.from;
+            self.from = 0;
+            // Read into a buffer of its own: growing `held` for each read would clear
+            // a chunk's worth of it for a read of one byte.
+            let read = self.body.read(&mut self.chunk[..])?;
+            match read {
+                0 => self.ended = true,
+                read => {
+                    count(read)?;
+                    self.held.extend_from_slice(&self.chunk[..read]);
+                }
+            }
+        }
+    }
+
+    /// Where the first line in `held` ends, if it ends in what was read: after its LF,
+    /// after a CR not at the end (a CR at the end may be the first of CR LF).
+    fn line_end(&mut self) -> Option<usize> {
+        let unscanned = &self.held[self.scanned..];
+        match unscanned
+            .iter()
+            .position(|byte| matches!(byte, b'\n' | b'\r'))
+        {
+            None => {
+                self.scanned = self.held.len();
+                None
+            }
+            Some(at) => {
+                let at = self.scanned + at;
+                match (self.held[at], self.held.get(at + 1)) {
+                    (b'\r', Some(b'\n')) => Some(at + 2),
+                    (b'\r', None) if !self.ended => {
+                        self.scanned = at;
+                        None
+                    }
+                    _ => Some(at + 1),
+                }
+            }
+        }
+    }
 }
 
 /// Whether a read failed because it waited as long as it may.
@@ -193,6 +286,72 @@ mod tests {
         });
         assert_eq!(end, Ok(()));
         assert_eq!(got, ["1", "2"]);
+    }
+
+    /// A body that gives at most `most` bytes a read, as a slow connection would.
+    struct Trickle<'a> {
+        body: &'a [u8],
+        most: usize,
+    }
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, into: &mut [u8]) -> std::io::Result<usize> {
+            let mut piece = &self.body[..self.most.min(self.body.len())];
+            let read = piece.read(into)?;
+            self.body = &self.body[read..];
+            Ok(read)
+        }
+    }
+
+    fn trickled(body: &[u8], most: usize, cap: usize) -> Vec<String> {
+        let mut got = Vec::new();
+        let end = read(Trickle { body, most }, cap, |message| got.push(message));
+        assert_eq!(end, Ok(()), "{most} bytes a read");
+        got
+    }
+
+    #[test]
+    fn events_are_the_same_however_the_bytes_arrive() {
+        // Every line end the format has, a CR LF that may be cut between its two bytes,
+        // a character of more than one byte, a last event with no line end after it.
+        let body = "data: a\r\n\r\ndata: \u{e9}\u{1F600}\rdata: b\r\rid: 1\ndata: c\n\ndata: d\n\n";
+        let whole = ["a", "\u{e9}\u{1F600}\nb", "c", "d"];
+        for most in 1..=body.len() {
+            assert_eq!(
+                trickled(body.as_bytes(), most, 1 << 20),
+                whole,
+                "{most} a read"
+            );
+        }
+        for split in 0..=body.len() {
+            let (first, rest) = body.as_bytes().split_at(split);
+            let mut got = Vec::new();
+            assert_eq!(read(first.chain(rest), 1 << 20, |m| got.push(m)), Ok(()));
+            assert_eq!(got, whole, "split at {split}");
+        }
+    }
+
+    #[test]
+    fn a_64_mib_event_is_read_in_linear_time_however_it_arrives() {
+        // R20: an event as big as the cap on one message, cut into reads of one byte and
+        // up: the parser was given each read's bytes whole and reparsed the unended line
+        // every time, a time quadratic in the event that would not end here.
+        let data = "x".repeat(64 << 20);
+        let body = format!("data: {data}\n\ndata: after\n\n");
+        for most in [1, 7, 16 << 10, body.len()] {
+            let got = trickled(body.as_bytes(), most, 65 << 20);
+            assert_eq!(got.len(), 2, "{most} a read");
+            assert!(got[0] == data, "{most} a read: the event came out changed");
+            assert_eq!(got[1], "after");
+        }
+    }
+
+    #[test]
+    fn a_stream_of_empty_lines_is_read_in_linear_time() {
+        // Empty lines dispatch no event: many in one read made the parser copy what
+        // followed each of them.
+        let body = format!("{}data: 1\n\n", "\n".repeat(8 << 20));
+        assert_eq!(trickled(body.as_bytes(), 16 << 10, 16 << 20), ["1"]);
     }
 
     #[test]
