@@ -1,9 +1,13 @@
 //! `reasons doctor`: every server an MCP client's config names, started behind
 //! `reasons mcp` as a wrapped config would start it, and listed: a table of its tools,
 //! which gained the `reason` parameter, which were left alone and why, and any error.
+//! A project's server runs only once its user approved it, as in the client; all a server
+//! says is printed as inert text (R12's rules), so no server can write to the terminal.
 
+use crate::approval::{Approval, Gate};
 use crate::wrap::{self, Fate, Way};
 use anyhow::Context;
+use reasons_host::inert::inert;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -31,7 +35,8 @@ struct Row {
 /// The table for the config `file`, each server started through `reasons` (this binary)
 /// exactly as `reasons wrap` would have the client start it: the config is wrapped in
 /// memory, and each server's command, arguments and environment read from that.
-pub fn run(file: &Path, reasons: &Path, param: &str) -> anyhow::Result<String> {
+pub fn run(file: &Path, gate: &Gate, start: &[String], reasons: &Path) -> anyhow::Result<String> {
+    let param = reasons_transform::DEFAULT_NAME;
     let text = crate::files::read_text(file)?;
     let proxy = wrap::Wrapper {
         command: reasons.display().to_string(),
@@ -65,6 +70,19 @@ pub fn run(file: &Path, reasons: &Path, param: &str) -> anyhow::Result<String> {
             rows.push(row("-", "disabled in the config: not started".into()));
             continue;
         }
+        let named = start.contains(&server.name);
+        match gate.approval(&server.name) {
+            _ if named => {}
+            Approval::Approved => {}
+            Approval::Refused => {
+                rows.push(row("-", format!("{NOT_STARTED}: its user refused it")));
+                continue;
+            }
+            Approval::Pending => {
+                rows.push(row("-", format!("{NOT_STARTED}: not approved yet")));
+                continue;
+            }
+        }
         match listed(entry) {
             Ok(tools) if tools.is_empty() => rows.push(row("-", "lists no tools".into())),
             Ok(tools) => rows.extend(tools.iter().map(|tool| {
@@ -78,6 +96,9 @@ pub fn run(file: &Path, reasons: &Path, param: &str) -> anyhow::Result<String> {
     }
     Ok(table(&rows))
 }
+
+/// Why a project's server was not started, and how to start it.
+const NOT_STARTED: &str = "a project's server, not started (name it with --start to run it)";
 
 /// The tools the server `entry` (of a wrapped config) lists after the MCP handshake,
 /// within [`PATIENCE`].
@@ -283,7 +304,17 @@ fn verdict(tool: &Value, param: &str) -> String {
     format!("left alone: its schema names `{param}` elsewhere, or the layer could not read it")
 }
 
+/// The rows as a table of inert text: a server's name, its tools' names and what it said
+/// in an error are its own, and may hold escapes or line breaks that would draw rows.
 fn table(rows: &[Row]) -> String {
+    let rows: Vec<Row> = rows
+        .iter()
+        .map(|row| Row {
+            server: inert(&row.server, NAME_CAP),
+            tool: inert(&row.tool, NAME_CAP),
+            verdict: inert(&row.verdict, VERDICT_CAP),
+        })
+        .collect();
     let width = |pick: fn(&Row) -> &str, title: &str| {
         rows.iter()
             .map(|row| pick(row).chars().count())
@@ -296,7 +327,7 @@ fn table(rows: &[Row]) -> String {
         width(|row| &row.tool, "tool"),
     );
     let mut out = format!("{:server$}  {:tool$}  {}\n", "server", "tool", "reason");
-    for row in rows {
+    for row in &rows {
         out.push_str(&format!(
             "{:server$}  {:tool$}  {}\n",
             row.server, row.tool, row.verdict
@@ -312,13 +343,21 @@ fn table(rows: &[Row]) -> String {
 pub struct Args {
     #[command(flatten)]
     config: wrap::ConfigArgs,
+    /// Start this project server too, though the client has no approval of it on record
+    /// (or one `doctor` cannot read); repeat for more.
+    #[arg(long, value_name = "SERVER")]
+    start: Vec<String>,
 }
 
+/// How many characters of a name, and of a verdict, a row shows.
+const NAME_CAP: usize = 64;
+const VERDICT_CAP: usize = 400;
+
 /// `reasons doctor`, over every file the client reads.
-pub fn command(Args { config }: Args) -> anyhow::Result<u8> {
+pub fn command(Args { config, start }: Args) -> anyhow::Result<u8> {
     let reasons = std::env::current_exe().context("cannot tell where this binary is")?;
-    for file in config.files()? {
-        let table = run(&file, &reasons, reasons_transform::DEFAULT_NAME)?;
+    for (file, project) in config.files_with_scope()? {
+        let table = run(&file, &Gate::of(&file, project)?, &start, &reasons)?;
         print!("{table}");
     }
     Ok(0)

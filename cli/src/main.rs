@@ -4,6 +4,7 @@
 //! an MCP client behind it, and `doctor` shows what each became; `reasons component`
 //! writes the components: one for a host of your own, one for a wasi:http engine.
 
+mod approval;
 mod component;
 mod demo;
 mod doctor;

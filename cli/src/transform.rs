@@ -3,6 +3,7 @@
 
 use crate::flags::{OptionArgs, PluginArgs};
 use reasons_host::dry_run;
+use reasons_host::inert::visible_json;
 use std::path::PathBuf;
 
 /// Run the layer over your own catalogue and calls, and print what comes out.
@@ -40,6 +41,8 @@ pub fn run(
         tools,
         calls,
     )?;
-    println!("{}", serde_json::to_string_pretty(&report)?);
+    // The catalogue's text may hold characters that hide or reorder what a terminal shows
+    // (R12); they are printed as the `\u` escapes JSON spells them with, the same value.
+    println!("{}", visible_json(&serde_json::to_string_pretty(&report)?));
     Ok(0)
 }

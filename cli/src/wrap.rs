@@ -978,6 +978,25 @@ impl ConfigArgs {
             (None, None) => anyhow::bail!("name a config: --client NAME or --config FILE"),
         }
     }
+
+    /// [`ConfigArgs::files`], each with whether it is a project's (one of the client's
+    /// files in this folder, which came with the folder).
+    pub fn files_with_scope(self) -> anyhow::Result<Vec<(PathBuf, bool)>> {
+        let project = self
+            .client
+            .as_deref()
+            .filter(|_| self.config.is_none())
+            .map(project_configs)
+            .unwrap_or_default();
+        let files = self.files()?;
+        Ok(files
+            .into_iter()
+            .map(|file| {
+                let ours = project.contains(&file);
+                (file, ours)
+            })
+            .collect())
+    }
 }
 
 /// `reasons wrap` and `reasons unwrap`, over every file the client reads: each is edited

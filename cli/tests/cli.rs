@@ -135,6 +135,26 @@ fn transform_prints_the_catalogue_the_set_and_the_forwarded_calls() {
 }
 
 #[test]
+fn transform_prints_a_catalogue_s_hiding_characters_as_escapes_of_the_same_value() {
+    // R12 for what transform prints: a description with an escape, a C1 control and a
+    // reordering character reaches the terminal as JSON's `\u` escapes, and the report
+    // still reads back as the same text.
+    let dir = tempfile::tempdir().unwrap();
+    let tools = dir.path().join("tools.json");
+    let description = "a\u{1b}[2J\u{9b}2J\u{202e}b";
+    let catalogue = serde_json::json!([{"name": "a", "description": description}]);
+    std::fs::write(&tools, catalogue.to_string()).unwrap();
+    let out = stdout(&reasons(&["transform", "--tools", tools.to_str().unwrap()]));
+    let raw: Vec<char> = out
+        .chars()
+        .filter(|&c| (c.is_control() && c != '\n') || c == '\u{202e}')
+        .collect();
+    assert_eq!(raw, Vec::<char>::new(), "{out:?}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["tools"][0]["description"], description, "{out}");
+}
+
+#[test]
 fn transform_takes_the_layer_options() {
     let dir = tempfile::tempdir().unwrap();
     let tools = dir.path().join("tools.json");
