@@ -115,10 +115,12 @@ fn stage(
     })
 }
 
-/// The most bytes a file read whole may hold.
-const MOST: u64 = 16 << 20;
+/// The most bytes a file read whole may hold: far past what configs reach (Claude Code's
+/// `~/.claude.json` keeps each project's history and grows to tens of MiB), short of what
+/// memory holds.
+const MOST: u64 = 1 << 30;
 
-/// The text of the regular file `path`, of at most 16 MiB: a FIFO, a device or a
+/// The text of the regular file `path`, of at most 1 GiB: a FIFO, a device or a
 /// directory is refused before it is read (a FIFO would block for ever, `/dev/zero`
 /// fill memory).
 pub fn read_text(path: &Path) -> anyhow::Result<String> {
@@ -128,19 +130,28 @@ pub fn read_text(path: &Path) -> anyhow::Result<String> {
         .custom_flags(libc::O_NONBLOCK)
         .open(path)
         .with_context(|| format!("cannot read {}", path.display()))?;
-    if !file.metadata()?.is_file() {
+    let metadata = file.metadata()?;
+    if !metadata.is_file() {
         bail!("{} is not a regular file", path.display());
+    }
+    let too_big = || {
+        anyhow::anyhow!(
+            "{} is over {} GiB: not a config",
+            path.display(),
+            MOST >> 30
+        )
+    };
+    // Its size is asked first so that a huge file is refused unread; the read is still
+    // bounded, for a file that grows while it is read.
+    if metadata.len() > MOST {
+        return Err(too_big());
     }
     let mut bytes = Vec::new();
     file.take(MOST + 1)
         .read_to_end(&mut bytes)
         .with_context(|| format!("cannot read {}", path.display()))?;
     if bytes.len() as u64 > MOST {
-        bail!(
-            "{} is over {} MiB: not a config",
-            path.display(),
-            MOST >> 20
-        );
+        return Err(too_big());
     }
     String::from_utf8(bytes).with_context(|| format!("{} is not UTF-8 text", path.display()))
 }

@@ -50,10 +50,29 @@ fn main() -> ExitCode {
     match ran {
         Ok(code) => ExitCode::from(code),
         Err(error) => {
-            eprintln!("reasons: {error:#}");
+            eprintln!("reasons: {}", printable(&format!("{error:#}")));
             ExitCode::FAILURE
         }
     }
+}
+
+/// The longest line of an error printed, and the most lines.
+const ERROR_LINE_CAP: usize = 1000;
+const ERROR_LINES: usize = 40;
+
+/// An error's text as inert lines, few and short: an error may quote a file, a server or
+/// a URL, and none of them may write to the terminal or flood it.
+fn printable(error: &str) -> String {
+    let lines: Vec<String> = error
+        .lines()
+        .take(ERROR_LINES)
+        .map(|line| reasons_host::inert::inert(line, ERROR_LINE_CAP))
+        .collect();
+    let mut text = lines.join("\n");
+    if error.lines().nth(ERROR_LINES).is_some() {
+        text.push_str("\n…");
+    }
+    text
 }
 
 /// The binary's version, and the component and WIT package inside it: what a bug report

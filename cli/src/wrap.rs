@@ -210,7 +210,7 @@ fn is_yaml(file: &Path) -> bool {
 /// The config `text` of `file` as the JSON value it holds, whatever its format.
 pub fn as_json(text: &str, file: &Path) -> anyhow::Result<serde_json::Value> {
     if is_toml(file) {
-        return toml::as_json(text);
+        return toml::as_json(text, file);
     }
     if is_yaml(file) {
         return yaml::as_json(text);
@@ -313,6 +313,34 @@ fn no_repeats<'a>(members: Vec<Member<'a>>, what: &str) -> anyhow::Result<Vec<Me
     Ok(members)
 }
 
+/// How deep a config's objects and arrays may nest: serde_json's own limit, which every
+/// reading of the file after this one meets.
+const DEEPEST: usize = 128;
+
+/// Refuses `text` if its objects and arrays nest deeper than [`DEEPEST`], counted over its
+/// tokens without recursion: the parsers after this one recurse, and a file thousands of
+/// levels deep would overflow their stack.
+fn shallow(text: &str, file: &Path) -> anyhow::Result<()> {
+    use jsonc_parser::tokens::Token;
+    let mut scanner = jsonc_parser::Scanner::new(text);
+    let mut depth = 0usize;
+    // A text the scanner cannot read is left to the parser, which says where it is wrong.
+    while let Ok(Some(token)) = scanner.scan() {
+        match token {
+            Token::OpenBrace | Token::OpenBracket => depth += 1,
+            Token::CloseBrace | Token::CloseBracket => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        if depth > DEEPEST {
+            anyhow::bail!(
+                "{} nests objects and arrays more than {DEEPEST} levels deep: not a config reasons reads, left as it was",
+                file.display()
+            );
+        }
+    }
+    Ok(())
+}
+
 /// `text`, a config in JSON or in JSON with comments (VS Code's), as plain JSON with
 /// every byte where it was: each comment and each trailing comma made spaces, line breaks
 /// kept. Offsets in the one are offsets in the other, so an edit found in this text is
@@ -328,6 +356,7 @@ fn readable(text: &str, file: &Path) -> anyhow::Result<String> {
         comments: jsonc_parser::CommentCollectionStrategy::AsTokens,
         tokens: true,
     };
+    shallow(text, file)?;
     let parsed = jsonc_parser::parse_to_ast(text, &collect, &options)
         .map_err(|error| anyhow::anyhow!("{} is not JSON: {error}", file.display()))?;
     let tokens = parsed.tokens.unwrap_or_default();

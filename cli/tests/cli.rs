@@ -237,6 +237,31 @@ fn bad_files_get_a_clear_error_and_a_failing_exit() {
 }
 
 #[test]
+fn an_error_is_printed_as_a_few_short_lines_of_inert_text() {
+    // An error quotes what it was given (a path, a file's line, a server's answer): none
+    // of it may move the cursor, retitle the terminal or flood it.
+    let hostile = "/nonexistent/\u{1b}]0;owned\u{7}\u{1b}[2J\u{202e}tools.json";
+    let long = format!("/nonexistent/{}", "a/".repeat(2000));
+    for path in [hostile, long.as_str()] {
+        let output = reasons(&["transform", "--tools", path]);
+        assert_eq!(output.status.code(), Some(1), "{path}");
+        let error = String::from_utf8(output.stderr).unwrap();
+        assert!(
+            error.starts_with("reasons: cannot read /nonexistent/"),
+            "{error}"
+        );
+        assert!(
+            !error
+                .trim_end()
+                .chars()
+                .any(|c| c.is_control() || c == '\u{202e}'),
+            "{error:?}"
+        );
+        assert!(error.len() < 1100, "{} bytes", error.len());
+    }
+}
+
+#[test]
 fn mcp_names_what_it_cannot_start() {
     let cases: [(&[&str], &str); 4] = [
         (

@@ -331,7 +331,8 @@ fn only_a_regular_file_of_a_config_s_size_is_read() {
     assert!(made.success());
     let huge = dir.path().join("huge.json");
     let file = std::fs::File::create(&huge).unwrap();
-    file.set_len(64 << 20).unwrap();
+    // Sparse: a byte over the 1 GiB a config may be, on no disk.
+    file.set_len((1 << 30) + 1).unwrap();
     let dangling = dir.path().join("dangling.json");
     std::os::unix::fs::symlink(dir.path().join("gone.json"), &dangling).unwrap();
     for (path, says) in [
@@ -339,7 +340,7 @@ fn only_a_regular_file_of_a_config_s_size_is_read() {
         (fifo, "not a regular file"),
         (PathBuf::from("/dev/zero"), "not a regular file"),
         (dir.path().to_path_buf(), "not a regular file"),
-        (huge, "over 16 MiB"),
+        (huge, "over 1 GiB"),
     ] {
         let stderr = refused(&reasons_in(
             dir.path(),
@@ -347,6 +348,105 @@ fn only_a_regular_file_of_a_config_s_size_is_read() {
         ));
         assert!(stderr.contains(says), "{}: {stderr}", path.display());
     }
+}
+
+#[test]
+fn a_config_nested_past_what_parsers_recurse_is_refused_and_left_as_it_was() {
+    // 20,000 levels of arrays in a server's entry, in each format a client keeps: wrap,
+    // unwrap and doctor each refuse it with an error naming the file and its depth, in a
+    // few lines, and exit; none overflows its stack (a signal), none writes a byte.
+    const LEVELS: usize = 20_000;
+    let nest = format!("{}{}", "[".repeat(LEVELS), "]".repeat(LEVELS));
+    let configs = [
+        (
+            "claude-code",
+            ".claude.json",
+            format!(r#"{{"mcpServers": {{"s": {{"command": "a", "env": {{"X": {nest}}}}}}}}}"#),
+        ),
+        (
+            "codex",
+            ".codex/config.toml",
+            format!("[mcp_servers.s]\ncommand = \"a\"\nx = {nest}\n"),
+        ),
+        (
+            "goose",
+            ".config/goose/config.yaml",
+            format!("extensions:\n  s:\n    cmd: a\n    x: {nest}\n"),
+        ),
+    ];
+    for (client, place, text) in configs {
+        let home = tempfile::tempdir().unwrap();
+        let file = home.path().join(place);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, &text).unwrap();
+        for command in ["wrap", "unwrap", "doctor"] {
+            let output = reasons_in(home.path(), &[command, "--client", client]);
+            assert_eq!(
+                output.status.code(),
+                Some(1),
+                "{client} {command}: {output:?}"
+            );
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert!(stderr.contains(place), "{client} {command}: {stderr}");
+            assert!(
+                ["levels deep", "recurs"]
+                    .iter()
+                    .any(|why| stderr.contains(why)),
+                "{client} {command}: {stderr}"
+            );
+            assert!(
+                stderr.len() < 1000,
+                "{client} {command}: {} bytes",
+                stderr.len()
+            );
+            assert_eq!(
+                std::fs::read_to_string(&file).unwrap(),
+                text,
+                "{client} {command}"
+            );
+            let backup = file.with_file_name(format!(
+                "{}.reasons-backup",
+                file.file_name().unwrap().to_str().unwrap()
+            ));
+            assert!(!backup.exists(), "{client} {command}");
+        }
+    }
+}
+
+#[test]
+fn a_claude_json_of_tens_of_mib_is_wrapped_and_unwrapped_byte_for_byte() {
+    // Claude Code keeps each project's history in ~/.claude.json, which grows to tens of
+    // MiB: its servers are wrapped, the history kept whole, and unwrap gives every byte back.
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join(".claude.json");
+    let history = "a prompt the person typed, ".repeat(2 << 20);
+    let text = format!(
+        r#"{{"numStartups": 7, "projects": {{"/work": {{"history": [{{"display": "{history}"}}]}}}}, "mcpServers": {{"docs": {{"command": "npx", "args": ["-y", "mcp-docs"]}}}}}}"#
+    );
+    assert!(text.len() > 50 << 20, "{} bytes", text.len());
+    std::fs::write(&file, &text).unwrap();
+    let report = ok(&reasons_in(
+        home.path(),
+        &["wrap", "--client", "claude-code"],
+    ));
+    assert!(
+        report.contains("docs: now runs behind reasons mcp"),
+        "{report}"
+    );
+    let wrapped = read(&file);
+    assert!(behind_reasons(
+        &wrapped["mcpServers"]["docs"],
+        &["npx", "-y", "mcp-docs"]
+    ));
+    assert_eq!(
+        wrapped["projects"]["/work"]["history"][0]["display"],
+        Value::String(history)
+    );
+    ok(&reasons_in(
+        home.path(),
+        &["unwrap", "--client", "claude-code"],
+    ));
+    assert!(std::fs::read_to_string(&file).unwrap() == text);
 }
 
 #[test]

@@ -12,9 +12,7 @@ use toml_edit::{Array, DocumentMut, InlineTable, Item, TableLike, Value};
 
 /// `text` wrapped or unwrapped, with `reasons` as the command that runs the proxy.
 pub(super) fn edit(text: &str, file: &Path, way: Way, reasons: &Wrapper) -> anyhow::Result<Edited> {
-    let mut document: DocumentMut = text
-        .parse()
-        .with_context(|| format!("{} is not TOML", file.display()))?;
+    let mut document = parsed(text, file)?;
     let Some(servers) = document
         .get_mut("mcp_servers")
         .and_then(Item::as_table_like_mut)
@@ -41,8 +39,33 @@ pub(super) fn edit(text: &str, file: &Path, way: Way, reasons: &Wrapper) -> anyh
 }
 
 /// `text` as the JSON value it holds, for a reader of JSON (doctor).
-pub(super) fn as_json(text: &str) -> anyhow::Result<serde_json::Value> {
-    Ok(toml_edit::de::from_str(text)?)
+pub(super) fn as_json(text: &str, file: &Path) -> anyhow::Result<serde_json::Value> {
+    toml_edit::de::from_document(parsed(text, file)?)
+        .with_context(|| format!("{} is not a config reasons reads", file.display()))
+}
+
+/// `text` as a TOML document. The parser's error names where it is and what is wrong, and
+/// not the line it is on, as the parser's own message would: a line may be megabytes long.
+fn parsed(text: &str, file: &Path) -> anyhow::Result<DocumentMut> {
+    text.parse().map_err(|error: toml_edit::TomlError| {
+        let before = error
+            .span()
+            .and_then(|span| text.get(..span.start))
+            .unwrap_or_default();
+        let line = before.matches('\n').count() + 1;
+        let column = before
+            .rsplit('\n')
+            .next()
+            .unwrap_or_default()
+            .chars()
+            .count()
+            + 1;
+        anyhow::anyhow!(
+            "{} is not TOML: {} (line {line}, column {column})",
+            file.display(),
+            error.message().trim_end()
+        )
+    })
 }
 
 fn text<'a>(entry: &'a dyn TableLike, key: &str) -> Option<&'a str> {
