@@ -13,8 +13,9 @@ pub fn write_whole(path: &Path, bytes: &[u8], permissions: Permissions) -> anyho
     stage(path, bytes, permissions, None)?.put()
 }
 
-/// Writes `bytes` to `path` whole, with the mode and the group owner of `like` (the file
-/// it replaces), so that the new file is open to no one the old one was not.
+/// Writes `bytes` to `path` whole, with the mode and the owners of `like` (the file it
+/// replaces), so that the new file is open to no one the old one was not, and stays its
+/// owner's when another user (root, by sudo) writes it.
 pub fn write_like(path: &Path, bytes: &[u8], like: &Metadata) -> anyhow::Result<()> {
     stage_like(path, bytes, like)?.put()
 }
@@ -22,7 +23,12 @@ pub fn write_like(path: &Path, bytes: &[u8], like: &Metadata) -> anyhow::Result<
 /// [`write_like`]'s new file, written beside `path` and not yet in its place, so that
 /// what must hold just before it replaces the old one can be checked last.
 pub fn stage_like(path: &Path, bytes: &[u8], like: &Metadata) -> anyhow::Result<Staged> {
-    stage(path, bytes, like.permissions(), Some(like.gid()))
+    stage(
+        path,
+        bytes,
+        like.permissions(),
+        Some((like.uid(), like.gid())),
+    )
 }
 
 /// A file written whole beside the one it is to replace.
@@ -89,7 +95,7 @@ fn stage(
     path: &Path,
     bytes: &[u8],
     permissions: Permissions,
-    group: Option<u32>,
+    owners: Option<(u32, u32)>,
 ) -> anyhow::Result<Staged> {
     let folder = match path.parent() {
         Some(folder) if !folder.as_os_str().is_empty() => folder,
@@ -99,10 +105,11 @@ fn stage(
         .with_context(|| format!("cannot write into {}", folder.display()))?;
     std::io::Write::write_all(&mut file, bytes)
         .with_context(|| format!("cannot write {}", path.display()))?;
-    if let Some(group) = group {
-        std::os::unix::fs::fchown(file.as_file(), None, Some(group)).with_context(|| {
+    if let Some((user, group)) = owners {
+        std::os::unix::fs::fchown(file.as_file(), Some(user), Some(group)).with_context(|| {
             format!(
-                "cannot give the new {} its group owner ({group})",
+                "cannot give the new {} the old one's owners (user {user}, group {group}): \
+                 run this as its owner",
                 path.display()
             )
         })?;

@@ -437,7 +437,7 @@ impl Stdio {
 }
 
 /// Whether `entry` runs behind `reasons mcp`: its program is a `reasons` binary (by any
-/// path, under any name that begins so) and its first argument `mcp`.
+/// path) and its first argument `mcp`.
 fn wrapped(members: &[Member<'_>], stdio: Stdio) -> bool {
     let command = member(members, stdio.key()).and_then(string);
     let is_reasons = command.is_some_and(|command| is_reasons(&String::from_utf8_lossy(&command)));
@@ -447,15 +447,22 @@ fn wrapped(members: &[Member<'_>], stdio: Stdio) -> bool {
     is_reasons && first.as_deref() == Some(b"mcp")
 }
 
-/// Whether `command` runs a `reasons` binary: by any path, under any name beginning so.
+/// Whether `command` is one wrap writes: a binary named `reasons`, by any path (this
+/// one's, another install's, or the bare name older releases wrote). A program whose name
+/// only begins so (`reasons-lint mcp …`) is some other program, and is wrapped as any is.
 fn is_reasons(command: &str) -> bool {
     Path::new(command)
         .file_name()
-        .is_some_and(|name| name.to_string_lossy().starts_with("reasons"))
+        .is_some_and(|name| name == "reasons")
 }
 
 /// The keys that make an entry a remote server's, which a wrapped one keeps aside.
 const REMOTE_KEYS: [&str; 5] = ["url", "httpUrl", "serverUrl", "headers", "type"];
+
+/// The keys wrap writes in a remote server's entry to run the proxy: one the entry had
+/// already (an `env` or `args` a client ignores for a remote server) is kept aside with
+/// the remote keys, so it is neither given twice nor lost.
+const WRITTEN: [&str; 3] = ["command", "args", "env"];
 
 fn wrap(
     text: &str,
@@ -612,7 +619,12 @@ fn wrap_remote(
             );
         }
     }
-    let remote = |key: &[u8]| REMOTE_KEYS.iter().any(|remote| remote.as_bytes() == key);
+    let remote = |key: &[u8]| {
+        REMOTE_KEYS
+            .iter()
+            .chain(&WRITTEN)
+            .any(|remote| remote.as_bytes() == key)
+    };
     let kept: Vec<String> = members
         .iter()
         .filter(|(key, _)| remote(key))
@@ -686,11 +698,17 @@ fn unwrap(
     let (_, args_end) = span(text, args);
     edits.push((command_start, command_end, original.to_string()));
     // What wrap put at the head of the list goes, up to the server's own first argument,
-    // however the list has been laid out since.
+    // however the list has been laid out since. Wrap wrote its head and `, ` just after
+    // the `[`, before the space that was there: while that `, ` still follows the
+    // command, the space after it is the list's own, and stays.
     if let Some(own) = list.get(dashes + 2) {
         let (head, _) = span(text, list[0]);
+        let (_, command_end) = span(text, original);
         let (first, _) = span(text, own);
-        edits.push((head, first, String::new()));
+        let space = text[command_end..first]
+            .strip_prefix(", ")
+            .unwrap_or_default();
+        edits.push((head, first, space.to_string()));
         return Fate::Changed;
     }
     // No arguments of its own: wrap added `, "args": [...]` right after the command in
@@ -719,7 +737,9 @@ fn unwrap_remote(
     let Some(kept) = members_of(kept) else {
         return Fate::Skipped(format!("its `{KEPT}` is not an object: unwrap it by hand"));
     };
-    let added = |key: &[u8]| matches!(key, b"command" | b"args" | b"env") || key == KEPT.as_bytes();
+    let added = |key: &[u8]| {
+        WRITTEN.iter().any(|written| written.as_bytes() == key) || key == KEPT.as_bytes()
+    };
     let restored: Vec<String> =
         kept.iter()
             .chain(members.iter().filter(|(key, _)| {
@@ -902,10 +922,19 @@ pub fn run(file: &Path, way: Way, dry_run: bool, reasons: &Wrapper) -> anyhow::R
         .unified_diff()
         .header(&file.display().to_string(), &file.display().to_string())
         .to_string();
+    // The replacing rename would not see the mode: a file made read-only says "leave me".
+    let metadata = std::fs::metadata(file)?;
+    if metadata.permissions().readonly() {
+        bail!(
+            "{} is read-only (mode {:o}): reasons leaves it as it is; make it writable \
+             (chmod u+w) to change it",
+            file.display(),
+            std::os::unix::fs::MetadataExt::mode(&metadata) & 0o7777
+        );
+    }
     if dry_run {
         return Ok(format!("{diff}{report}"));
     }
-    let metadata = std::fs::metadata(file)?;
     let staged = stage_like(file, after.as_bytes(), &metadata)?;
     write_like(&backup_of(file), text.as_bytes(), &metadata)?;
     // A client that saved the file since it was read would lose its save.
@@ -1039,6 +1068,13 @@ fn edit_config(
 ) -> anyhow::Result<u8> {
     let files = config.files()?;
     let command = match reasons {
+        // What wrap wrote is known again by the program's name: one of another name
+        // would be wrapped a second time.
+        Some(reasons) if !is_reasons(&reasons.to_string_lossy()) => bail!(
+            "--reasons {}: the proxy's command must be a program named `reasons`, which \
+             unwrap and a second wrap know as the proxy",
+            reasons.display()
+        ),
         Some(reasons) => reasons,
         None => proxy_command()?,
     };
@@ -1068,9 +1104,11 @@ fn edit_config(
     Ok(0)
 }
 
-/// The command a config runs the proxy with: `reasons` when that name on PATH is this
-/// binary, so that the config names no versioned path an upgrade would leave behind;
-/// else this binary's path.
+/// The command a config runs the proxy with, always an absolute path (a client started
+/// from a desktop has a PATH of its own, which may not hold `reasons`): where PATH finds
+/// `reasons` when that is this binary, so that the config names the installed command
+/// (`~/.cargo/bin/reasons`) and no versioned path an upgrade would leave behind; else this
+/// binary's path.
 fn proxy_command() -> anyhow::Result<PathBuf> {
     let this = std::env::current_exe().context("cannot tell where this binary is")?;
     let this = std::fs::canonicalize(&this).unwrap_or(this);
@@ -1078,13 +1116,9 @@ fn proxy_command() -> anyhow::Result<PathBuf> {
         .into_iter()
         .flat_map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
         .map(|folder| folder.join("reasons"))
-        .find(|candidate| candidate.is_file());
-    let is_this = on_path
-        .and_then(|found| std::fs::canonicalize(found).ok())
-        .is_some_and(|found| found == this);
-    Ok(if is_this {
-        PathBuf::from("reasons")
-    } else {
-        this
-    })
+        .find(|candidate| candidate.is_file())
+        .and_then(|found| std::path::absolute(found).ok());
+    Ok(on_path
+        .filter(|found| std::fs::canonicalize(found).is_ok_and(|found| found == this))
+        .unwrap_or(this))
 }

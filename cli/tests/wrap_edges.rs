@@ -449,6 +449,200 @@ fn a_claude_json_of_tens_of_mib_is_wrapped_and_unwrapped_byte_for_byte() {
     assert!(std::fs::read_to_string(&file).unwrap() == text);
 }
 
+/// A config in each format, laid out as people and clients write them: arguments over
+/// lines, inline with spaces, none; a remote server with an `env` and `args` of its own
+/// (in JSON spelt `"key": value, `: a remote entry is rebuilt from its keys, and comes
+/// back in that spelling).
+const LAID_OUT: [(&str, &str, &str); 3] = [
+    (
+        "claude-code",
+        ".claude.json",
+        "{\n  \"mcpServers\": {\n    \"lines\": {\n      \"command\": \"npx\",\n      \"args\": [\n        \"-y\",\n        \"pkg\"\n      ]\n    },\n    \"spaced\": {\"command\": \"a\", \"args\": [ \"b\" ]},\n    \"bare\": {\"command\": \"z\"},\n    \"remote\": {\"type\": \"http\", \"url\": \"https://x.example/mcp\", \"env\": {\"A\": \"1\"}, \"args\": [\"x\"], \"timeout\": 5}\n  }\n}\n",
+    ),
+    (
+        "codex",
+        ".codex/config.toml",
+        "# mine\n[mcp_servers.lines]\ncommand = \"npx\"\nargs = [\n  \"-y\",\n  \"pkg\",\n]\n\n[mcp_servers.pair]\ncommand = \"a\"\nargs = [\"b\", \"c\"]\n\n[mcp_servers.bare]\ncommand = \"z\"\n\n[mcp_servers.remote]\nurl = \"https://x.example/mcp\"\nenv = { A = \"1\" }\n",
+    ),
+    (
+        "goose",
+        ".config/goose/config.yaml",
+        "extensions:\n  lines:\n    type: stdio\n    cmd: npx\n    args:\n      - -y\n      - pkg\n  flow:\n    type: stdio\n    cmd: a\n    args: [b, c]\n  bare:\n    type: stdio\n    cmd: z\n",
+    ),
+];
+
+#[test]
+fn unwrap_without_its_backup_gives_every_byte_back() {
+    // The backup deleted (or the binary moved): unwrap reads only the entries, and the
+    // file is byte for byte what it was before wrap.
+    for (client, place, text) in LAID_OUT {
+        let home = tempfile::tempdir().unwrap();
+        let file = home.path().join(place);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, text).unwrap();
+        let report = ok(&reasons_in(home.path(), &["wrap", "--client", client]));
+        assert_eq!(
+            report.matches("now runs behind reasons mcp").count(),
+            4 - usize::from(client == "goose"),
+            "{client}: {report}"
+        );
+        let backup = file.with_file_name(format!(
+            "{}.reasons-backup",
+            file.file_name().unwrap().to_str().unwrap()
+        ));
+        std::fs::remove_file(&backup).unwrap();
+        ok(&reasons_in(home.path(), &["unwrap", "--client", client]));
+        assert!(
+            std::fs::read_to_string(&file).unwrap() == text,
+            "{client}: {}",
+            std::fs::read_to_string(&file).unwrap()
+        );
+    }
+}
+
+#[test]
+fn a_remote_server_s_own_env_and_args_are_kept_aside_not_given_twice() {
+    // The proxy's entry has an `env` and `args` of its own; the remote's go under
+    // `reasons-unwrap` with its URL, and come back.
+    let home = tempfile::tempdir().unwrap();
+    let (_, place, text) = LAID_OUT[0];
+    let file = home.path().join(place);
+    std::fs::write(&file, text).unwrap();
+    let report = ok(&reasons_in(
+        home.path(),
+        &["wrap", "--client", "claude-code"],
+    ));
+    assert!(
+        report.contains("remote: now runs behind reasons mcp"),
+        "{report}"
+    );
+    let remote = &read(&file)["mcpServers"]["remote"];
+    assert_eq!(
+        remote["env"],
+        json!({"REASONS_URL": "https://x.example/mcp"})
+    );
+    assert_eq!(remote["args"][0], "mcp");
+    assert_eq!(remote["timeout"], 5);
+    assert_eq!(
+        remote["reasons-unwrap"],
+        json!({"type": "http", "url": "https://x.example/mcp", "env": {"A": "1"}, "args": ["x"]})
+    );
+}
+
+#[test]
+fn an_entry_is_known_as_wrapped_by_what_wrap_writes() {
+    // A program whose name only begins with `reasons` is some other program: wrapped as
+    // any is. And a proxy command wrap would not know again is refused.
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("mcp.json");
+    std::fs::write(
+        &file,
+        r#"{"mcpServers": {"lint": {"command": "reasons-lint", "args": ["mcp", "x"]}}}"#,
+    )
+    .unwrap();
+    let config = file.to_str().unwrap();
+    let report = ok(&reasons_in(home.path(), &["wrap", "--config", config]));
+    assert!(
+        report.contains("lint: now runs behind reasons mcp"),
+        "{report}"
+    );
+    assert!(behind_reasons(
+        &read(&file)["mcpServers"]["lint"],
+        &["reasons-lint", "mcp", "x"]
+    ));
+    let again = ok(&reasons_in(home.path(), &["wrap", "--config", config]));
+    assert!(
+        again.contains("lint: already runs behind reasons mcp"),
+        "{again}"
+    );
+    let before = std::fs::read(&file).unwrap();
+    let stderr = refused(&reasons_in(
+        home.path(),
+        &["unwrap", "--config", config, "--reasons", "/usr/bin/proxy"],
+    ));
+    // clap refuses a flag unwrap does not take; wrap's own refusal follows.
+    assert!(stderr.contains("--reasons"), "{stderr}");
+    let stderr = refused(&reasons_in(
+        home.path(),
+        &["wrap", "--config", config, "--reasons", "/usr/bin/proxy"],
+    ));
+    assert!(stderr.contains("a program named `reasons`"), "{stderr}");
+    assert_eq!(std::fs::read(&file).unwrap(), before);
+}
+
+#[test]
+fn the_proxy_is_written_by_an_absolute_path_a_desktop_client_finds() {
+    // `reasons` on the shell's PATH (a link to this binary, as `cargo install` leaves
+    // one): the config names that path, not a bare `reasons` a GUI client's PATH lacks.
+    let home = tempfile::tempdir().unwrap();
+    let bin = home.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    std::os::unix::fs::symlink(reasons(), bin.join("reasons")).unwrap();
+    let file = home.path().join("mcp.json");
+    std::fs::write(&file, r#"{"mcpServers": {"s": {"command": "a"}}}"#).unwrap();
+    let output = Command::new(reasons())
+        .args(["wrap", "--config", file.to_str().unwrap()])
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+        .output()
+        .unwrap();
+    ok(&output);
+    let written = read(&file)["mcpServers"]["s"]["command"].clone();
+    assert_eq!(written, json!(bin.join("reasons").to_str().unwrap()));
+}
+
+#[test]
+fn a_read_only_config_is_refused_with_why_and_left_as_it_was() {
+    // The replacing rename would not care for the mode; wrap does.
+    use std::os::unix::fs::PermissionsExt;
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("mcp.json");
+    let text = r#"{"mcpServers": {"s": {"command": "a"}}}"#;
+    std::fs::write(&file, text).unwrap();
+    let config = file.to_str().unwrap();
+    let backup = home.path().join("mcp.json.reasons-backup");
+    let read_only = std::fs::Permissions::from_mode(0o444);
+    std::fs::set_permissions(&file, read_only.clone()).unwrap();
+    let stderr = refused(&reasons_in(home.path(), &["wrap", "--config", config]));
+    assert!(stderr.contains("is read-only (mode 444)"), "{stderr}");
+    assert!(stderr.contains("chmod u+w"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+    assert!(!backup.exists());
+    // Wrapped while it could be written, then made read-only: unwrap leaves it too.
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    ok(&reasons_in(home.path(), &["wrap", "--config", config]));
+    std::fs::remove_file(&backup).unwrap();
+    let wrapped = std::fs::read_to_string(&file).unwrap();
+    std::fs::set_permissions(&file, read_only).unwrap();
+    let stderr = refused(&reasons_in(home.path(), &["unwrap", "--config", config]));
+    assert!(stderr.contains("is read-only (mode 444)"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), wrapped);
+    assert!(!backup.exists());
+}
+
+#[test]
+fn run_as_root_on_a_user_s_config_the_files_stay_the_user_s() {
+    // sudo, or a provisioning script: the config and its backup keep their owners, so
+    // the user can still read their own file.
+    use std::os::unix::fs::MetadataExt;
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("mcp.json");
+    std::fs::write(&file, r#"{"mcpServers": {"s": {"command": "a"}}}"#).unwrap();
+    let user = (4242, 4343);
+    if std::os::unix::fs::chown(&file, Some(user.0), Some(user.1)).is_err() {
+        // Only root can give a file away; as anyone else there is no such file to meet.
+        assert_ne!(rustix::process::geteuid().as_raw(), 0);
+        return;
+    }
+    ok(&reasons_in(
+        home.path(),
+        &["wrap", "--config", file.to_str().unwrap()],
+    ));
+    for path in [file.clone(), home.path().join("mcp.json.reasons-backup")] {
+        let after = std::fs::metadata(&path).unwrap();
+        assert_eq!((after.uid(), after.gid()), user, "{}", path.display());
+    }
+}
+
 #[test]
 fn the_new_file_keeps_the_old_one_s_mode_and_group() {
     // A config readable by one group only stays so: nothing is wider than before.

@@ -134,12 +134,16 @@ fn wrap(entry: &mut dyn TableLike, proxy: Vec<String>, reasons: &str) -> Fate {
     Fate::Changed
 }
 
-/// The keys that make a Codex entry a remote server's, which a wrapped one keeps aside.
-const REMOTE_KEYS: [&str; 4] = [
+/// The keys that make a Codex entry a remote server's, which a wrapped one keeps aside,
+/// with the keys wrap writes that the entry had already (an `args` or `env` Codex ignores
+/// for a remote server): none is written over, so none is lost.
+const REMOTE_KEYS: [&str; 6] = [
     "url",
     "http_headers",
     "env_http_headers",
     "bearer_token_env_var",
+    "args",
+    "env",
 ];
 
 /// A remote entry made a stdio one running the proxy in front of its URL. Codex starts a
@@ -245,7 +249,11 @@ fn unwrap(entry: &mut dyn TableLike, name: &str) -> Fate {
         list.remove(0);
     }
     if let Some(first) = list.get_mut(0) {
-        first.decor_mut().set_prefix("");
+        // Wrap gave an argument that had no space before it the one space after a comma;
+        // any other layout is the list's own.
+        if first.decor().prefix().and_then(|prefix| prefix.as_str()) == Some(" ") {
+            first.decor_mut().set_prefix("");
+        }
     } else {
         // No arguments of its own: wrap added the list.
         entry.remove("args");
