@@ -78,15 +78,6 @@ fn raw(url: &str, headers: &[(&str, &str)], body: &str) -> Raw {
     }
 }
 
-/// Asserts that `messages` answer a call with an error saying it was not sent (R18),
-/// and that the error says `why`.
-fn assert_not_sent(messages: &[Value], why: &str) {
-    let refused = the_answer(messages);
-    let message = refused["error"]["message"].as_str().unwrap_or_default();
-    assert!(message.contains("not sent"), "{refused}");
-    assert!(message.contains(why), "{refused}");
-}
-
 /// The bodies of the `tools/call`s the server got, in order.
 fn call_bodies(log: &Path) -> Vec<String> {
     calls_received(log)

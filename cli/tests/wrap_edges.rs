@@ -21,6 +21,13 @@ fn read(file: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap()
 }
 
+/// Where wrap keeps what `file` was.
+fn backup_of(file: &Path) -> PathBuf {
+    let mut name = file.file_name().unwrap().to_os_string();
+    name.push(".reasons-backup");
+    file.with_file_name(name)
+}
+
 /// The server an entry starts, as a client starts it: its command and arguments, an
 /// absent `args` being none.
 fn started(entry: &Value) -> Vec<String> {
@@ -404,11 +411,7 @@ fn a_config_nested_past_what_parsers_recurse_is_refused_and_left_as_it_was() {
                 text,
                 "{client} {command}"
             );
-            let backup = file.with_file_name(format!(
-                "{}.reasons-backup",
-                file.file_name().unwrap().to_str().unwrap()
-            ));
-            assert!(!backup.exists(), "{client} {command}");
+            assert!(!backup_of(&file).exists(), "{client} {command}");
         }
     }
 }
@@ -486,11 +489,7 @@ fn unwrap_without_its_backup_gives_every_byte_back() {
             4 - usize::from(client == "goose"),
             "{client}: {report}"
         );
-        let backup = file.with_file_name(format!(
-            "{}.reasons-backup",
-            file.file_name().unwrap().to_str().unwrap()
-        ));
-        std::fs::remove_file(&backup).unwrap();
+        std::fs::remove_file(backup_of(&file)).unwrap();
         ok(&reasons_in(home.path(), &["unwrap", "--client", client]));
         assert!(
             std::fs::read_to_string(&file).unwrap() == text,

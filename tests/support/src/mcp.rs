@@ -445,6 +445,15 @@ pub fn the_answer(messages: &[Value]) -> &Value {
     answers[0]
 }
 
+/// Asserts that `messages` answer a call with an error saying it was not sent (R18),
+/// and that the error says `why`.
+pub fn assert_not_sent(messages: &[Value], why: &str) {
+    let refused = the_answer(messages);
+    let message = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("not sent"), "{refused}");
+    assert!(message.contains(why), "{refused}");
+}
+
 /// The tests' own server on the legacy HTTP+SSE transport (`tests/mcp/sse-server.mjs`),
 /// at its SSE endpoint, appending the body of each message POSTed to it to `log`.
 pub fn sse_server(log: &Path) -> Listening {
