@@ -5,7 +5,7 @@
 
 use reasons_test_support::mcp::{
     INITIALIZE, INITIALIZED, Listening, Session, http_echo, own_server, peers, proxied,
-    proxied_url, python_http,
+    proxied_url, python_http, status_mib,
 };
 use std::time::Duration;
 use support::{alternately, ms, requests, rounds, summary};
@@ -21,13 +21,7 @@ fn session(command: &[String]) -> Session {
 
 /// The peak resident memory of the process `pid` so far (`VmHWM`), in MiB.
 fn peak_mib(pid: u32) -> f64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let kib: f64 = status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
-        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("the kernel reports VmHWM");
-    kib / 1024.0
+    status_mib(pid, "VmHWM:").expect("the kernel reports VmHWM")
 }
 
 /// Prints a row: the median and mean of `direct` and of `through`, and what the proxy

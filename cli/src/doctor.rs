@@ -9,7 +9,7 @@ use crate::wrap::{self, Fate, Way};
 use anyhow::Context;
 use reasons_host::inert::inert;
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
@@ -146,7 +146,7 @@ fn listed(entry: &Value) -> anyhow::Result<Vec<Value>> {
         .spawn()
         .with_context(|| format!("cannot start {program}"))?;
     let mut to = child.stdin.take().context("its stdin")?;
-    let words = lines_of(child.stderr.take().context("its stderr")?);
+    let words = last_words(child.stderr.take().context("its stderr")?);
     let inbox = lines_of(child.stdout.take().context("its stdout")?);
     let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {},
@@ -186,17 +186,61 @@ fn listed(entry: &Value) -> anyhow::Result<Vec<Value>> {
     })
 }
 
-/// Each line `from` gives, as it comes, from a thread of its own.
-fn lines_of(from: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> {
-    let (lines, inbox) = mpsc::channel();
+/// The longest line doctor reads from the proxy: its own cap on a message, past which
+/// the proxy itself ends the stream.
+const LONGEST: usize = (reasons_mcp_transports::DEFAULT_MAX_MESSAGE_MIB as usize) << 20;
+
+/// Each line `from` gives, as it comes, from a thread of its own that reads no further
+/// than a few lines ahead of what is taken, none longer than [`LONGEST`].
+fn lines_of(from: impl Read + Send + 'static) -> mpsc::Receiver<String> {
+    let (lines, inbox) = mpsc::sync_channel(16);
+    std::thread::spawn(move || each_line(from, |line| lines.send(line).is_ok()));
+    inbox
+}
+
+/// The last line `from` gives that is not blank, once it ends: what else it says (a
+/// server's log, of any length) is read and let go.
+fn last_words(from: impl Read + Send + 'static) -> mpsc::Receiver<String> {
+    let (said, words) = mpsc::sync_channel(1);
     std::thread::spawn(move || {
-        for line in BufReader::new(from).lines().map_while(Result::ok) {
-            if lines.send(line).is_err() {
-                break;
+        let mut last = None;
+        each_line(from, |line| {
+            if !line.trim().is_empty() {
+                last = Some(line);
             }
+            true
+        });
+        if let Some(last) = last {
+            let _ = said.send(last);
         }
     });
-    inbox
+    words
+}
+
+/// Gives each line of `from` to `take`, cut at [`LONGEST`] bytes (the rest of such a line
+/// is skipped), until it ends or `take` says stop.
+fn each_line(from: impl Read, mut take: impl FnMut(String) -> bool) {
+    let mut from = BufReader::new(from);
+    loop {
+        let mut line = Vec::new();
+        let limit = LONGEST as u64 + 1;
+        match (&mut from).take(limit).read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        if line.last() != Some(&b'\n') && line.len() > LONGEST {
+            // The rest of the line, up to its end, is not kept.
+            if from.skip_until(b'\n').is_err() {
+                return;
+            }
+        }
+        let line = String::from_utf8_lossy(&line)
+            .trim_end_matches('\n')
+            .to_string();
+        if !take(line) {
+            return;
+        }
+    }
 }
 
 /// Ends the proxy as a client would: SIGTERM, which it passes on to its server before it
@@ -218,14 +262,7 @@ fn end(proxy: &mut std::process::Child) {
 
 /// The last line the proxy wrote to stderr, waiting at most [`LAST_WORDS`] for the rest.
 fn last_line(words: &mpsc::Receiver<String>) -> Option<String> {
-    let until = Instant::now() + LAST_WORDS;
-    let mut last = None;
-    while let Ok(line) = words.recv_timeout(until.saturating_duration_since(Instant::now())) {
-        if !line.trim().is_empty() {
-            last = Some(line);
-        }
-    }
-    last
+    words.recv_timeout(LAST_WORDS).ok()
 }
 
 /// `value` with the variables clients expand in a server's command, arguments,

@@ -33,7 +33,8 @@ enum Command {
     Doctor(doctor::Args),
     Component(component::Args),
     Transform(transform::Args),
-    Mcp(mcp::Args),
+    // Boxed: its flags outweigh every other command's.
+    Mcp(Box<mcp::Args>),
 }
 
 fn main() -> ExitCode {
@@ -45,7 +46,7 @@ fn main() -> ExitCode {
         Command::Component(args) => component::run(args),
         Command::Transform(args) => transform::run(args),
         // `reasons mcp` exits as its server did.
-        Command::Mcp(args) => mcp::run(args),
+        Command::Mcp(args) => mcp::run(*args),
     };
     match ran {
         Ok(code) => ExitCode::from(code),

@@ -77,6 +77,14 @@ pub struct Args {
           default_value_t = mcp::DEFAULT_READ_TIMEOUT_SECS,
           value_parser = clap::value_parser!(u16).range(1..))]
     read_timeout: u16,
+    /// The most seconds the client or the server may leave a line the proxy writes to
+    /// it untaken (it stopped reading): its session is then ended, and what waits for
+    /// the server answered with an error saying so. Until then the other side is
+    /// read no further than the proxy can hold.
+    #[arg(long, value_name = "SECONDS",
+          default_value_t = mcp::DEFAULT_WRITE_TIMEOUT_SECS,
+          value_parser = clap::value_parser!(u16).range(1..))]
+    write_timeout: u16,
 }
 
 /// Runs the proxy; its exit code is the server's.
@@ -94,6 +102,7 @@ pub fn run(
         header_env,
         bearer_env,
         read_timeout,
+        write_timeout,
         listen,
         max_sessions,
         allow_origin,
@@ -134,6 +143,7 @@ pub fn run(
             allow_origins: allow_origin,
         }),
         max_message: usize::from(max_message_mib) << 20,
+        write_timeout: Duration::from_secs(write_timeout.into()),
     };
     Ok(mcp::run(&plugin, options.into(), settings)?.code())
 }

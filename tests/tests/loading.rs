@@ -206,6 +206,9 @@ fn the_mcp_proxy_refuses_a_plugin_without_the_reasons_surface() {
         name: None,
         listen: None,
         max_message: usize::from(reasons_mcp_transports::DEFAULT_MAX_MESSAGE_MIB) << 20,
+        write_timeout: std::time::Duration::from_secs(
+            reasons_mcp_transports::DEFAULT_WRITE_TIMEOUT_SECS.into(),
+        ),
     };
     let error = reasons_mcp_transports::run(
         &reasons_tests::unruly(),

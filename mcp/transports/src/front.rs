@@ -22,6 +22,7 @@ mod admission;
 #[cfg(test)]
 mod properties;
 
+use super::outbox::{self, Feed};
 use super::{Client, Ended, Error, Event, Listen, Session, Settings};
 use admission::{AllowedOrigins, Caller};
 use axum::Router;
@@ -41,7 +42,12 @@ use std::net::SocketAddr;
 use std::ops::Range;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+use tokio::sync::mpsc::error::TrySendError;
+use tokio::sync::mpsc::{Receiver, Sender, channel};
+
+/// The messages one SSE stream holds for a client that has not read them: past that, the
+/// stream is ended rather than the proxy's memory grown.
+const STREAM_AHEAD: usize = 64;
 
 /// The path the MCP endpoint is served at.
 const PATH: &str = "/mcp";
@@ -208,7 +214,7 @@ impl Sessions {
         let Some((link, _)) = self.open.remove(id) else {
             return false;
         };
-        let _ = link.events.send(Event::ClientClosed);
+        link.events.control_soon(Event::ClientClosed);
         self.ending.push(link);
         true
     }
@@ -237,8 +243,10 @@ impl Front {
     /// A session of the proxy of its own, its loop on a thread; or the response that
     /// says why there cannot be one (a server that cannot start, say).
     fn open(&self, shared: bool) -> Result<Arc<Link>, Refused> {
-        let (events, inbox) = mpsc::channel();
-        let session = Session::open(&self.plugin, &self.options, &self.settings, events.clone())
+        // The session's streams never hold the server back (each is bounded on its own),
+        // so what the server sends is not gated; what clients send waits for the server.
+        let (feed, inbox) = outbox::channel();
+        let session = Session::open(&self.plugin, &self.options, &self.settings, feed.clone())
             .map_err(|error| {
                 refuse(
                     StatusCode::INTERNAL_SERVER_ERROR,
@@ -251,6 +259,7 @@ impl Front {
             ..Routes::default()
         }));
         let mut client = Routed(routes.clone());
+        let server = session.server.backlog();
         let thread = std::thread::spawn(move || {
             session.serve(&inbox, &mut client);
             // The session is over: whatever still waits is answered with an error under
@@ -259,7 +268,7 @@ impl Front {
             lock(&client.0).end();
         });
         Ok(Arc::new(Link {
-            events,
+            events: feed.gated(server),
             routes,
             thread: Mutex::new(Some(thread)),
         }))
@@ -379,7 +388,7 @@ impl Front {
         drop(sessions);
         links.extend(lock(&self.stateless).take());
         for link in &links {
-            let _ = link.events.send(Event::Signal(signal));
+            link.events.control(Event::Signal(signal));
         }
         for link in links {
             if let Some(thread) = lock(&link.thread).take() {
@@ -391,7 +400,7 @@ impl Front {
 
 /// One session's loop, as the handlers reach it.
 struct Link {
-    events: mpsc::Sender<Event>,
+    events: Feed,
     routes: Arc<Mutex<Routes>>,
     thread: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
@@ -409,13 +418,13 @@ impl Link {
 struct Routes {
     /// Each request waiting for its answer: the stream of its POST, and the id its client
     /// gave it when the front gave it another.
-    waiting: IndexMap<Id, (UnboundedSender<Vec<u8>>, Option<Id>)>,
+    waiting: IndexMap<Id, (Sender<Vec<u8>>, Option<Id>)>,
     /// Each waiting request's progress token, as the server will name it, with the
     /// request, and the token its client gave when the front gave it another. Tokens
     /// compare as ids do: by value, whatever their spelling.
     progress: HashMap<Id, (Id, Option<String>)>,
     /// The session's GET stream, for what the server sends on its own.
-    stream: Option<UnboundedSender<Vec<u8>>>,
+    stream: Option<Sender<Vec<u8>>>,
     /// Whether clients that do not know each other share the session (2026-07-28).
     shared: bool,
     /// Whether the session's loop has ended: no request is taken any more.
@@ -433,7 +442,7 @@ impl Routes {
             let why = "reasons mcp: the session ended before the server answered this request";
             let id = given.unwrap_or(id);
             let answer = jsonrpc::error(Some(&id), jsonrpc::INTERNAL_ERROR, why);
-            let _ = stream.send(answer.into_bytes());
+            let _ = stream.try_send(answer.into_bytes());
         }
     }
 
@@ -443,7 +452,7 @@ impl Routes {
     fn wait(
         &mut self,
         id: Id,
-        stream: UnboundedSender<Vec<u8>>,
+        stream: Sender<Vec<u8>>,
         given: Option<Id>,
         token: Option<(Id, Option<String>)>,
     ) -> Result<(), Refused> {
@@ -470,7 +479,7 @@ impl Routes {
         id: Id,
         line: Parsed,
         token: Option<(Id, Range<usize>)>,
-        answers: UnboundedSender<Vec<u8>>,
+        answers: Sender<Vec<u8>>,
     ) -> Result<(Id, Parsed), Refused> {
         if !self.shared {
             if self.waiting.contains_key(&id) {
@@ -531,7 +540,17 @@ impl Routes {
         let Some((stream, _)) = self.waiting.get(&id) else {
             return self.elsewhere(text);
         };
-        let _ = stream.send(line);
+        if !put(stream, line) {
+            // Its client reads nothing of it: the stream ends here, and what else comes
+            // for the request goes where a message about no request goes.
+            eprintln!(
+                "reasons: the stream of request {} was ended: its client left {STREAM_AHEAD} \
+                 messages unread",
+                id.json()
+            );
+            self.waiting.shift_remove(&id);
+            return self.forget_finished();
+        }
         if ends {
             // Dropping the sender ends the POST's stream.
             self.waiting.shift_remove(&id);
@@ -541,17 +560,23 @@ impl Routes {
 
     /// Sends `text`, a message about no waiting request, to the GET stream, or, where
     /// one client owns the session, to its latest request's stream.
-    fn elsewhere(&self, text: &[u8]) {
-        let stream = self
-            .stream
-            .as_ref()
-            .filter(|stream| !stream.is_closed())
-            .or_else(|| match self.shared {
-                true => None,
-                false => self.waiting.values().last().map(|(stream, _)| stream),
-            });
-        if let Some(stream) = stream {
-            let _ = stream.send(text.to_vec());
+    fn elsewhere(&mut self, text: &[u8]) {
+        if let Some(stream) = self.stream.as_ref().filter(|stream| !stream.is_closed()) {
+            if !put(stream, text.to_vec()) {
+                eprintln!(
+                    "reasons: a session's GET stream was ended: its client left \
+                     {STREAM_AHEAD} messages unread (it may open another)"
+                );
+                self.stream = None;
+            }
+            return;
+        }
+        if self.shared {
+            return;
+        }
+        // A stream left unread holds what it holds; what does not fit is not sent there.
+        if let Some((stream, _)) = self.waiting.values().last() {
+            let _ = put(stream, text.to_vec());
         }
     }
 
@@ -573,6 +598,12 @@ fn refused_by_reading(refusal: &jsonrpc::Refusal) -> Response {
         None => refused,
     }
     .into_response()
+}
+
+/// Puts `message` on `stream`; `false` when the stream is full: its client has not read
+/// what it holds. A stream whose client has gone takes what it is given, for nobody.
+fn put(stream: &Sender<Vec<u8>>, message: Vec<u8>) -> bool {
+    !matches!(stream.try_send(message), Err(TrySendError::Full(_)))
 }
 
 /// `message` under the name its client gave its request (`given`, when the front gave
@@ -739,12 +770,12 @@ async fn on_post(
     }
     let Some(id) = id else {
         // A notification or a response: accepted.
-        if link.events.send(Event::Client(Ok(line))).is_err() {
+        if !forward(&link.events, line).await {
             return session_gone().into_response();
         }
         return StatusCode::ACCEPTED.into_response();
     };
-    let (answers, stream) = unbounded_channel();
+    let (answers, stream) = channel(STREAM_AHEAD);
     let admitted = lock(&link.routes).admit(id, line, route.token, answers);
     let (id, line) = match admitted {
         Ok(admitted) => admitted,
@@ -755,7 +786,7 @@ async fn on_post(
         link: link.clone(),
         id: id.clone(),
     });
-    if link.events.send(Event::Client(Ok(line))).is_err() {
+    if !forward(&link.events, line).await {
         lock(&link.routes).waiting.shift_remove(&id);
         return session_gone().into_response();
     }
@@ -774,7 +805,7 @@ async fn on_get(State(front): State<Arc<Front>>, headers: HeaderMap) -> Response
         // 2026-07-28 has no GET stream; a legacy client asks with its session.
         return StatusCode::METHOD_NOT_ALLOWED.into_response();
     };
-    let (lines, stream) = unbounded_channel();
+    let (lines, stream) = channel(STREAM_AHEAD);
     let mut routes = lock(&link.routes);
     if routes.ended {
         // A stream opened on a session that is over would never end.
@@ -815,10 +846,23 @@ async fn on_delete(State(front): State<Arc<Front>>, headers: HeaderMap) -> Respo
     }
 }
 
+/// Sends a client's message to its session once the server has room for it, waiting off
+/// the runtime's threads when it has not; `false` when the session has ended.
+async fn forward(feed: &Feed, line: Parsed) -> bool {
+    match feed.try_line(Event::Client(Ok(line))) {
+        Ok(sent) => sent,
+        Err(event) => {
+            let feed = feed.clone();
+            let sent = tokio::task::spawn_blocking(move || feed.line(*event));
+            sent.await.unwrap_or(false)
+        }
+    }
+}
+
 /// An SSE response carrying each line of `lines` as an event, until it ends; `cancel`
 /// goes with it, to cancel its request if the client closes it first.
 fn sse(
-    lines: UnboundedReceiver<Vec<u8>>,
+    lines: Receiver<Vec<u8>>,
     cancel: Option<Cancel>,
 ) -> Sse<impl futures_util::Stream<Item = Result<SseEvent, Infallible>>> {
     let events = futures_util::stream::unfold((lines, cancel), |(mut lines, cancel)| async move {
@@ -877,9 +921,6 @@ impl Drop for Cancel {
             r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{},"reason":"the client closed its stream"}}}}"#,
             self.id.json()
         );
-        let _ = self
-            .link
-            .events
-            .send(Event::Client(Parsed::read(note.into_bytes())));
+        (self.link.events).control_soon(Event::Client(Parsed::read(note.into_bytes())));
     }
 }

@@ -10,8 +10,10 @@
 
 mod error;
 mod front;
+mod outbox;
 mod upstream;
 
+use outbox::{Feed, Outbox};
 use reasons_host::Plugin;
 use reasons_mcp::delivery::{About, Delivery, Part};
 use reasons_mcp::jsonrpc::{Parsed, Refusal};
@@ -62,7 +64,15 @@ pub struct Settings {
     /// transport (`--max-message-mib`): what bounds the proxy's memory against a peer
     /// that writes without end.
     pub max_message: usize,
+    /// How long a side may leave a line the proxy writes to it untaken
+    /// (`--write-timeout`): then its session is ended, and what it would not read is
+    /// dropped, never held without end.
+    pub write_timeout: Duration,
 }
+
+/// The default of `--write-timeout`, in seconds: far past any pause of a client or server
+/// that reads, soon enough that one that stopped is not waited for all day.
+pub const DEFAULT_WRITE_TIMEOUT_SECS: u16 = 60;
 
 /// The default of `--max-message-mib`: far above any real message (a 70 MiB call is
 /// relayed), far below what would exhaust a machine.
@@ -202,13 +212,14 @@ enum Event {
 /// Runs the proxy until the client has gone and the server has finished, the server has
 /// gone, or a signal ended it. Fails only when it cannot start.
 pub fn run(plugin: &Plugin, options: Options, settings: Settings) -> Result<Ended, Error> {
-    let (events, inbox) = mpsc::channel();
+    let (feed, inbox) = outbox::channel();
     // Registered before the server starts, so that no signal falls between.
-    forward_signals(events.clone())?;
+    forward_signals(feed.clone())?;
     if let Some(listen) = &settings.listen {
         return front::serve(listen, plugin, options, &settings, inbox);
     }
-    let session = Session::open(plugin, &options, &settings, events.clone())?;
+    let mut client = Stdout(Outbox::new(std::io::stdout()));
+    let session = Session::open(plugin, &options, &settings, feed.gated(client.0.backlog()))?;
     let ends = Ends {
         over_cap: Event::ClientOverCap,
         closed: Event::ClientClosed,
@@ -216,11 +227,13 @@ pub fn run(plugin: &Plugin, options: Options, settings: Settings) -> Result<Ende
     read_lines(
         std::io::stdin(),
         settings.max_message,
-        events,
+        feed.gated(session.server.backlog()),
         |line| Event::Client(Parsed::read(line)),
         ends,
     );
-    let ended = session.serve(&inbox, &mut Stdout(std::io::stdout().lock()));
+    let ended = session.serve(&inbox, &mut client);
+    // What the session said last (the answers to what waited, say) reaches the client.
+    client.0.drain(settings.write_timeout);
     Ok(ended)
 }
 
@@ -229,6 +242,7 @@ struct Session {
     proxy: Proxy<ComponentLayer>,
     server: Upstream,
     max_message: usize,
+    write_timeout: Duration,
 }
 
 /// Where the lines for the client go.
@@ -236,25 +250,36 @@ trait Client {
     /// Writes one line, whose messages are `parts`; `false` when the client can no
     /// longer be written to.
     fn write(&mut self, line: &[u8], parts: &[Part]) -> bool;
+
+    /// Since when the client has not taken a line the proxy is writing to it, if it has
+    /// one; `None` for a client that never holds the session up (the HTTP front's
+    /// streams, each bounded on its own).
+    fn stalled_since(&self) -> Option<Instant> {
+        None
+    }
 }
 
 /// A client on the proxy's stdio.
-struct Stdout<W: Write>(W);
+struct Stdout(Outbox);
 
-impl<W: Write> Client for Stdout<W> {
+impl Client for Stdout {
     fn write(&mut self, line: &[u8], _: &[Part]) -> bool {
-        write_line(&mut self.0, line).is_ok()
+        self.0.send(line)
+    }
+
+    fn stalled_since(&self) -> Option<Instant> {
+        self.0.stalled_since()
     }
 }
 
 impl Session {
     /// The layer, the audit and the server (started, or connected to) of one session;
-    /// what the server sends goes to `events`.
+    /// what the server sends goes to `events`, gated by the client's outbox.
     fn open(
         plugin: &Plugin,
         options: &Options,
         settings: &Settings,
-        events: mpsc::Sender<Event>,
+        events: Feed,
     ) -> Result<Session, Error> {
         let layer = ComponentLayer::new(plugin, options.clone())?;
         let log = settings.audit.as_deref().map(audit_log).transpose()?;
@@ -280,6 +305,7 @@ impl Session {
             proxy: Proxy::new(layer, audit, now()),
             server,
             max_message: settings.max_message,
+            write_timeout: settings.write_timeout,
         })
     }
 
@@ -290,6 +316,7 @@ impl Session {
             mut proxy,
             mut server,
             max_message,
+            write_timeout,
         } = self;
         let mut client_closed = false;
         // When the server was told the session is over: it has a grace period to exit.
@@ -299,7 +326,25 @@ impl Session {
             if grace_ends.is_some_and(|at| Instant::now() >= at) {
                 break server.end(Ending::Overdue);
             }
-            let event = match proxy.wake_at().into_iter().chain(grace_ends).min() {
+            let client_gives_up = client.stalled_since().map(|at| at + write_timeout);
+            if client_gives_up.is_some_and(|at| Instant::now() >= at) {
+                eprintln!(
+                    "reasons: {}",
+                    stalled("the client", "stdout", write_timeout)
+                );
+                break server.end(Ending::Closed);
+            }
+            let server_gives_up = server.stalled_since().map(|at| at + write_timeout);
+            if server_gives_up.is_some_and(|at| Instant::now() >= at) {
+                // What waits is answered with why; the server, which may be stuck
+                // anywhere, is ended at once.
+                let why = stalled("it", "stdin", write_timeout);
+                let out = proxy.server_gone(&why, now());
+                write_all(&out, &mut server, client);
+                break server.end(Ending::Overdue);
+            }
+            let wake = proxy.wake_at().into_iter().chain(grace_ends);
+            let event = match wake.chain(client_gives_up).chain(server_gives_up).min() {
                 None => inbox.recv().map_err(|_| RecvTimeoutError::Disconnected),
                 Some(at) => inbox.recv_timeout(at.saturating_duration_since(Instant::now())),
             };
@@ -362,6 +407,15 @@ impl Session {
     }
 }
 
+/// Why a side's session was ended: it took nothing written to its `stream` for `waited`.
+fn stalled(side: &str, stream: &str, waited: Duration) -> String {
+    format!(
+        "{side} took nothing the proxy wrote to its {stream} for {} s (--write-timeout): \
+         the session was ended",
+        waited.as_secs()
+    )
+}
+
 /// The time, for the core, which reads no clock of its own.
 fn now() -> Now {
     Now {
@@ -387,12 +441,12 @@ fn audit_log(path: &std::path::Path) -> Result<Box<dyn Write + Send>, Error> {
 }
 
 /// Passes each ending signal to the loop, as an event.
-fn forward_signals(to: mpsc::Sender<Event>) -> Result<(), Error> {
+fn forward_signals(to: Feed) -> Result<(), Error> {
     let mut signals = signal_hook::iterator::Signals::new(ENDING)
         .map_err(Error::system("cannot listen for signals"))?;
     std::thread::spawn(move || {
         for signal in signals.forever() {
-            if to.send(Event::Signal(signal)).is_err() {
+            if !to.control(Event::Signal(signal)) {
                 return;
             }
         }
@@ -419,12 +473,6 @@ fn write_all(out: &[Out], server: &mut Upstream, client: &mut dyn Client) -> boo
     true
 }
 
-fn write_line(to: &mut impl Write, bytes: &[u8]) -> std::io::Result<()> {
-    to.write_all(bytes)?;
-    to.write_all(b"\n")?;
-    to.flush()
-}
-
 /// How a stream of lines ends: past the cap, or closed.
 struct Ends {
     over_cap: Event,
@@ -433,11 +481,12 @@ struct Ends {
 
 /// Sends each line of `from`, without its `\n`, as `line(...)`, then how the stream
 /// ended. A line longer than `cap` is never held whole: reading stops past the cap, and
-/// the stream ends there.
+/// the stream ends there. Each line waits for room where it goes before the next is read
+/// (`outbox.rs`).
 fn read_lines(
     from: impl Read + Send + 'static,
     cap: usize,
-    to: mpsc::Sender<Event>,
+    to: Feed,
     line: fn(Vec<u8>) -> Event,
     ends: Ends,
 ) {
@@ -455,12 +504,12 @@ fn read_lines(
                     } else if buffer.len() > cap {
                         break ends.over_cap;
                     }
-                    if to.send(line(buffer)).is_err() {
+                    if !to.line(line(buffer)) {
                         return;
                     }
                 }
             }
         };
-        let _ = to.send(ended);
+        to.control(ended);
     });
 }

@@ -7,9 +7,11 @@
 mod http;
 mod process;
 
+use crate::outbox::Backlog;
 use crate::{Ended, Ending};
 use reasons_mcp::{Learnt, Outline};
 use std::io::Read;
+use std::time::Instant;
 
 pub use http::{DEFAULT_READ_TIMEOUT_SECS, Http, Remote};
 pub use process::Process;
@@ -37,6 +39,24 @@ impl Upstream {
             // A process carries nothing beside its lines.
             Upstream::Process(_) => {}
             Upstream::Http(http) => http.learnt(learnt),
+        }
+    }
+
+    /// What waits to reach the server: the client is not read from while it is over its
+    /// budget.
+    pub fn backlog(&self) -> Backlog {
+        match self {
+            Upstream::Process(process) => process.backlog(),
+            Upstream::Http(http) => http.backlog(),
+        }
+    }
+
+    /// Since when the server has not taken a line the proxy is writing to it, if it has
+    /// one. A URL's requests have their own timeout (`--read-timeout`) instead.
+    pub fn stalled_since(&self) -> Option<Instant> {
+        match self {
+            Upstream::Process(process) => process.stalled_since(),
+            Upstream::Http(_) => None,
         }
     }
 

@@ -517,6 +517,21 @@ pub fn sdk_client_over(
     serde_json::from_slice(&output.stdout).expect("the client prints JSON")
 }
 
+/// A memory field of `/proc/PID/status` (`VmRSS:` now, `VmHWM:` the peak so far), in
+/// MiB, while the process runs.
+pub fn status_mib(pid: u32, field: &str) -> Option<f64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let kib: f64 = status
+        .lines()
+        .find_map(|line| line.strip_prefix(field))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kib / 1024.0)
+}
+
 /// A session driven line by line, as raw JSON-RPC.
 pub struct Session {
     child: Child,

@@ -55,7 +55,7 @@ struct Request {
     n: usize,
     given: Value,
     token: Option<Value>,
-    stream: Option<UnboundedReceiver<Vec<u8>>>,
+    stream: Option<Receiver<Vec<u8>>>,
     cancel: Option<Cancel>,
     received: Vec<Value>,
     /// Whether its stream ended (the front dropped its sender).
@@ -149,7 +149,8 @@ fn play(shared: bool, steps: &[Step]) {
         shared,
         ..Routes::default()
     }));
-    let (events, cancelled) = mpsc::channel();
+    // Room for every cancellation the steps can make: the oracle reads them at the end.
+    let (events, cancelled) = outbox::holding(64);
     let link = Arc::new(Link {
         events,
         routes: routes.clone(),
@@ -183,7 +184,7 @@ fn play(shared: bool, steps: &[Step]) {
                 let text = json!({"jsonrpc": "2.0", "id": given, "method": "tools/call",
                     "params": {"name": "t", "arguments": {}, "_meta": meta}})
                 .to_string();
-                let (answers, stream) = unbounded_channel();
+                let (answers, stream) = channel(STREAM_AHEAD);
                 // A legacy request waits until the server answers or cancels it, whether
                 // or not its client still reads its stream.
                 let pending = held.iter().any(|one| requests[one.n].given == given);

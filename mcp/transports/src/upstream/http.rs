@@ -21,6 +21,7 @@
 
 mod legacy;
 
+use crate::outbox::{Backlog, Feed};
 use crate::{Ended, Ending, Error, Event};
 use reasons_mcp::headers;
 use reasons_mcp::sse;
@@ -173,7 +174,17 @@ pub struct Http {
     link: Link,
     /// Messages to send, in order, to the thread that sends them.
     outbox: Option<Sender<(Vec<u8>, Outline)>>,
+    /// The bytes of those not yet sent: the client is not read from while they are over
+    /// the budget.
+    queued: Backlog,
 }
+
+/// The bytes of messages waiting to be sent before the client is no longer read from.
+const QUEUED_AT_MOST: usize = 1 << 20;
+
+/// The requests sent and not yet answered at most, each on a thread of its own: the next
+/// waits for one of them to finish.
+const IN_FLIGHT_AT_MOST: usize = 64;
 
 /// What every request needs, shared by the threads that make them.
 #[derive(Clone)]
@@ -181,7 +192,7 @@ struct Link {
     remote: Arc<Remote>,
     agent: ureq::Agent,
     session: Arc<Mutex<Established>>,
-    events: Sender<Event>,
+    events: Feed,
     /// The cap on one message the server sends, a JSON body or an SSE event
     /// (`--max-message-mib`).
     max_message: usize,
@@ -205,7 +216,7 @@ struct Established {
 impl Http {
     /// Starts the thread that sends what the proxy says to `remote`; what comes back goes
     /// to `events`, each message at most `max_message` bytes.
-    pub fn connect(remote: Remote, events: Sender<Event>, max_message: usize) -> Http {
+    pub fn connect(remote: Remote, events: Feed, max_message: usize) -> Http {
         let agent = ureq::Agent::config_builder()
             // Error statuses are answers to read, not failures to give up on.
             .http_status_as_error(false)
@@ -230,18 +241,27 @@ impl Http {
         };
         let (outbox, messages) = mpsc::channel();
         let worker = link.clone();
-        std::thread::spawn(move || worker.send_all(messages));
+        let queued = Backlog::new(QUEUED_AT_MOST);
+        let sent = queued.clone();
+        std::thread::spawn(move || worker.send_all(messages, &sent));
         Http {
             link,
             outbox: Some(outbox),
+            queued,
         }
     }
 
     /// Sends one message.
     pub fn send(&mut self, message: &[u8], outline: &Outline) {
         if let Some(outbox) = &self.outbox {
+            self.queued.add(message.len());
             let _ = outbox.send((message.to_vec(), outline.clone()));
         }
+    }
+
+    /// What waits to be sent, for the reader of the client it holds back.
+    pub fn backlog(&self) -> Backlog {
+        self.queued.clone()
     }
 
     /// Keeps what later requests carry: the protocol version `initialize` settled.
@@ -296,14 +316,23 @@ impl Link {
     /// Sends each message in turn. A request other than `initialize` is answered on a
     /// thread of its own, so that a slow tool holds up nothing behind it; `initialize`
     /// and what is owed no answer (notifications, responses) are sent in order, so that
-    /// what follows them carries what they established.
-    fn send_all(self, messages: Receiver<(Vec<u8>, Outline)>) {
+    /// what follows them carries what they established. At most [`IN_FLIGHT_AT_MOST`]
+    /// wait for their answers at once; a message is counted off `queued` once it is sent.
+    fn send_all(self, messages: Receiver<(Vec<u8>, Outline)>, queued: &Backlog) {
+        let in_flight = Backlog::new(IN_FLIGHT_AT_MOST);
         for (message, outline) in messages {
             if outline.ids.is_empty() || outline.method.as_deref() == Some("initialize") {
+                queued.done(message.len());
                 self.post(&message, &outline);
             } else {
-                let link = self.clone();
-                std::thread::spawn(move || link.post(&message, &outline));
+                in_flight.wait_for_room();
+                in_flight.add(1);
+                queued.done(message.len());
+                let (link, answered) = (self.clone(), in_flight.clone());
+                std::thread::spawn(move || {
+                    link.post(&message, &outline);
+                    answered.done(1);
+                });
             }
         }
     }
@@ -360,7 +389,7 @@ impl Link {
             // request of the message gets one naming the status.
             if let Ok(line) = body.into_with_config().limit(ERROR_BODY).read_to_vec() {
                 let exchange = outline.exchange;
-                let _ = self.events.send(Event::ServerAnswered { line, exchange });
+                self.events.line(Event::ServerAnswered { line, exchange });
             }
             return self.unanswered(
                 outline,
@@ -453,7 +482,7 @@ impl Link {
     /// Hands one message the server sent to the loop, as a line: a line break in it is
     /// made a space where every line is written (`one_line`).
     fn pass(&self, line: Vec<u8>) {
-        let _ = self.events.send(Event::Server(line));
+        self.events.line(Event::Server(line));
     }
 
     /// Tells the loop that `outline`'s line gets no more answers, for `why`: the proxy
@@ -462,7 +491,7 @@ impl Link {
         if outline.ids.is_empty() {
             return;
         }
-        let _ = self.events.send(Event::Unanswered {
+        self.events.control(Event::Unanswered {
             exchange: outline.exchange,
             why: format!("reasons mcp: {why}"),
         });

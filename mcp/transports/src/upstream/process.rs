@@ -1,17 +1,18 @@
 //! A server the proxy starts and speaks to over stdio.
 
+use crate::outbox::{Backlog, Outbox};
 use crate::{Ended, Ending, Error, GRACE};
 use std::ffi::OsString;
-use std::io::Write;
 use std::os::unix::process::CommandExt;
-use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 /// The server: a child in a process group of its own, so that a signal reaches it and
 /// whatever it started (an `npx` and its `node`), and none reaches it twice.
 pub struct Process {
     child: Child,
-    stdin: Option<ChildStdin>,
+    /// Its stdin, written on a thread of its own (`outbox.rs`).
+    stdin: Outbox,
 }
 
 impl Process {
@@ -42,28 +43,29 @@ impl Process {
             "cannot start the MCP server {program:?}"
         )))?;
         let stdout = child.stdout.take().expect("stdout is piped");
-        Ok((
-            Process {
-                stdin: child.stdin.take(),
-                child,
-            },
-            stdout,
-        ))
+        let stdin = Outbox::new(child.stdin.take().expect("stdin is piped"));
+        Ok((Process { stdin, child }, stdout))
     }
 
-    /// Writes one line to the server's stdin; a server that stopped reading has exited
+    /// Queues one line for the server's stdin; a server whose stdin is closed has exited
     /// or soon will, and its end says why.
     pub fn send(&mut self, line: &[u8]) {
-        if let Some(stdin) = &mut self.stdin {
-            let _ = stdin
-                .write_all(line)
-                .and_then(|()| stdin.write_all(b"\n"))
-                .and_then(|()| stdin.flush());
-        }
+        self.stdin.send(line);
     }
 
+    /// Closes the server's stdin, once what was queued for it is written.
     pub fn close_stdin(&mut self) {
-        self.stdin = None;
+        self.stdin.close();
+    }
+
+    /// What waits for the server's stdin.
+    pub fn backlog(&self) -> Backlog {
+        self.stdin.backlog()
+    }
+
+    /// Since when the server has not taken a line written to its stdin, if it has one.
+    pub fn stalled_since(&self) -> Option<std::time::Instant> {
+        self.stdin.stalled_since()
     }
 
     /// Signals the server's process group; it may already be gone.

@@ -74,7 +74,7 @@ impl Link {
                 Err(error) => format!("it broke off: {error}"),
             };
             eprintln!("reasons: the MCP server's event stream is its session, and {how}");
-            let _ = self.events.send(Event::ServerClosed);
+            self.events.control(Event::ServerClosed);
         }
     }
 
@@ -124,13 +124,12 @@ impl Link {
 #[cfg(test)]
 mod tests {
     use super::super::{Http, Remote};
-    use std::sync::mpsc;
 
     #[test]
     fn a_legacy_endpoint_is_taken_only_on_the_server_s_own_origin() {
         // The endpoint event says where every message, and its --header credentials, go:
         // another origin (a host, a port, a scheme) is refused.
-        let (events, _) = mpsc::channel();
+        let (events, _inbox) = crate::outbox::channel();
         let remote = Remote::new("http://127.0.0.1:8000/mcp/sse", &[], &[]).unwrap();
         let http = Http::connect(remote, events, 1 << 20);
         let endpoint = |named: &str| http.link.endpoint(named);

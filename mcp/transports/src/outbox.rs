@@ -1,0 +1,265 @@
+//! Backpressure: what the loop writes to a peer waits in an outbox, written on a thread of
+//! its own, so that the loop never waits on a peer that stops reading; the reader of the
+//! other side stops reading while that outbox holds more than its budget, so the other
+//! side is slowed down rather than the proxy's memory grown; and a write that has not
+//! finished within the write timeout (`--write-timeout`) ends the session, as the loop
+//! sees from [`Outbox::stalled_since`].
+//!
+//! What the loop is sent goes through a [`Feed`]: a channel of a few events, so that a
+//! reader whose lines the loop has not taken yet waits too.
+
+use crate::Event;
+use std::io::Write;
+use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+/// The bytes an outbox holds before the side that fills it is no longer read from.
+const BUDGET: usize = 1 << 20;
+
+/// The events waiting for the loop, at most: a line the loop has not taken holds its
+/// reader as a full outbox does, so at most this many lines of each reader wait, however
+/// long they are.
+const AHEAD: usize = 2;
+
+/// The channel to the loop: a feed for each side, and the loop's inbox.
+pub fn channel() -> (Feed, Receiver<Event>) {
+    holding(AHEAD)
+}
+
+/// The channel to the loop, with room for `ahead` events.
+pub fn holding(ahead: usize) -> (Feed, Receiver<Event>) {
+    let (events, inbox) = mpsc::sync_channel(ahead);
+    (Feed { events, gate: None }, inbox)
+}
+
+/// Where a reader sends what it reads, for the loop.
+#[derive(Clone)]
+pub struct Feed {
+    events: SyncSender<Event>,
+    /// The outbox of the side the lines go to, when the proxy writes to it itself.
+    gate: Option<Backlog>,
+}
+
+impl Feed {
+    /// The same feed, for lines that go where `gate` holds what waits to be written.
+    pub fn gated(&self, gate: Backlog) -> Feed {
+        Feed {
+            events: self.events.clone(),
+            gate: Some(gate),
+        }
+    }
+
+    /// Sends a line read from one side, once the other has room for it and the loop for
+    /// one more event: a reader that waits here reads nothing more, so a side that does
+    /// not read slows the other down. `false` when the loop has ended.
+    pub fn line(&self, event: Event) -> bool {
+        if let Some(gate) = &self.gate {
+            gate.wait_for_room();
+        }
+        self.control(event)
+    }
+
+    /// Sends a line at once, if the other side and the loop have room for it: for callers
+    /// that must not wait (the HTTP front's handlers). `Ok(false)` when the loop has
+    /// ended; the event back when there is no room.
+    pub fn try_line(&self, event: Event) -> Result<bool, Box<Event>> {
+        if !self.gate.as_ref().is_none_or(Backlog::has_room) {
+            return Err(Box::new(event));
+        }
+        match self.events.try_send(event) {
+            Ok(()) => Ok(true),
+            Err(mpsc::TrySendError::Disconnected(_)) => Ok(false),
+            Err(mpsc::TrySendError::Full(event)) => Err(Box::new(event)),
+        }
+    }
+
+    /// Sends what is not a line (how a stream ended, a signal), once the loop has room:
+    /// nothing the other side does holds it back. `false` when the loop has ended.
+    pub fn control(&self, event: Event) -> bool {
+        self.events.send(event).is_ok()
+    }
+
+    /// Sends what is not a line at once when the loop has room, from a thread of its own
+    /// when it has not: for callers that must not wait. It is not lost either way.
+    pub fn control_soon(&self, event: Event) {
+        let event = match self.events.try_send(event) {
+            Ok(()) | Err(mpsc::TrySendError::Disconnected(_)) => return,
+            Err(mpsc::TrySendError::Full(event)) => event,
+        };
+        let feed = self.clone();
+        std::thread::spawn(move || feed.control(event));
+    }
+}
+
+/// Lines for a peer, written to it on a thread of their own.
+pub struct Outbox {
+    lines: Option<mpsc::Sender<Vec<u8>>>,
+    backlog: Backlog,
+}
+
+impl Outbox {
+    /// An outbox whose thread writes each line to `to`, which it drops once the outbox is
+    /// closed and everything in it written.
+    pub fn new(mut to: impl Write + Send + 'static) -> Outbox {
+        let (lines, queue) = mpsc::channel::<Vec<u8>>();
+        let backlog = Backlog::new(BUDGET);
+        let writer = backlog.clone();
+        std::thread::spawn(move || {
+            for line in queue {
+                writer.writing(true);
+                let written = to.write_all(&line).and_then(|()| to.flush());
+                writer.done(line.len());
+                writer.writing(false);
+                if written.is_err() {
+                    // The peer is gone: nothing more can reach it, and nothing waits for
+                    // room in it.
+                    writer.break_off();
+                    return;
+                }
+            }
+        });
+        Outbox {
+            lines: Some(lines),
+            backlog,
+        }
+    }
+
+    /// Queues `line` and its line break; `false` when the peer can no longer be written
+    /// to.
+    pub fn send(&self, line: &[u8]) -> bool {
+        let Some(lines) = &self.lines else {
+            return false;
+        };
+        if self.backlog.broken() {
+            return false;
+        }
+        let mut bytes = Vec::with_capacity(line.len() + 1);
+        bytes.extend_from_slice(line);
+        bytes.push(b'\n');
+        self.backlog.add(bytes.len());
+        lines.send(bytes).is_ok()
+    }
+
+    /// No more lines: what is queued is written, then the peer's end is closed.
+    pub fn close(&mut self) {
+        self.lines = None;
+    }
+
+    /// Closes the outbox and waits until what is in it is written, for as long as the
+    /// peer keeps taking it: until a line has waited `patience` for it.
+    pub fn drain(mut self, patience: Duration) {
+        self.close();
+        let shared = &self.backlog.0;
+        let mut state = self.backlog.lock();
+        while state.used > 0 && !state.broken {
+            if state
+                .writing_since
+                .is_some_and(|since| since.elapsed() >= patience)
+            {
+                return;
+            }
+            let tick = Duration::from_millis(100);
+            state = (shared.changed.wait_timeout(state, tick))
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+    }
+
+    /// What waits in the outbox, for the readers it holds back.
+    pub fn backlog(&self) -> Backlog {
+        self.backlog.clone()
+    }
+
+    /// Since when the peer has not taken a line the proxy is writing to it, if it has one.
+    pub fn stalled_since(&self) -> Option<Instant> {
+        self.backlog.lock().writing_since
+    }
+}
+
+impl Drop for Outbox {
+    fn drop(&mut self) {
+        // The session is over: a reader waiting for room in it waits no more.
+        self.backlog.break_off();
+    }
+}
+
+/// What waits to go somewhere, counted against a budget, with the readers that wait for
+/// room in it.
+#[derive(Clone)]
+pub struct Backlog(Arc<Shared>);
+
+struct Shared {
+    budget: usize,
+    state: Mutex<State>,
+    changed: Condvar,
+}
+
+#[derive(Default)]
+struct State {
+    /// What is queued and not yet taken (bytes, or whatever the budget counts).
+    used: usize,
+    /// Since when the line being written has been waiting for its peer.
+    writing_since: Option<Instant>,
+    /// Whether nothing will be taken any more: nobody waits for room.
+    broken: bool,
+}
+
+impl Backlog {
+    /// An empty backlog, with room until `budget` is used.
+    pub fn new(budget: usize) -> Backlog {
+        Backlog(Arc::new(Shared {
+            budget,
+            state: Mutex::default(),
+            changed: Condvar::new(),
+        }))
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.0.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Counts `amount` more as waiting.
+    pub fn add(&self, amount: usize) {
+        self.lock().used += amount;
+    }
+
+    /// Counts `amount` as taken, and wakes whoever waits for room.
+    pub fn done(&self, amount: usize) {
+        let mut state = self.lock();
+        state.used = state.used.saturating_sub(amount);
+        drop(state);
+        self.0.changed.notify_all();
+    }
+
+    fn writing(&self, started: bool) {
+        self.lock().writing_since = started.then(Instant::now);
+    }
+
+    fn break_off(&self) {
+        self.lock().broken = true;
+        self.0.changed.notify_all();
+    }
+
+    fn broken(&self) -> bool {
+        self.lock().broken
+    }
+
+    /// Whether there is room: less than the budget used, or nothing taken any more.
+    pub fn has_room(&self) -> bool {
+        let state = self.lock();
+        state.used < self.0.budget || state.broken
+    }
+
+    /// Waits until there is room.
+    pub fn wait_for_room(&self) {
+        let mut state = self.lock();
+        while state.used >= self.0.budget && !state.broken {
+            state = self
+                .0
+                .changed
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+}
