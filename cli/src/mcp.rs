@@ -53,6 +53,11 @@ pub struct Args {
     /// proxy besides the listener's own; its CORS preflights are answered. Repeatable.
     #[arg(long, value_name = "ORIGIN", requires = "listen")]
     allow_origin: Vec<String>,
+    /// With --listen: the file that keeps the token every client must send (made, for
+    /// its owner alone, when it is not there), so that clients' configs outlive a
+    /// restart; without it a token is drawn at start and printed with the URL.
+    #[arg(long, value_name = "FILE", requires = "listen")]
+    token_file: Option<PathBuf>,
     /// The server's MCP endpoint, spoken to over Streamable HTTP, instead of a command.
     #[arg(long, value_name = "URL", conflicts_with_all = ["command", "url_env"])]
     url: Option<String>,
@@ -106,6 +111,7 @@ pub fn run(
         listen,
         max_sessions,
         allow_origin,
+        token_file,
         max_message_mib,
     }: Args,
 ) -> anyhow::Result<u8> {
@@ -141,6 +147,7 @@ pub fn run(
             address,
             max_sessions: max_sessions.into(),
             allow_origins: allow_origin,
+            token_file,
         }),
         max_message: usize::from(max_message_mib) << 20,
         write_timeout: Duration::from_secs(write_timeout.into()),

@@ -59,12 +59,12 @@ fn notification() -> String {
 struct Said(mpsc::Receiver<String>);
 
 impl Said {
-    /// The port a front names (`serving MCP at http://127.0.0.1:PORT/mcp`).
-    fn port(&self) -> u16 {
+    /// The URL a front names (`serving MCP at http://127.0.0.1:PORT/mcp?token=TOKEN`).
+    fn url(&self) -> String {
         loop {
             let line = self.0.recv().expect("the front names its address first");
-            if let Some(url) = line.strip_prefix("reasons: serving MCP at http://127.0.0.1:") {
-                return url.trim_end_matches("/mcp").parse().unwrap();
+            if let Some(said) = line.strip_prefix("reasons: serving MCP at ") {
+                return said.split_whitespace().next().unwrap().to_string();
             }
         }
     }
@@ -96,7 +96,7 @@ fn start(line: &[String]) -> (Child, Said) {
 
 #[test]
 fn a_client_that_stops_reading_holds_a_flooding_server_back_and_its_session_ends() {
-    // A server that writes notifications as fast as it can, to a client that reads
+    // R20: a server that writes notifications as fast as it can, to a client that reads
     // nothing: the proxy reads the server only as far as its outbox to the client has
     // room, so its memory stays flat, and once a line has waited 2 s for the client the
     // session is ended, the server with it.
@@ -119,7 +119,7 @@ fn a_client_that_stops_reading_holds_a_flooding_server_back_and_its_session_ends
 
 #[test]
 fn a_server_that_stops_reading_holds_the_client_back_and_what_waits_is_answered() {
-    // A server that reads nothing (it sleeps), and a client that writes requests without
+    // R20 R19: a server that reads nothing (it sleeps), and a client that writes requests without
     // end and reads every answer: the proxy reads the client only as far as its outbox
     // to the server has room, so the client's writes block instead of the proxy growing;
     // after 2 s the server is ended and every request it was sent is answered with why.
@@ -172,7 +172,7 @@ fn a_server_that_stops_reading_holds_the_client_back_and_what_waits_is_answered(
 
 #[test]
 fn a_get_stream_nobody_reads_is_ended_and_the_flooding_server_does_not_grow_the_front() {
-    // A legacy session whose server answers `initialize` and then sends notifications
+    // R20: a legacy session whose server answers `initialize` and then sends notifications
     // without end, and a client that opens the session's GET stream and reads nothing of
     // it: the stream holds a bounded number of messages and is then ended, with a note;
     // the front's memory stays flat.
@@ -189,15 +189,17 @@ fn a_get_stream_nobody_reads_is_ended_and_the_flooding_server_does_not_grow_the_
     command.push("--".into());
     command.extend(server);
     let (mut child, said) = start(&command);
-    let port = said.port();
-    let url = format!("http://127.0.0.1:{port}/mcp");
+    let url = said.url();
+    let address = url.strip_prefix("http://").unwrap();
+    let (host, target) = address.split_at(address.find('/').unwrap());
+    let port: u16 = host.rsplit_once(':').unwrap().1.parse().unwrap();
     let (status, session, _) = initialize(&url);
     assert_eq!(status, 200, "initialize is answered");
     // The GET stream, asked for and never read.
     let mut get = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
     write!(
         get,
-        "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: text/event-stream\r\n\
+        "GET {target} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: text/event-stream\r\n\
          Mcp-Session-Id: {session}\r\nMcp-Protocol-Version: 2025-06-18\r\n\r\n"
     )
     .unwrap();

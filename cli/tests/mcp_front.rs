@@ -184,6 +184,13 @@ fn port_of(url: &str) -> u16 {
         .unwrap()
 }
 
+/// What a request line names at the front at `url`: its path and its query, which
+/// carries the token every request must (`?token=`).
+fn target_of(url: &str) -> &str {
+    let rest = url.strip_prefix("http://").unwrap();
+    &rest[rest.find('/').unwrap()..]
+}
+
 /// Sends `method` to the front at `url` with exactly `headers` (and `Host`,
 /// `Content-Length`), as a browser writes a request; the status and the answer's headers
 /// and body.
@@ -215,6 +222,7 @@ fn exchange(url: &str, head: &str, body: &str) -> (u16, String) {
         .set_read_timeout(Some(std::time::Duration::from_secs(20)))
         .unwrap();
     let (line, headers) = head.split_once("\r\n").unwrap();
+    let line = line.replacen(" /mcp ", &format!(" {} ", target_of(url)), 1);
     let request =
         format!("{line}\r\nHost: 127.0.0.1:{port}\r\n{headers}Connection: close\r\n\r\n{body}");
     // The front may answer (and close) before a body it refuses is all sent.
@@ -826,8 +834,9 @@ fn open_post(url: &str, body: &str) -> std::net::TcpStream {
     let port = port_of(url);
     let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
     let request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
+        "POST {} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
          Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{body}",
+        target_of(url),
         body.len()
     );
     stream.write_all(request.as_bytes()).unwrap();
@@ -960,9 +969,10 @@ fn a_client_that_sends_half_a_request_is_not_held_open() {
     let body = format!(
         r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"record","arguments":{{"text":"x"}},{META}}}}}"#
     );
-    let half_headers = format!("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Ty");
+    let target = target_of(&front.url);
+    let half_headers = format!("POST {target} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Ty");
     let half_body = format!(
-        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
+        "POST {target} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
          Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{}",
         body.len(),
         &body[..body.len() / 2]
@@ -1030,4 +1040,92 @@ fn a_legacy_event_stream_ends_with_the_session_that_opened_it() {
     legacy_session(&front);
     legacy_session(&front);
     until_streams(1);
+}
+
+#[test]
+fn only_a_client_with_the_proxy_s_token_is_served_and_no_other_starts_a_server() {
+    // Loopback is every local user's: a request without the token the proxy drew at
+    // start (in the URL it printed, or as a bearer token) is answered 401, naming what to
+    // send, and starts no server; the same token either way is served.
+    let (_dir, log, front) = front_logging();
+    let (bare, token) = front
+        .url
+        .split_once("?token=")
+        .expect("the URL carries its token");
+    assert_eq!(token.len(), 32, "{token}");
+    let wrong = "0".repeat(32);
+    let refused: [(String, Vec<(&str, String)>); 4] = [
+        (bare.to_string(), vec![]),
+        (format!("{bare}?token={wrong}"), vec![]),
+        (
+            bare.to_string(),
+            vec![("Authorization", format!("Bearer {wrong}"))],
+        ),
+        (
+            bare.to_string(),
+            vec![("Authorization", format!("Basic {token}"))],
+        ),
+    ];
+    for (url, headers) in &refused {
+        let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+        let (status, answer) = post(url, &headers, INITIALIZE);
+        assert_eq!(status, 401, "{url} {headers:?}: {answer:?}");
+        assert_eq!(answer.len(), 1, "{answer:?}");
+        let message = answer[0]["error"]["message"].as_str().unwrap();
+        assert!(message.contains("Authorization: Bearer TOKEN"), "{message}");
+    }
+    let (status, head) = raw(bare, "GET", &[("Accept", "text/event-stream")], "");
+    assert_eq!(status, 401, "{head}");
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("www-authenticate: bearer"),
+        "{head}"
+    );
+    assert!(!log.exists(), "a refused request started a server");
+    let bearer = format!("Bearer {token}");
+    let (status, answer) = post(bare, &[("Authorization", &bearer)], INITIALIZE);
+    assert_eq!(status, 200, "{answer:?}");
+    assert!(answer[0]["result"]["serverInfo"].is_object(), "{answer:?}");
+    let (status, answer) = post(&front.url, &[], INITIALIZE);
+    assert_eq!(status, 200, "{answer:?}");
+}
+
+#[test]
+fn a_token_file_keeps_the_token_for_its_owner_alone_across_restarts() {
+    use std::os::unix::fs::PermissionsExt;
+    // With --token-file the token outlives the proxy, so a client's config does too: the
+    // file is made for its owner alone, the URL printed does not carry it, and a file
+    // others may read is refused before anything is served.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("listen.token");
+    let flags = ["--token-file", file.to_str().unwrap()];
+    let first = Listening::front(&flags, own_server());
+    assert!(!first.url.contains("token"), "{}", first.url);
+    let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    let token = std::fs::read_to_string(&file).unwrap().trim().to_string();
+    let with_token = format!("{}?token={token}", first.url);
+    assert_eq!(post(&first.url, &[], INITIALIZE).0, 401);
+    assert_eq!(post(&with_token, &[], INITIALIZE).0, 200);
+    drop(first);
+    let again = Listening::front(&flags, own_server());
+    let bearer = format!("Bearer {token}");
+    assert_eq!(
+        post(&again.url, &[("Authorization", &bearer)], INITIALIZE).0,
+        200
+    );
+    drop(again);
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let output = std::process::Command::new(reasons())
+        .args(["mcp", "--listen", "127.0.0.1:0", "--token-file"])
+        .arg(&file)
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        said.contains("others may read or write it (mode 644)"),
+        "{said}"
+    );
 }

@@ -21,6 +21,7 @@
 mod admission;
 #[cfg(test)]
 mod properties;
+mod token;
 
 use super::outbox::{self, Feed};
 use super::{Client, Ended, Error, Event, Listen, Session, Settings};
@@ -42,6 +43,7 @@ use std::net::SocketAddr;
 use std::ops::Range;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use token::Token;
 use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::mpsc::{Receiver, Sender, channel};
 
@@ -74,6 +76,10 @@ pub fn serve(
         )));
     }
     let allowed_origins = AllowedOrigins::new(&listen.allow_origins).map_err(Error::Setting)?;
+    let token = match &listen.token_file {
+        Some(file) => Token::kept_in(file).map_err(Error::Setting)?,
+        None => Token::fresh(),
+    };
     let listening = format!("cannot listen on {address}");
     let listener = std::net::TcpListener::bind(address)
         .and_then(|listener| listener.set_nonblocking(true).map(|()| listener))
@@ -87,6 +93,7 @@ pub fn serve(
         settings: settings.clone(),
         port: bound.port(),
         allowed_origins,
+        token,
         max_sessions: listen.max_sessions,
         sessions: Mutex::default(),
         stateless: Mutex::default(),
@@ -118,7 +125,18 @@ pub fn serve(
         tokio::net::TcpListener::from_std(listener).map_err(Error::system(listening))?
     };
     runtime.spawn(accept(listener, app));
-    eprintln!("reasons: serving MCP at http://{bound}{PATH}");
+    // A token kept in a file stays out of whatever keeps the proxy's stderr (a journal).
+    match &listen.token_file {
+        Some(file) => eprintln!(
+            "reasons: serving MCP at http://{bound}{PATH} to clients that send the token in \
+             {} (Authorization: Bearer TOKEN, or ?token=TOKEN in the URL)",
+            file.display()
+        ),
+        None => eprintln!(
+            "reasons: serving MCP at http://{bound}{PATH}?token={}",
+            front.token.text()
+        ),
+    }
     let signal = loop {
         match signals.recv() {
             Ok(Event::Signal(signal)) => break signal,
@@ -170,6 +188,8 @@ struct Front {
     port: u16,
     /// The pages' origins that may call besides this listener's own.
     allowed_origins: AllowedOrigins,
+    /// What every request carries: the secret of the user who started the proxy.
+    token: Token,
     /// The most legacy sessions open, or opening, at once.
     max_sessions: usize,
     sessions: Mutex<Sessions>,
@@ -705,12 +725,30 @@ async fn admitted(
             _ => StatusCode::METHOD_NOT_ALLOWED.into_response(),
         };
     }
-    let mut response = next.run(request).await;
+    // A preflight carries no credentials; every request after it does.
+    let mut response = match front.token.admits(request.headers(), request.uri().query()) {
+        true => next.run(request).await,
+        false => unauthorized(),
+    };
     if let Caller::Allowed(origin) = &caller {
         response
             .headers_mut()
             .extend(admission::cors_headers(origin));
     }
+    response
+}
+
+/// The answer to a request without the token: 401, naming what to send. It names no
+/// authorization server, since the token is the user's own, not one a client can get.
+fn unauthorized() -> Response {
+    let message = "only the clients of the user who started this proxy are served: send the \
+                   token it printed at start (or keeps in its --token-file) as \
+                   `Authorization: Bearer TOKEN`, or add ?token=TOKEN to the URL";
+    let mut response = refuse(StatusCode::UNAUTHORIZED, INVALID_REQUEST, message).into_response();
+    response.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static(r#"Bearer realm="reasons mcp --listen""#),
+    );
     response
 }
 

@@ -95,6 +95,9 @@ pub struct Listen {
     pub max_sessions: usize,
     /// The origins of the pages that may call it besides its own (`--allow-origin`).
     pub allow_origins: Vec<String>,
+    /// Where the token every client sends is kept (`--token-file`); without it one is
+    /// drawn at start and printed with the URL.
+    pub token_file: Option<PathBuf>,
 }
 
 /// How the session ended, which the proxy's exit status repeats.

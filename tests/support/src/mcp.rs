@@ -196,8 +196,13 @@ impl Listening {
                 stderr.read_line(&mut line).unwrap() > 0,
                 "the proxy ended first"
             );
-            if let Some(url) = line.trim().strip_prefix("reasons: serving MCP at ") {
-                break url.to_string();
+            // The URL carries the token every request must (`?token=`).
+            if let Some(said) = line.trim().strip_prefix("reasons: serving MCP at ") {
+                break said
+                    .split_whitespace()
+                    .next()
+                    .unwrap_or_default()
+                    .to_string();
             }
         };
         // The rest of what it says goes on to the test's own stderr.
