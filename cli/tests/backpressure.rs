@@ -118,6 +118,30 @@ fn a_client_that_stops_reading_holds_a_flooding_server_back_and_its_session_ends
 }
 
 #[test]
+fn one_line_left_unread_ends_the_session_with_nothing_else_to_wake_the_proxy() {
+    // R20: a server that answers `initialize` with one 2 MiB line and then says nothing,
+    // to a client that reads nothing: no later line comes to wake the proxy, and the line
+    // waiting alone still ends the session after `--write-timeout 2`.
+    let server = shell(
+        r#"read -r line; printf '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"big","version":"1"},"x":"'; head -c 2097152 /dev/zero | tr '\0' a; printf '"}}\n'; exec sleep 600"#,
+    );
+    let line = proxied(&["--write-timeout", "2"], server);
+    let (mut child, said) = start(&line);
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "{INITIALIZE}").unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (peak, exited) = watch(&mut child, Duration::from_secs(30));
+    assert!(peak <= BOUND_MIB, "the proxy grew to {peak} MiB");
+    assert!(exited, "the session never ended");
+    drop((stdin, stdout));
+    let said = said.rest();
+    assert!(
+        said.contains("the client took nothing the proxy wrote to its stdout for 2 s"),
+        "{said}"
+    );
+}
+
+#[test]
 fn a_server_that_stops_reading_holds_the_client_back_and_what_waits_is_answered() {
     // R20 R19: a server that reads nothing (it sleeps), and a client that writes requests without
     // end and reads every answer: the proxy reads the client only as far as its outbox

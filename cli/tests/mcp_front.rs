@@ -1129,3 +1129,31 @@ fn a_token_file_keeps_the_token_for_its_owner_alone_across_restarts() {
         "{said}"
     );
 }
+
+#[test]
+fn the_token_goes_to_no_server_and_into_no_record() {
+    // The token is the user's secret for this listener alone: in front of a server at a
+    // URL, neither the client's bearer token nor the one in its URL reaches that server,
+    // in a header, the URL or a body, nor the audit log.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("http.log");
+    let audit = dir.path().join("audit.jsonl");
+    let server = http_echo(&log);
+    let flags = ["--audit", audit.to_str().unwrap()];
+    let front = Listening::front_to(&flags, vec!["--url".into(), server.url.clone()]);
+    let (bare, token) = front.url.split_once("?token=").unwrap();
+    let bearer = format!("Bearer {token}");
+    let call = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"record","arguments":{{"text":"x","reason":"why"}},{META}}}}}"#
+    );
+    assert_eq!(post(bare, &[("Authorization", &bearer)], &call).0, 200);
+    assert_eq!(post(&front.url, &[], &call).0, 200);
+    let received = http_received(&log);
+    assert!(!received.is_empty(), "the server got nothing");
+    for request in &received {
+        assert!(!request.to_string().contains(token), "{request}");
+    }
+    let audited = std::fs::read_to_string(&audit).unwrap();
+    assert_eq!(audited.lines().count(), 2, "{audited}");
+    assert!(!audited.contains(token), "{audited}");
+}

@@ -1,9 +1,9 @@
 //! Backpressure: what the loop writes to a peer waits in an outbox, written on a thread of
 //! its own, so that the loop never waits on a peer that stops reading; the reader of the
 //! other side stops reading while that outbox holds more than its budget, so the other
-//! side is slowed down rather than the proxy's memory grown; and a write that has not
-//! finished within the write timeout (`--write-timeout`) ends the session, as the loop
-//! sees from [`Outbox::stalled_since`].
+//! side is slowed down rather than the proxy's memory grown; and a peer that takes
+//! nothing of what waits for it within the write timeout (`--write-timeout`) has its
+//! session ended, as the loop sees from [`Outbox::stalled_since`].
 //!
 //! What the loop is sent goes through a [`Feed`]: a channel of a few events, so that a
 //! reader whose lines the loop has not taken yet waits too.
@@ -15,7 +15,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 /// The bytes an outbox holds before the side that fills it is no longer read from.
-const BUDGET: usize = 1 << 20;
+pub const BUDGET: usize = 1 << 20;
 
 /// The events waiting for the loop, at most: a line the loop has not taken holds its
 /// reader as a full outbox does, so at most this many lines of each reader wait, however
@@ -107,10 +107,8 @@ impl Outbox {
         let writer = backlog.clone();
         std::thread::spawn(move || {
             for line in queue {
-                writer.writing(true);
                 let written = to.write_all(&line).and_then(|()| to.flush());
                 writer.done(line.len());
-                writer.writing(false);
                 if written.is_err() {
                     // The peer is gone: nothing more can reach it, and nothing waits for
                     // room in it.
@@ -154,7 +152,7 @@ impl Outbox {
         let mut state = self.backlog.lock();
         while state.used > 0 && !state.broken {
             if state
-                .writing_since
+                .waiting_since
                 .is_some_and(|since| since.elapsed() >= patience)
             {
                 return;
@@ -171,9 +169,9 @@ impl Outbox {
         self.backlog.clone()
     }
 
-    /// Since when the peer has not taken a line the proxy is writing to it, if it has one.
+    /// Since when the peer has taken nothing of what waits for it, if anything does.
     pub fn stalled_since(&self) -> Option<Instant> {
-        self.backlog.lock().writing_since
+        self.backlog.lock().waiting_since
     }
 }
 
@@ -199,8 +197,11 @@ struct Shared {
 struct State {
     /// What is queued and not yet taken (bytes, or whatever the budget counts).
     used: usize,
-    /// Since when the line being written has been waiting for its peer.
-    writing_since: Option<Instant>,
+    /// Since when nothing has been taken while something waits: set as the first thing
+    /// is added, moved on as each is taken, gone when nothing waits. Kept where `used`
+    /// changes, so that no one reading it sees a line queued but not yet counted as
+    /// waiting.
+    waiting_since: Option<Instant>,
     /// Whether nothing will be taken any more: nobody waits for room.
     broken: bool,
 }
@@ -221,19 +222,18 @@ impl Backlog {
 
     /// Counts `amount` more as waiting.
     pub fn add(&self, amount: usize) {
-        self.lock().used += amount;
+        let mut state = self.lock();
+        state.used += amount;
+        state.waiting_since.get_or_insert_with(Instant::now);
     }
 
     /// Counts `amount` as taken, and wakes whoever waits for room.
     pub fn done(&self, amount: usize) {
         let mut state = self.lock();
         state.used = state.used.saturating_sub(amount);
+        state.waiting_since = (state.used > 0).then(Instant::now);
         drop(state);
         self.0.changed.notify_all();
-    }
-
-    fn writing(&self, started: bool) {
-        self.lock().writing_since = started.then(Instant::now);
     }
 
     fn break_off(&self) {

@@ -21,7 +21,7 @@
 
 mod legacy;
 
-use crate::outbox::{Backlog, Feed};
+use crate::outbox::{self, Backlog, Feed};
 use crate::{Ended, Ending, Error, Event};
 use reasons_mcp::headers;
 use reasons_mcp::sse;
@@ -175,12 +175,9 @@ pub struct Http {
     /// Messages to send, in order, to the thread that sends them.
     outbox: Option<Sender<(Vec<u8>, Outline)>>,
     /// The bytes of those not yet sent: the client is not read from while they are over
-    /// the budget.
+    /// an outbox's budget.
     queued: Backlog,
 }
-
-/// The bytes of messages waiting to be sent before the client is no longer read from.
-const QUEUED_AT_MOST: usize = 1 << 20;
 
 /// The requests sent and not yet answered at most, each on a thread of its own: the next
 /// waits for one of them to finish.
@@ -241,7 +238,7 @@ impl Http {
         };
         let (outbox, messages) = mpsc::channel();
         let worker = link.clone();
-        let queued = Backlog::new(QUEUED_AT_MOST);
+        let queued = Backlog::new(outbox::BUDGET);
         let sent = queued.clone();
         std::thread::spawn(move || worker.send_all(messages, &sent));
         Http {
