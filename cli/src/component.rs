@@ -3,6 +3,7 @@
 //! wasi:http engine; and the WIT package reasons.wasm implements (agent-tools.wasm).
 
 use anyhow::Context;
+use std::io::Write;
 use std::path::PathBuf;
 
 /// Write the components as they are released (reasons.wasm for a host of your own,
@@ -28,7 +29,8 @@ pub fn run(Args { out }: Args) -> anyhow::Result<u8> {
         // An artifact, for anyone to read.
         let readable = std::os::unix::fs::PermissionsExt::from_mode(0o644);
         crate::files::write_whole(&out.join(name), bytes, readable)?;
-        println!("{}", out.join(name).display());
+        // Written is the work: a reader that went (`| head`) does not stop the next one.
+        let _ = writeln!(std::io::stdout(), "{}", out.join(name).display());
     }
     Ok(0)
 }

@@ -197,7 +197,7 @@ pub fn run(script: &Script, human: Human, out: &mut dyn Write) -> anyhow::Result
                     "(not augmented: its `reason` is the tool's own)".to_string()
                 }
                 None => "(in arguments that are not JSON, which were not forwarded)".to_string(),
-                Some(Some(reason)) => reasons_host::inert::inert(reason, 80),
+                Some(Some(reason)) => reasons_inert::inert(reason, 80),
                 Some(None) => "(none given)".to_string(),
             };
             writeln!(
@@ -316,7 +316,7 @@ fn report(
     writeln!(
         out,
         "  {kind}: {}",
-        reasons_host::inert::inert(&result.content, 160)
+        reasons_inert::inert(&result.content, 160)
     )?;
     Ok(())
 }

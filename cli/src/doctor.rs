@@ -7,7 +7,7 @@
 use crate::approval::{Approval, Gate};
 use crate::wrap::{self, Fate, Way};
 use anyhow::Context;
-use reasons_host::inert::inert;
+use reasons_inert::inert;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;

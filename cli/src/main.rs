@@ -38,7 +38,11 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let ran = match Cli::parse().command {
+    let command = Cli::parse().command;
+    if command.is_only_what_it_prints() {
+        end_when_the_reader_goes();
+    }
+    let ran = match command {
         Command::Demo(args) => demo::command(args),
         Command::Wrap(args) => wrap::wrap_command(args),
         Command::Unwrap(args) => wrap::unwrap_command(args),
@@ -51,29 +55,31 @@ fn main() -> ExitCode {
     match ran {
         Ok(code) => ExitCode::from(code),
         Err(error) => {
-            eprintln!("reasons: {}", printable(&format!("{error:#}")));
+            reasons_mcp_transports::say(&format!("{error:#}"));
             ExitCode::FAILURE
         }
     }
 }
 
-/// The longest line of an error printed, and the most lines.
-const ERROR_LINE_CAP: usize = 1000;
-const ERROR_LINES: usize = 40;
-
-/// An error's text as inert lines, few and short: an error may quote a file, a server or
-/// a URL, and none of them may write to the terminal or flood it.
-fn printable(error: &str) -> String {
-    let lines: Vec<String> = error
-        .lines()
-        .take(ERROR_LINES)
-        .map(|line| reasons_host::inert::inert(line, ERROR_LINE_CAP))
-        .collect();
-    let mut text = lines.join("\n");
-    if error.lines().nth(ERROR_LINES).is_some() {
-        text.push_str("\n…");
+impl Command {
+    /// Whether the subcommand's whole work is what it prints: nothing is left half done
+    /// if it ends at any print. `wrap` and `unwrap` edit files (they print what they did
+    /// only if someone reads it); `mcp`'s stdout is its client, whose leaving it handles.
+    fn is_only_what_it_prints(&self) -> bool {
+        matches!(
+            self,
+            Command::Demo(_) | Command::Doctor(_) | Command::Transform(_)
+        )
     }
-    text
+}
+
+/// Ends the process, quietly, as Unix tools end, when its stdout's reader goes (`| head`):
+/// Rust ignores SIGPIPE, so the next print would panic with a backtrace instead.
+fn end_when_the_reader_goes() {
+    // SAFETY: setting a signal's disposition to its default, before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
 }
 
 /// The binary's version, and the component and WIT package inside it: what a bug report

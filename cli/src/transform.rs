@@ -3,7 +3,7 @@
 
 use crate::flags::{OptionArgs, PluginArgs};
 use reasons_host::dry_run;
-use reasons_host::inert::visible_json;
+use reasons_inert::visible_json;
 use std::path::PathBuf;
 
 /// Run the layer over your own catalogue and calls, and print what comes out.

@@ -40,6 +40,7 @@ use crate::files::{read_text, stage_like, write_like};
 use anyhow::{Context, bail};
 use reasons_transform::json::{self as reader, Object};
 use std::borrow::Cow;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// What the editing did to one server.
@@ -1099,7 +1100,10 @@ fn edit_config(
         run(file, way, true, &reasons)?;
     }
     for file in &files {
-        print!("{}", run(file, way, dry_run, &reasons)?);
+        let report = run(file, way, dry_run, &reasons)?;
+        // The edit is the work: a reader that went (`| head`) does not stop the next
+        // file's, which would leave the client's configs half wrapped.
+        let _ = std::io::stdout().write_all(report.as_bytes());
     }
     Ok(0)
 }

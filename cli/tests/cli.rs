@@ -350,3 +350,53 @@ fn the_version_names_the_binary_the_component_and_the_wit_package() {
         )
     );
 }
+
+/// `reasons <args...>` in `home` with its stdout a pipe whose reader has gone, as under
+/// `| head` once head has what it wants: every write to it fails.
+fn with_reader_gone(home: &std::path::Path, args: &[&str]) -> Output {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    Command::new(env!("CARGO_BIN_EXE_reasons"))
+        .args(args)
+        .env("HOME", home)
+        .current_dir(home)
+        .stdout(writer)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_subcommand_whose_reader_goes_ends_quietly_and_wrap_still_does_its_work() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = tempfile::tempdir().unwrap();
+    let tools = dir.path().join("tools.json");
+    std::fs::write(&tools, r#"[{"name":"a"}]"#).unwrap();
+    let config = dir.path().join("mcp.json");
+    std::fs::write(
+        &config,
+        r#"{"mcpServers":{"one":{"command":"srv-one"},"two":{"command":"srv-two"}}}"#,
+    )
+    .unwrap();
+    // What only prints ends as Unix tools do: by SIGPIPE, saying nothing.
+    for args in [
+        vec!["transform", "--tools", tools.to_str().unwrap()],
+        vec!["demo"],
+    ] {
+        let output = with_reader_gone(dir.path(), &args);
+        assert_eq!(output.status.signal(), Some(libc::SIGPIPE), "{args:?}");
+        assert_eq!(String::from_utf8_lossy(&output.stderr), "", "{args:?}");
+    }
+    // What edits finishes its edit, every file of it, and says nothing of the reader.
+    let output = with_reader_gone(dir.path(), &["wrap", "--config", config.to_str().unwrap()]);
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(String::from_utf8_lossy(&output.stderr), "");
+    let wrapped: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+    let servers = wrapped["mcpServers"].as_object().unwrap();
+    assert_eq!(servers.len(), 2);
+    for (name, entry) in servers {
+        let args = entry["args"].as_array().unwrap();
+        assert_eq!(args[0], "mcp", "{name}: {entry}");
+        assert_eq!(args.last().unwrap(), &format!("srv-{name}"), "{entry}");
+    }
+}

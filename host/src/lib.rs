@@ -98,7 +98,6 @@
 
 pub mod dry_run;
 pub mod fs_tools;
-pub mod inert;
 pub mod native;
 pub mod plugin;
 pub mod policy;

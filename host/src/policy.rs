@@ -3,10 +3,10 @@
 //! It sits above the reasons layer, so the call it shows the human still carries the
 //! model's reason, which the prompt puts beside the arguments as inert text.
 
-use crate::inert::{self, REASON_CAP};
 use crate::plugin::AugmentedTools;
 use crate::provider::{self, Json, Provider};
 use globset::{Glob, GlobMatcher};
+use reasons_inert::{self as inert, REASON_CAP};
 use reasons_transform::{ProviderError, ToolCall, ToolResult};
 use serde_json::{Map, Value};
 

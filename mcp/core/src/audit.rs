@@ -166,11 +166,14 @@ impl Audit {
             forwarded: call.forwarded,
             arguments_sha256: call.sent.as_deref(),
             outcome,
+            // Whole microseconds, so that the figure is the one a person would write
+            // (0.125, not 0.12500000000000003): the nearest double to a thousandth prints
+            // as that thousandth.
             ms: now
                 .instant
                 .saturating_duration_since(call.started)
-                .as_secs_f64()
-                * 1000.0,
+                .as_micros() as f64
+                / 1000.0,
         };
         // One write per record, so a reader never sees half of one; a log that cannot be
         // written is reported once and then left alone, never a reason to stop relaying.
@@ -185,20 +188,32 @@ impl Audit {
         Ok(())
     }
 
-    /// Calls per tool and how many carried a reason, for a human on stderr.
+    /// Calls per tool and how many carried a reason, for a human on stderr. A tool's name
+    /// is what a client's call spelt: each is shown as inert text (R12) on a row of its
+    /// own.
     pub fn stats(&self) -> String {
         let (calls, with_reason) = self.coverage.values().fold((0, 0), |(calls, with), tool| {
             (calls + tool.calls, with + tool.with_reason)
         });
         let mut out = format!(
-            "reasons: {calls} tool calls, {with_reason} with a reason ({})\n",
+            "reasons: {}, {with_reason} with a reason ({})\n",
+            counted(calls, "tool call", "tool calls"),
             percent(with_reason, calls)
         );
-        let width = self.coverage.keys().map(String::len).max().unwrap_or(0);
-        for (tool, coverage) in &self.coverage {
+        let rows: Vec<(String, &Coverage)> = self
+            .coverage
+            .iter()
+            .map(|(tool, coverage)| (reasons_inert::inert(tool, TOOL_NAME_CAP), coverage))
+            .collect();
+        let width = rows
+            .iter()
+            .map(|(tool, _)| tool.chars().count())
+            .max()
+            .unwrap_or(0);
+        for (tool, coverage) in rows {
             out.push_str(&format!(
-                "  {tool:width$}  {:>5} calls  {:>5} with a reason ({})\n",
-                coverage.calls,
+                "  {tool:width$}  {:>11}  {:>5} with a reason ({})\n",
+                counted(coverage.calls, "call", "calls"),
                 coverage.with_reason,
                 percent(coverage.with_reason, coverage.calls)
             ));
@@ -207,9 +222,67 @@ impl Audit {
     }
 }
 
+/// The most characters of a tool's name that `--stats` shows.
+const TOOL_NAME_CAP: usize = 64;
+
+/// `count` with its noun, as a person writes it: "1 call", "2 calls".
+fn counted(count: u64, one: &str, many: &str) -> String {
+    match count {
+        1 => format!("1 {one}"),
+        _ => format!("{count} {many}"),
+    }
+}
+
 fn percent(part: u64, whole: u64) -> String {
     match whole {
         0 => "-".into(),
         _ => format!("{}%", part * 100 / whole),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    /// A log the test reads back.
+    #[derive(Clone, Default)]
+    struct Shared(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_call_s_duration_is_written_as_a_person_writes_it() {
+        let log = Shared::default();
+        let mut audit = Audit::new(Some(Box::new(log.clone())), false);
+        let start = Now {
+            instant: Instant::now(),
+            wall: SystemTime::UNIX_EPOCH,
+        };
+        for micros in [125, 1, 100_000, 2_000_300] {
+            let end = Now {
+                instant: start.instant + Duration::from_micros(micros),
+                ..start
+            };
+            let call = Call::kept("t", None, start);
+            audit
+                .record("1", call, Outcome::Answered("x"), end)
+                .unwrap();
+        }
+        let text = String::from_utf8(log.0.lock().unwrap().clone()).unwrap();
+        let figures: Vec<&str> = text
+            .lines()
+            .map(|line| line.rsplit_once("\"ms\":").unwrap().1)
+            .collect();
+        assert_eq!(figures, ["0.125}", "0.001}", "100.0}", "2000.3}"]);
     }
 }

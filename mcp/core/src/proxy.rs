@@ -26,6 +26,9 @@ use std::time::Duration;
 mod hold;
 mod owed;
 
+/// The most characters of a note: enough for a server's error message, short of a flood.
+const NOTE_CAP: usize = 1000;
+
 /// A line to write, to one side or the other.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Out {
@@ -33,7 +36,8 @@ pub enum Out {
     Server { line: Vec<u8>, outline: Outline },
     /// To the client (the proxy's stdout), with what a transport needs to know of it.
     Client(Delivery),
-    /// For the human running the proxy (its stderr), never for either side.
+    /// For the human running the proxy (its stderr), never for either side: one line of
+    /// inert text (R12), as it may quote what a server or a client said.
     Note(String),
     /// What the server said that a transport keeps for later: never a line to write.
     Learnt(Learnt),
@@ -183,9 +187,10 @@ impl<L: Layer> Proxy<L> {
         &self.audit
     }
 
-    /// Something the human running the proxy is to be told.
+    /// Something the human running the proxy is to be told, made inert here so that no
+    /// transport can print a server's words raw.
     fn note(&mut self, note: String) {
-        self.notes.push(note);
+        self.notes.push(reasons_inert::inert(&note, NOTE_CAP));
     }
 
     /// `out`, and the notes made on the way to it.

@@ -563,11 +563,11 @@ impl Routes {
         if !put(stream, line) {
             // Its client reads nothing of it: the stream ends here, and what else comes
             // for the request goes where a message about no request goes.
-            eprintln!(
-                "reasons: the stream of request {} was ended: its client left {STREAM_AHEAD} \
+            crate::say(&format!(
+                "the stream of request {} was ended: its client left {STREAM_AHEAD} \
                  messages unread",
                 id.json()
-            );
+            ));
             self.waiting.shift_remove(&id);
             return self.forget_finished();
         }
@@ -583,10 +583,10 @@ impl Routes {
     fn elsewhere(&mut self, text: &[u8]) {
         if let Some(stream) = self.stream.as_ref().filter(|stream| !stream.is_closed()) {
             if !put(stream, text.to_vec()) {
-                eprintln!(
-                    "reasons: a session's GET stream was ended: its client left \
-                     {STREAM_AHEAD} messages unread (it may open another)"
-                );
+                crate::say(&format!(
+                    "a session's GET stream was ended: its client left {STREAM_AHEAD} \
+                     messages unread (it may open another)"
+                ));
                 self.stream = None;
             }
             return;

@@ -11,6 +11,7 @@
 mod error;
 mod front;
 mod outbox;
+mod say;
 mod upstream;
 
 use outbox::{Feed, Outbox};
@@ -29,6 +30,7 @@ use std::time::{Duration, Instant};
 use upstream::{Http, Process, Upstream};
 
 pub use error::Error;
+pub use say::say;
 pub use upstream::{DEFAULT_READ_TIMEOUT_SECS, Remote};
 
 /// How long the server has, at each step of its shutdown, before the next: once its
@@ -331,10 +333,7 @@ impl Session {
             }
             let client_gives_up = client.stalled_since().map(|at| at + write_timeout);
             if client_gives_up.is_some_and(|at| Instant::now() >= at) {
-                eprintln!(
-                    "reasons: {}",
-                    stalled("the client", "stdout", write_timeout)
-                );
+                say(&stalled("the client", "stdout", write_timeout));
                 break server.end(Ending::Closed);
             }
             let server_gives_up = server.stalled_since().map(|at| at + write_timeout);
@@ -401,7 +400,7 @@ impl Session {
         let out = proxy.server_gone(&ended.describe(), now());
         write_all(&out, &mut server, client);
         if let Some(failure) = ended.failure() {
-            eprintln!("reasons: the MCP server {failure}");
+            say(&format!("the MCP server {failure}"));
         }
         if proxy.audit().stats_wanted() {
             eprint!("{}", proxy.audit().stats());
@@ -463,7 +462,7 @@ fn write_all(out: &[Out], server: &mut Upstream, client: &mut dyn Client) -> boo
     for line in out {
         match line {
             Out::Server { line, outline } => server.send(&one_line(line), outline),
-            Out::Note(note) => eprintln!("reasons: {note}"),
+            Out::Note(note) => say(note),
             Out::Learnt(learnt) => server.learnt(learnt),
             Out::Client(Delivery { line, parts }) => {
                 // A line break made a space keeps every part where it was.

@@ -707,6 +707,47 @@ fn what_the_proxy_drops_from_the_server_reaches_no_side_and_is_told_to_the_human
     }
 }
 
+#[test]
+fn what_a_server_or_client_spells_reaches_the_human_only_as_inert_text() {
+    // R12: an id the server chose and a tool name the client chose are printed on the
+    // proxy's stderr, in a note and in --stats: no escape, control or reordering
+    // character of theirs reaches the terminal, and no line break draws a row of its own.
+    let forged = "evil\u{1b}]52;c;Y3VybA==\u{7}\u{1b}[2J\n  plain          9 calls";
+    let name = serde_json::to_string(forged).unwrap();
+    let declaration = format!(r#"{{"name":{name},"inputSchema":{{"type":"object"}}}}"#);
+    let mut proxy = ready(Options::default(), &[PLAIN, &declaration]);
+    let dropped = server(
+        &mut proxy,
+        "{\"jsonrpc\":\"2.0\",\"id\":\"a\u{202E}b\u{200B}\",\"result\":{}}",
+    );
+    assert_eq!(dropped.notes.len(), 1, "{dropped:?}");
+    assert!(
+        dropped.notes[0].contains("(\"ab\")"),
+        "{:?}",
+        dropped.notes[0]
+    );
+    let call = format!(
+        r#"{{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{{"name":{name},"arguments":{{}}}}}}"#
+    );
+    let sent = client(&mut proxy, &call);
+    assert_eq!(sent.server.len(), 1, "{sent:?}");
+    server(
+        &mut proxy,
+        r#"{"jsonrpc":"2.0","id":9,"result":{"content":[],"isError":true}}"#,
+    );
+    let stats = proxy.audit().stats();
+    let rows: Vec<&str> = stats.lines().collect();
+    assert_eq!(rows.len(), 2, "a header and one row: {stats:?}");
+    assert_eq!(
+        rows[0], "reasons: 1 tool call, 0 with a reason (0%)",
+        "{stats:?}"
+    );
+    assert_eq!(
+        rows[1], "  evil   plain          9 calls       1 call      0 with a reason (0%)",
+        "{stats:?}"
+    );
+}
+
 /// The outline of each line the proxy sent the server, in order.
 fn outlines(out: Vec<Out>) -> Vec<Outline> {
     out.into_iter()

@@ -73,7 +73,9 @@ impl Link {
                 Ok(()) => "it ended".to_string(),
                 Err(error) => format!("it broke off: {error}"),
             };
-            eprintln!("reasons: the MCP server's event stream is its session, and {how}");
+            crate::say(&format!(
+                "the MCP server's event stream is its session, and {how}"
+            ));
             self.events.control(Event::ServerClosed);
         }
     }

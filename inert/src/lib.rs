@@ -1,6 +1,9 @@
-//! Model-written text made safe to put in front of a human (R12): it is shown, never
-//! obeyed by the terminal. Escape sequences and control characters go, characters that
-//! reorder or hide text go, and the length is capped.
+//! Text another party wrote, made safe to put in front of a human (R12): it is shown,
+//! never obeyed by the terminal. Escape sequences and control characters go, characters
+//! that reorder or hide text go, and the length is capped. The model's reason is such
+//! text; so is everything a server, a client or a config says that the proxy, the gateway
+//! or the command prints.
+#![deny(missing_docs)]
 
 /// How many characters of a reason a prompt shows.
 pub const REASON_CAP: usize = 280;
@@ -24,6 +27,21 @@ pub fn inert(text: &str, cap: usize) -> String {
         out.push(c);
     }
     out
+}
+
+/// `text`, which may run to many lines (an error quoting a file, a server or a URL), as
+/// at most `most` inert lines of at most `cap` characters each; an ellipsis line marks
+/// what was left out. No one's text may write to the terminal or flood it.
+pub fn lines(text: &str, cap: usize, most: usize) -> String {
+    let mut kept: Vec<String> = text
+        .lines()
+        .take(most)
+        .map(|line| inert(line, cap))
+        .collect();
+    if text.lines().nth(most).is_some() {
+        kept.push("…".into());
+    }
+    kept.join("\n")
 }
 
 /// `json` with every character that hides or reorders text spelled as a `\u` escape, so
@@ -74,6 +92,14 @@ mod tests {
             inert(&"é".repeat(500), REASON_CAP).chars().count(),
             REASON_CAP
         );
+    }
+
+    #[test]
+    fn many_lines_are_kept_few_and_each_inert() {
+        // R12
+        assert_eq!(lines("a\u{1b}[2J\nb\nc", 10, 2), "a\nb\n…");
+        assert_eq!(lines("one\ntwo", 10, 2), "one\ntwo");
+        assert_eq!(lines("abcdef", 4, 1), "abc…");
     }
 
     #[test]
