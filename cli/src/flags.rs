@@ -86,7 +86,7 @@ impl PluginArgs {
             Some(path) => Plugin::load(path)?,
         };
         if let Origin::Untrusted(why) = plugin.origin() {
-            eprintln!("reasons: the compile cache {why}");
+            reasons_mcp_transports::say(&format!("the compile cache {why}"));
         }
         let deadline = Duration::from_millis(self.plugin_deadline_ms);
         let wall = match self.plugin_wall_ms {

@@ -3,7 +3,7 @@
 
 use crate::flags::{OptionArgs, PluginArgs};
 use reasons_host::dry_run;
-use reasons_inert::visible_json;
+use reasons_inert::visible;
 use std::path::PathBuf;
 
 /// Run the layer over your own catalogue and calls, and print what comes out.
@@ -43,6 +43,6 @@ pub fn run(
     )?;
     // The catalogue's text may hold characters that hide or reorder what a terminal shows
     // (R12); they are printed as the `\u` escapes JSON spells them with, the same value.
-    println!("{}", visible_json(&serde_json::to_string_pretty(&report)?));
+    println!("{}", visible(&serde_json::to_string_pretty(&report)?));
     Ok(0)
 }

@@ -900,7 +900,9 @@ pub fn run(file: &Path, way: Way, dry_run: bool, reasons: &Wrapper) -> anyhow::R
             (Fate::Skipped(why), _) => format!("left as it is: {why}"),
             (Fate::Outside(what), _) => format!("left as it is: {what}, not a server"),
         };
-        report.push_str(&format!("{}: {said}\n", server.name));
+        // A server's name is the file's to choose (a cloned project's): one inert row.
+        let name = reasons_inert::inert(&server.name, SERVER_NAME_CAP);
+        report.push_str(&format!("{name}: {said}\n"));
     }
     if after == text {
         report.push_str(&format!("{}: nothing to change\n", file.display()));
@@ -953,6 +955,9 @@ pub fn run(file: &Path, way: Way, dry_run: bool, reasons: &Wrapper) -> anyhow::R
     ));
     Ok(report)
 }
+
+/// The most characters of a server's name a report shows.
+const SERVER_NAME_CAP: usize = 64;
 
 /// Whether `now` is exactly what wrapping `before` gives, and `before` ran no server
 /// behind `reasons mcp` that wrap would have had to put there: then `before` is what
@@ -1100,7 +1105,8 @@ fn edit_config(
         run(file, way, true, &reasons)?;
     }
     for file in &files {
-        let report = run(file, way, dry_run, &reasons)?;
+        // A diff, a path or a reason quotes the file: its escapes are shown, not obeyed.
+        let report = reasons_inert::visible(&run(file, way, dry_run, &reasons)?);
         // The edit is the work: a reader that went (`| head`) does not stop the next
         // file's, which would leave the client's configs half wrapped.
         let _ = std::io::stdout().write_all(report.as_bytes());

@@ -1492,3 +1492,39 @@ fn every_scope_a_client_resolves_is_wrapped_and_the_one_it_starts_runs_behind_th
         server("far")
     );
 }
+
+#[test]
+fn what_wrap_prints_of_a_hostile_config_is_inert_one_row_per_server() {
+    // R12: a cloned project's config names its servers, and its comments are in the diff;
+    // neither may write to the terminal, and no name may draw a row of its own.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mcp.json");
+    let hostile =
+        "x\u{1b}]52;c;Y3VybA==\u{7}\u{1b}[2J\u{202e}\nforged: now runs behind reasons mcp";
+    let config = format!(
+        "{{\n  // \u{1b}]0;owned\u{7} a comment\n  \"mcpServers\": {{{}: {{\"command\": \"srv\"}}}}\n}}\n",
+        serde_json::to_string(hostile).unwrap()
+    );
+    std::fs::write(&file, &config).unwrap();
+    for args in [vec!["wrap", "--dry-run"], vec!["wrap"], vec!["unwrap"]] {
+        let mut args = args.clone();
+        args.extend(["--config", file.to_str().unwrap()]);
+        let printed = ok(&reasons_in(dir.path(), &args));
+        assert!(
+            !printed
+                .chars()
+                .any(|c| (c.is_control() && c != '\n') || c == '\u{202e}'),
+            "{args:?}: {printed:?}"
+        );
+        let rows: Vec<&str> = printed
+            .lines()
+            .filter(|line| line.starts_with("x"))
+            .collect();
+        assert_eq!(rows.len(), 1, "{args:?}: {printed}");
+        assert!(
+            rows[0].starts_with("x forged: ") && !printed.contains("\nforged"),
+            "{args:?}: {printed}"
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), config);
+}

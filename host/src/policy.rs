@@ -256,7 +256,7 @@ pub fn prompt(call: &ToolCall, source: &ReasonSource) -> (String, Option<String>
     let mut prompt = format!(
         "{} wants to run with:\n{}",
         inert::inert(&call.name, 64),
-        indent(&inert::visible_json(&shown))
+        indent(&inert::visible(&shown))
     );
     prompt.push('\n');
     prompt.push_str(&match &reason {

@@ -44,11 +44,12 @@ pub fn lines(text: &str, cap: usize, most: usize) -> String {
     kept.join("\n")
 }
 
-/// `json` with every character that hides or reorders text spelled as a `\u` escape, so
-/// arguments are shown exactly, and as what they are.
-pub fn visible_json(json: &str) -> String {
-    let mut out = String::with_capacity(json.len());
-    for c in json.chars() {
+/// `text` with every control character but the line break, and every character that
+/// hides or reorders text, spelled as a `\u` escape: shown exactly, line for line, and as
+/// what it is. JSON reads the escapes as the same value, so arguments stay arguments.
+pub fn visible(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
         if is_hiding(c) || (c.is_control() && !matches!(c, '\n' | ' ')) {
             out.push_str(&format!("\\u{:04x}", u32::from(c)));
         } else {
@@ -104,6 +105,6 @@ mod tests {
 
     #[test]
     fn arguments_show_hidden_characters_as_escapes() {
-        assert_eq!(visible_json("\"a\u{202E}b\""), "\"a\\u202eb\"");
+        assert_eq!(visible("\"a\u{202E}b\""), "\"a\\u202eb\"");
     }
 }
