@@ -92,6 +92,46 @@ pub struct Args {
     write_timeout: u16,
 }
 
+/// What a `reasons mcp` line in a client's config runs, read by the parser `reasons mcp`
+/// itself runs, so that unwrap reads every form the proxy takes: wrap's own, the
+/// README's (`mcp --audit FILE -- CMD`), and a launcher's that dropped the `--`.
+pub enum Line {
+    /// A server started by its command, which is `args[at]`; what follows is its own.
+    Command { at: usize },
+    /// A server at a URL (`--url`, `--url-env`).
+    Remote,
+    /// Not a line `reasons mcp` would run: why.
+    Unread(String),
+}
+
+/// The `reasons mcp` line whose arguments are `args` (`mcp` first, as a config stores
+/// them after the `reasons` command).
+pub fn line(args: &[String]) -> Line {
+    #[derive(clap::Parser)]
+    #[command(name = "mcp")]
+    struct Mcp {
+        #[command(flatten)]
+        args: Args,
+    }
+    if args.first().map(String::as_str) != Some("mcp") {
+        return Line::Unread("its first argument is not `mcp`".into());
+    }
+    match <Mcp as clap::Parser>::try_parse_from(args) {
+        Ok(Mcp { args: line }) if line.url.is_some() || line.url_env.is_some() => Line::Remote,
+        Ok(Mcp { args: line }) => Line::Command {
+            at: args.len() - line.command.len(),
+        },
+        Err(error) => {
+            let said = error.to_string();
+            let first = said.lines().next().unwrap_or_default();
+            Line::Unread(format!(
+                "`reasons mcp` would not run its arguments ({})",
+                first.trim_start_matches("error: ")
+            ))
+        }
+    }
+}
+
 /// Runs the proxy; its exit code is the server's.
 pub fn run(
     Args {

@@ -37,6 +37,7 @@ mod toml;
 mod yaml;
 
 use crate::files::{read_text, stage_like, write_like};
+use crate::mcp::Line;
 use anyhow::{Context, bail};
 use reasons_transform::json::{self as reader, Object};
 use std::borrow::Cow;
@@ -118,19 +119,19 @@ fn audit_file(name: &str) -> String {
     format!("{}.jsonl", safe.trim_start_matches('.'))
 }
 
-/// How many of a wrapped server's `args` are wrap's own (`mcp`, and the name and audit
-/// log `--audit` gave it), when they are exactly what wrap writes for the server `name`;
-/// what follows is the server's (`--`, its command) or the remote's (`--url-env`).
-fn own_flags(args: &[String], name: &str) -> Option<usize> {
-    let audited = args.len() > 5
-        && args[1] == "--name"
-        && args[2] == name
-        && args[3] == "--audit"
-        && Path::new(&args[4]).file_name() == Some(audit_file(name).as_ref());
-    match (args.first().map(String::as_str), audited) {
-        (Some("mcp"), true) => Some(5),
-        (Some("mcp"), false) => Some(1),
-        _ => None,
+/// Why a remote server behind `reasons mcp` that wrap did not put there is left as it is.
+const HAND_WRITTEN_REMOTE: &str = "it runs `reasons mcp --url` as written by hand, not by \
+                                   wrap, so nothing says what it was before: unwrap it by hand";
+
+/// Where a wrapped stdio server's command is in its `args` (`mcp` first), read as
+/// `reasons mcp` reads them: everything before it is the proxy's (wrap's own flags, or
+/// a person's, as the README shows them) and goes when it is unwrapped; why it cannot
+/// be unwrapped, when it cannot.
+fn server_at(args: &[String]) -> Result<usize, String> {
+    match crate::mcp::line(args) {
+        Line::Command { at } => Ok(at),
+        Line::Remote => Err(HAND_WRITTEN_REMOTE.into()),
+        Line::Unread(why) => Err(format!("{why}: unwrap it by hand")),
     }
 }
 
@@ -178,7 +179,7 @@ pub fn edit(original: &str, file: &Path, way: Way, reasons: &Wrapper) -> anyhow:
             }
             let fate = match way {
                 Way::Wrap => wrap(text, entry, &members, stdio, &name, reasons, &mut edits),
-                Way::Unwrap => unwrap(text, entry, &members, stdio, &name, &mut edits),
+                Way::Unwrap => unwrap(text, entry, &members, stdio, &mut edits),
             };
             servers.push((server, fate));
         }
@@ -664,7 +665,6 @@ fn unwrap(
     entry: &str,
     members: &[Member<'_>],
     stdio: Stdio,
-    name: &str,
     edits: &mut Vec<Edit>,
 ) -> Fate {
     if !wrapped(members, stdio) {
@@ -683,18 +683,11 @@ fn unwrap(
         .map(|arg| string(arg).map(|arg| String::from_utf8_lossy(&arg).into_owned()))
         .collect::<Option<_>>()
         .unwrap_or_default();
-    // Only what `wrap` writes is undone: `mcp` (with the name and log `--audit` gave),
-    // `--`, the command. A server put behind `reasons mcp` with flags of its own was put
-    // there by someone, on purpose.
-    let dashes = own_flags(&texts, name).filter(|at| texts.get(*at).is_some_and(|arg| arg == "--"));
-    let Some(dashes) = dashes else {
-        return Fate::Skipped(
-            "it runs behind `reasons mcp` with flags of its own: unwrap it by hand".into(),
-        );
+    let at = match server_at(&texts) {
+        Ok(at) => at,
+        Err(why) => return Fate::Skipped(why),
     };
-    let Some(original) = list.get(dashes + 1) else {
-        return Fate::Skipped("nothing follows the `--` of its `reasons mcp` arguments".into());
-    };
+    let original = list[at];
     let (command_start, command_end) = span(text, command);
     let (_, args_end) = span(text, args);
     edits.push((command_start, command_end, original.to_string()));
@@ -702,7 +695,7 @@ fn unwrap(
     // however the list has been laid out since. Wrap wrote its head and `, ` just after
     // the `[`, before the space that was there: while that `, ` still follows the
     // command, the space after it is the list's own, and stays.
-    if let Some(own) = list.get(dashes + 2) {
+    if let Some(own) = list.get(at + 1) {
         let (head, _) = span(text, list[0]);
         let (_, command_end) = span(text, original);
         let (first, _) = span(text, own);
@@ -715,8 +708,16 @@ fn unwrap(
     // No arguments of its own: wrap added `, "args": [...]` right after the command in
     // exactly this spelling; when that is still there it goes, else the list is emptied
     // of what wrap put in it, the space around it kept.
-    let added = format!(r#", "args": [{}]"#, json_head(&texts[..dashes], original));
-    if text[command_end..].starts_with(&added) && command_end + added.len() == args_end {
+    let added = match texts[..at].split_last() {
+        Some((dashes, head)) if dashes == "--" => {
+            format!(r#", "args": [{}]"#, json_head(head, original))
+        }
+        _ => String::new(),
+    };
+    if !added.is_empty()
+        && text[command_end..].starts_with(&added)
+        && command_end + added.len() == args_end
+    {
         edits.push((command_end, args_end, String::new()));
     } else {
         let (head, _) = span(text, list[0]);
@@ -859,7 +860,7 @@ pub fn backup_of(file: &Path) -> PathBuf {
 /// while this ran (a client saving it), which is refused. Unwrapping a file that is still
 /// exactly what wrapping its backup gave, when the backup ran nothing behind `reasons`,
 /// restores the backup's bytes.
-pub fn run(file: &Path, way: Way, dry_run: bool, reasons: &Wrapper) -> anyhow::Result<String> {
+pub fn run(file: &Path, way: Way, dry_run: bool, reasons: &Wrapper) -> anyhow::Result<Report> {
     // A config kept elsewhere and linked into place (dotfiles) is edited where it is, so
     // the link stays a link.
     let file =
@@ -890,7 +891,18 @@ pub fn run(file: &Path, way: Way, dry_run: bool, reasons: &Wrapper) -> anyhow::R
         Way::Wrap => None,
     };
     let after = restored.as_deref().unwrap_or(&edited.text);
-    let mut report = String::new();
+    let mut rows = String::new();
+    // What unwrap could not undo still runs behind the proxy: the command says so by
+    // its exit, not only in a row.
+    let left_wrapped = match way {
+        Way::Unwrap => edited
+            .servers
+            .iter()
+            .filter(|(_, fate)| matches!(fate, Fate::Skipped(_)))
+            .count(),
+        Way::Wrap => 0,
+    };
+    let report = |text: String| Report { text, left_wrapped };
     for (server, fate) in &edited.servers {
         let said = match (fate, way) {
             (Fate::Changed, Way::Wrap) => "now runs behind reasons mcp".to_string(),
@@ -902,11 +914,11 @@ pub fn run(file: &Path, way: Way, dry_run: bool, reasons: &Wrapper) -> anyhow::R
         };
         // A server's name is the file's to choose (a cloned project's): one inert row.
         let name = reasons_inert::inert(&server.name, SERVER_NAME_CAP);
-        report.push_str(&format!("{name}: {said}\n"));
+        rows.push_str(&format!("{name}: {said}\n"));
     }
     if after == text {
-        report.push_str(&format!("{}: nothing to change\n", file.display()));
-        return Ok(report);
+        rows.push_str(&format!("{}: nothing to change\n", file.display()));
+        return Ok(report(rows));
     }
     // What is written must read as the client reads it, every server where it was.
     let check = edit(after, file, Way::Unwrap, reasons).with_context(|| {
@@ -936,7 +948,7 @@ pub fn run(file: &Path, way: Way, dry_run: bool, reasons: &Wrapper) -> anyhow::R
         );
     }
     if dry_run {
-        return Ok(format!("{diff}{report}"));
+        return Ok(report(format!("{diff}{rows}")));
     }
     let staged = stage_like(file, after.as_bytes(), &metadata)?;
     write_like(&backup_of(file), text.as_bytes(), &metadata)?;
@@ -948,16 +960,23 @@ pub fn run(file: &Path, way: Way, dry_run: bool, reasons: &Wrapper) -> anyhow::R
             file.display()
         );
     }
-    report.push_str(&format!(
+    rows.push_str(&format!(
         "{} changed; what it was is in {}\n",
         file.display(),
         backup_of(file).display()
     ));
-    Ok(report)
+    Ok(report(rows))
 }
 
 /// The most characters of a server's name a report shows.
 const SERVER_NAME_CAP: usize = 64;
+
+/// What `run` did to one file: its rows (and, for a dry run, its diff), and how many of
+/// its servers unwrap left behind the proxy.
+pub struct Report {
+    pub text: String,
+    pub left_wrapped: usize,
+}
 
 /// Whether `now` is exactly what wrapping `before` gives, and `before` ran no server
 /// behind `reasons mcp` that wrap would have had to put there: then `before` is what
@@ -1104,12 +1123,21 @@ fn edit_config(
     for file in &files {
         run(file, way, true, &reasons)?;
     }
+    let mut left_wrapped = 0;
     for file in &files {
+        let report = run(file, way, dry_run, &reasons)?;
+        left_wrapped += report.left_wrapped;
         // A diff, a path or a reason quotes the file: its escapes are shown, not obeyed.
-        let report = reasons_inert::visible(&run(file, way, dry_run, &reasons)?);
         // The edit is the work: a reader that went (`| head`) does not stop the next
         // file's, which would leave the client's configs half wrapped.
-        let _ = std::io::stdout().write_all(report.as_bytes());
+        let _ = std::io::stdout().write_all(reasons_inert::visible(&report.text).as_bytes());
+    }
+    if left_wrapped > 0 {
+        reasons_mcp_transports::say(&format!(
+            "servers left running behind reasons mcp: {left_wrapped} (each named above, \
+             with why)"
+        ));
+        return Ok(1);
     }
     Ok(0)
 }

@@ -121,14 +121,21 @@ fn wrapping_changes_only_what_it_must_and_unwrapping_restores_every_byte() {
         assert_eq!(std::fs::read_to_string(&file).unwrap(), wrapped);
         assert_eq!(std::fs::read_to_string(backup(&file)).unwrap(), original);
 
-        // Unwrapping gives the file back byte for byte: from the edit alone (no backup
-        // to lean on), and again after wrapping once more.
+        // Unwrapping gives the file back byte for byte, but for the server that ran
+        // behind the proxy before wrap did anything: unwrap means nothing runs behind
+        // it, so that one runs its own command too (in the spelling wrap would have
+        // added). From the edit alone (no backup to lean on), and again after wrapping
+        // once more.
+        let hand_wrapped = r#""done": {"command": "/opt/bin/reasons", "args": ["mcp", "--audit", "a.jsonl", "--", "srv"]}"#;
+        assert_eq!(original.matches(hand_wrapped).count(), 1);
+        let unwrapped = original.replace(hand_wrapped, r#""done": {"command": "srv"}"#);
         std::fs::remove_file(backup(&file)).unwrap();
         ok(&reasons_in(dir.path(), &["unwrap", "--config", config]));
-        assert_eq!(std::fs::read(&file).unwrap(), original.as_bytes(), "{key}");
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), unwrapped, "{key}");
+        std::fs::write(&file, &original).unwrap();
         ok(&reasons_in(dir.path(), &["wrap", "--config", config]));
         ok(&reasons_in(dir.path(), &["unwrap", "--config", config]));
-        assert_eq!(std::fs::read(&file).unwrap(), original.as_bytes(), "{key}");
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), unwrapped, "{key}");
     }
 }
 

@@ -1528,3 +1528,89 @@ fn what_wrap_prints_of_a_hostile_config_is_inert_one_row_per_server() {
     }
     assert_eq!(std::fs::read_to_string(&file).unwrap(), config);
 }
+
+#[test]
+fn unwrap_undoes_every_form_the_proxy_runs_and_fails_naming_what_it_left() {
+    // The README's entry (`mcp --audit FILE CMD …`), what `claude mcp add` and `gemini mcp
+    // add` store (`mcp CMD …`, no `--`) and flags before `--` are all read as `reasons mcp`
+    // reads them, and unwrapped to the server they run; what is not a line the proxy would
+    // run, or a remote written by hand, is left, named with why, and the exit says so.
+    let reasons = reasons();
+    let entry = |args: &[&str]| json!({"command": reasons, "args": args});
+    let config = json!({"mcpServers": {
+        "readme": entry(&["mcp", "--audit", "/home/me/reasons.jsonl", "npx", "-y", "srv", "/notes"]),
+        "added": entry(&["mcp", "srv-cmd", "--port", "1"]),
+        "flags": entry(&["mcp", "--stats", "--required", "--", "srv", "c"]),
+        "unread": entry(&["mcp", "--read-timeout", "0", "--", "srv"]),
+        "remote": entry(&["mcp", "--url", "https://example.com/mcp"]),
+    }});
+    let yaml = format!(
+        "extensions:\n{}",
+        ["readme", "added", "flags", "unread", "remote"]
+            .iter()
+            .map(|name| {
+                let args = &config["mcpServers"][name]["args"];
+                format!("  {name}:\n    type: stdio\n    cmd: {reasons}\n    args: {args}\n")
+            })
+            .collect::<String>()
+    );
+    let home = tempfile::tempdir().unwrap();
+    let json_file = home.path().join("mcp.json");
+    let yaml_file = home.path().join("config.yaml");
+    std::fs::write(&json_file, serde_json::to_string_pretty(&config).unwrap()).unwrap();
+    std::fs::write(&yaml_file, &yaml).unwrap();
+    let toml_file = home.path().join("config.toml");
+    let toml_text: String = ["readme", "added", "flags", "unread", "remote"]
+        .iter()
+        .map(|name| {
+            let args = &config["mcpServers"][name]["args"];
+            format!("[mcp_servers.{name}]\ncommand = \"{reasons}\"\nargs = {args}\n\n")
+        })
+        .collect();
+    std::fs::write(&toml_file, &toml_text).unwrap();
+    for file in [&json_file, &yaml_file, &toml_file] {
+        let output = reasons_in(home.path(), &["unwrap", "--config", file.to_str().unwrap()]);
+        assert_eq!(output.status.code(), Some(1), "{output:?}");
+        let rows = String::from_utf8_lossy(&output.stdout).into_owned();
+        let said = String::from_utf8_lossy(&output.stderr).into_owned();
+        assert!(
+            said.contains("servers left running behind reasons mcp: 2"),
+            "{said}"
+        );
+        for row in [
+            "readme: runs as it did before",
+            "added: runs as it did before",
+            "flags: runs as it did before",
+            "unread: left as it is: `reasons mcp` would not run its arguments (invalid value \
+             '0' for '--read-timeout <SECONDS>'",
+            "remote: left as it is: it runs `reasons mcp --url` as written by hand",
+        ] {
+            assert!(rows.contains(row), "{file:?} lacks {row:?}:\n{rows}");
+        }
+    }
+    let servers = read(&json_file)["mcpServers"].clone();
+    let yaml = yaml_value(&std::fs::read_to_string(&yaml_file).unwrap());
+    let toml = toml_value(&std::fs::read_to_string(&toml_file).unwrap());
+    for (servers, command) in [
+        (&servers, "command"),
+        (&yaml["extensions"], "cmd"),
+        (&toml["mcp_servers"], "command"),
+    ] {
+        let line = |name: &str| {
+            let mut line = vec![servers[name][command].as_str().unwrap().to_string()];
+            line.extend(
+                servers[name]["args"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|arg| arg.as_str().unwrap().to_string()),
+            );
+            line
+        };
+        assert_eq!(line("readme"), ["npx", "-y", "srv", "/notes"], "{servers}");
+        assert_eq!(line("added"), ["srv-cmd", "--port", "1"], "{servers}");
+        assert_eq!(line("flags"), ["srv", "c"], "{servers}");
+        assert_eq!(line("unread")[0], reasons, "{servers}");
+        assert_eq!(line("remote")[0], reasons, "{servers}");
+    }
+}

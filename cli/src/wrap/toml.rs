@@ -4,7 +4,7 @@
 //! refuses a file that gives one.
 
 use super::{
-    Edited, Fate, KEPT, Proxied, Server, Way, Wrapper, is_reasons, own_flags, pointer_token,
+    Edited, Fate, KEPT, Proxied, Server, Way, Wrapper, is_reasons, pointer_token, server_at,
 };
 use anyhow::{Context, bail};
 use std::path::Path;
@@ -26,7 +26,7 @@ pub(super) fn edit(text: &str, file: &Path, way: Way, reasons: &Wrapper) -> anyh
             None => Fate::Skipped("not a table".into()),
             Some(entry) => match way {
                 Way::Wrap => wrap(entry, reasons.head(&name), &reasons.command),
-                Way::Unwrap => unwrap(entry, &name),
+                Way::Unwrap => unwrap(entry),
             },
         };
         let pointer = format!("/mcp_servers/{}", pointer_token(&name));
@@ -215,7 +215,7 @@ fn string_table(entry: &dyn TableLike, key: &str) -> Result<Vec<(String, String)
         .collect()
 }
 
-fn unwrap(entry: &mut dyn TableLike, name: &str) -> Fate {
+fn unwrap(entry: &mut dyn TableLike) -> Fate {
     if !wrapped(entry) {
         return Fate::AsItWas;
     }
@@ -232,20 +232,15 @@ fn unwrap(entry: &mut dyn TableLike, name: &str) -> Fate {
         return Fate::Changed;
     }
     let args = strings(entry, "args").unwrap_or_default();
-    let dashes = own_flags(&args, name).filter(|at| args.get(*at).is_some_and(|arg| arg == "--"));
-    let Some(dashes) = dashes else {
-        return Fate::Skipped(
-            "it runs behind `reasons mcp` with flags of its own: unwrap it by hand".into(),
-        );
+    let at = match server_at(&args) {
+        Ok(at) => at,
+        Err(why) => return Fate::Skipped(why),
     };
-    let Some(original) = args.get(dashes + 1).cloned() else {
-        return Fate::Skipped("nothing follows the `--` of its `reasons mcp` arguments".into());
-    };
-    replace(entry, "command", original);
+    replace(entry, "command", args[at].clone());
     let Some(list) = entry.get_mut("args").and_then(Item::as_array_mut) else {
         return Fate::Changed;
     };
-    for _ in 0..dashes + 2 {
+    for _ in 0..=at {
         list.remove(0);
     }
     if let Some(first) = list.get_mut(0) {

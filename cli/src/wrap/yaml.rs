@@ -16,7 +16,8 @@
 //! refused with why.
 
 use super::{
-    Edited, Fate, KEPT, Proxied, Server, Way, Wrapper, is_reasons, own_flags, pointer_token,
+    Edited, Fate, HAND_WRITTEN_REMOTE, KEPT, Proxied, Server, Way, Wrapper, is_reasons,
+    pointer_token, server_at,
 };
 use anyhow::{Context, bail};
 use std::path::Path;
@@ -357,7 +358,7 @@ pub(super) fn edit(text: &str, file: &Path, way: Way, reasons: &Wrapper) -> anyh
     for (name, entry) in servers {
         let (fate, changes) = match way {
             Way::Wrap => wrap(text, entry, shape, &name, reasons, &mut edits),
-            Way::Unwrap => unwrap(text, entry, shape, &name, &mut edits),
+            Way::Unwrap => unwrap(text, entry, shape, &mut edits),
         };
         meant.push((name.clone(), changes.unwrap_or_default()));
         let pointer = match shape {
@@ -609,7 +610,6 @@ fn unwrap(
     text: &str,
     entry: &Node,
     shape: Shape,
-    name: &str,
     edits: &mut Vec<Edit>,
 ) -> (Fate, Option<Vec<Change>>) {
     let key = shape.command();
@@ -622,19 +622,14 @@ fn unwrap(
     if !wrapped {
         return (Fate::AsItWas, None);
     }
-    let own = own_flags(&args, name);
-    if own.is_some_and(|at| args.get(at).is_some_and(|arg| arg == "--url-env")) {
+    if let crate::mcp::Line::Remote = crate::mcp::line(&args) {
         return unwrap_remote(text, entry, shape, edits);
     }
-    let dashes = own.filter(|at| args.get(*at).is_some_and(|arg| arg == "--"));
-    let (Some(dashes), Some(original)) = (dashes, dashes.and_then(|at| args.get(at + 1))) else {
-        return (
-            Fate::Skipped(
-                "it runs behind `reasons mcp` with flags of its own: unwrap it by hand".into(),
-            ),
-            None,
-        );
+    let server = match server_at(&args) {
+        Ok(at) => at,
+        Err(why) => return (Fate::Skipped(why), None),
     };
+    let original = &args[server];
     let (Some(end), Node::Scalar { at, .. }) = (end_of(text, command_node), command_node) else {
         return (
             Fate::Skipped(format!(
@@ -646,21 +641,21 @@ fn unwrap(
     let Some(Node::Seq { at: list, items }) = entry.get("args") else {
         return (Fate::AsItWas, None);
     };
-    let own = &args[dashes + 2..];
+    let own = &args[server + 1..];
     let item_at = |item: &Node| match item {
         Node::Scalar { at, .. } => *at,
         _ => usize::MAX,
     };
     if text[*list..].starts_with('[') {
         let from = item_at(&items[0]);
-        let to = match items.get(dashes + 2) {
+        let to = match items.get(server + 1) {
             Some(first) => item_at(first),
-            None => end_of(text, &items[dashes + 1]).unwrap_or(from),
+            None => end_of(text, &items[server]).unwrap_or(from),
         };
         // A list wrap added on a line of its own goes with its line.
         let line = text[..*list].rfind('\n').map_or(0, |at| at + 1);
-        let mut written: Vec<String> = args[..=dashes].iter().map(|arg| quoted(arg)).collect();
-        written.push(spelled(text, &items[dashes + 1]).unwrap_or_else(|| quoted(original)));
+        let mut written: Vec<String> = args[..server].iter().map(|arg| quoted(arg)).collect();
+        written.push(spelled(text, &items[server]).unwrap_or_else(|| quoted(original)));
         let added = format!("args: [{}]", written.join(", "));
         let is_added = own.is_empty() && text[line..].trim_start_matches(' ').starts_with(&added);
         if is_added {
@@ -674,11 +669,11 @@ fn unwrap(
         // A block list: the lines of wrap's items go, and the `args:` line with them
         // when nothing of the server's own is left in it.
         let line_of = |at: usize| text[..at].rfind('\n').map_or(0, |at| at + 1);
-        let (from, to) = match items.get(dashes + 2) {
+        let (from, to) = match items.get(server + 1) {
             Some(first) => (line_of(item_at(&items[0])), line_of(item_at(first))),
             None => {
                 let key = entry.key_at("args").unwrap_or_else(|| item_at(&items[0]));
-                let last = item_at(&items[dashes + 1]);
+                let last = item_at(&items[server]);
                 let end = text[last..]
                     .find('\n')
                     .map_or(text.len(), |at| last + at + 1);
@@ -687,7 +682,7 @@ fn unwrap(
         };
         edits.push((from, to, String::new()));
     }
-    let command = spelled(text, &items[dashes + 1]).unwrap_or_else(|| quoted(original));
+    let command = spelled(text, &items[server]).unwrap_or_else(|| quoted(original));
     edits.push((*at, end, command));
     (Fate::Changed, Some(run(shape, original, own)))
 }
@@ -848,7 +843,7 @@ fn unwrap_remote(
 ) -> (Fate, Option<Vec<Change>>) {
     let skipped = |why: &str| (Fate::Skipped(why.into()), None);
     if entry.get(&kept(shape.url())).is_none() {
-        return skipped("it runs behind `reasons mcp` with flags of its own: unwrap it by hand");
+        return skipped(HAND_WRITTEN_REMOTE);
     }
     let Some((first, flow, column)) = first_key(text, entry) else {
         return skipped("it is laid out in a way unwrap does not edit: unwrap it by hand");
