@@ -153,18 +153,13 @@ pub fn edit(original: &str, file: &Path, way: Way, reasons: &Wrapper) -> anyhow:
     let mut edits: Vec<Edit> = Vec::new();
     let mut servers = Vec::new();
     for list in server_lists(text, file)? {
-        let entries = unique(
-            list.servers,
-            &format!("{} of {}", list.label, file.display()),
-        )?;
-        for (name, entry) in entries {
-            let name = String::from_utf8_lossy(&name).into_owned();
+        for (name, pointer, entry) in list.entries()? {
             let server = Server {
                 name: match &list.scope {
                     Some(scope) => format!("{name} ({scope})"),
                     None => name.clone(),
                 },
-                pointer: format!("{}/{}", list.pointer, pointer_token(&name)),
+                pointer,
             };
             let mut members = unique(entry, &format!("the server {}", server.name))?;
             let mut stdio = Stdio::Flat;
@@ -228,7 +223,33 @@ struct List<'a> {
     scope: Option<String>,
     /// Its JSON pointer.
     pointer: String,
-    servers: &'a str,
+    servers: Servers<'a>,
+}
+
+/// What a list of servers is in the text.
+enum Servers<'a> {
+    /// An object of servers by name.
+    Named(&'a str),
+    /// The whole file is one server, named for the file (a Continue block file in JSON,
+    /// as `.continue/mcpServers/NAME.json` may be).
+    One { name: String, entry: &'a str },
+}
+
+impl<'a> List<'a> {
+    /// Its servers: each one's name, JSON pointer and entry; refused when a name repeats.
+    fn entries(&self) -> anyhow::Result<Vec<(String, String, &'a str)>> {
+        match self.servers {
+            Servers::One { ref name, entry } => Ok(vec![(name.clone(), String::new(), entry)]),
+            Servers::Named(servers) => Ok(unique(servers, &self.label)?
+                .into_iter()
+                .map(|(name, entry)| {
+                    let name = String::from_utf8_lossy(&name).into_owned();
+                    let pointer = format!("{}/{}", self.pointer, pointer_token(&name));
+                    (name, pointer, entry)
+                })
+                .collect()),
+        }
+    }
 }
 
 /// Every list of servers in `text`: the top-level one, and each project's.
@@ -246,10 +267,10 @@ fn server_lists<'a>(text: &'a str, file: &Path) -> anyhow::Result<Vec<List<'a>>>
     if let Some((key, servers)) = found.next() {
         let key = String::from_utf8_lossy(key).into_owned();
         lists.push(List {
-            label: key.clone(),
+            label: format!("{key} of {}", file.display()),
             scope: None,
             pointer: format!("/{key}"),
-            servers,
+            servers: Servers::Named(servers),
         });
     }
     if found.next().is_some() {
@@ -272,13 +293,27 @@ fn server_lists<'a>(text: &'a str, file: &Path) -> anyhow::Result<Vec<List<'a>>>
                 .find(|(key, _)| key.as_ref() == b"mcpServers")
             {
                 lists.push(List {
-                    label: format!("{label}.mcpServers"),
+                    label: format!("{label}.mcpServers of {}", file.display()),
                     scope: Some(format!("project {path}")),
                     pointer: format!("/projects/{}/mcpServers", pointer_token(&path)),
-                    servers,
+                    servers: Servers::Named(servers),
                 });
             }
         }
+    }
+    let one_server = top
+        .iter()
+        .any(|(key, _)| matches!(key.as_ref(), b"command" | b"url" | b"type"));
+    if lists.is_empty()
+        && one_server
+        && let Some(name) = continue_block(file)
+    {
+        lists.push(List {
+            label: file.display().to_string(),
+            scope: None,
+            pointer: String::new(),
+            servers: Servers::One { name, entry: text },
+        });
     }
     if lists.is_empty() {
         bail!(
@@ -288,6 +323,16 @@ fn server_lists<'a>(text: &'a str, file: &Path) -> anyhow::Result<Vec<List<'a>>>
         );
     }
     Ok(lists)
+}
+
+/// The server's name when `file` is a Continue block file (`.continue/mcpServers/NAME.json`),
+/// which may hold one server alone, named for the file.
+fn continue_block(file: &Path) -> Option<String> {
+    let folder = file.parent()?;
+    let in_blocks =
+        folder.file_name()? == "mcpServers" && folder.parent()?.file_name()? == ".continue";
+    let name = file.file_stem()?.to_string_lossy().into_owned();
+    in_blocks.then_some(name)
 }
 
 /// `key` as one step of a JSON pointer (RFC 6901).
@@ -779,13 +824,20 @@ pub fn client_configs(client: &str) -> anyhow::Result<Vec<PathBuf>> {
         true => support.join("Code/User/globalStorage"),
         false => config.join("Code/User/globalStorage"),
     };
+    // The Cline CLI keeps a file of its own beside the VS Code extension's.
+    if client == "cline" {
+        let cli = std::env::var_os("CLINE_MCP_SETTINGS_PATH")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| home.join(".cline/data/settings/cline_mcp_settings.json"));
+        let extension = code.join("saoudrizwan.claude-dev/settings/cline_mcp_settings.json");
+        return found(client, vec![extension, cli]);
+    }
     let file = match client {
         "claude-desktop" if mac => support.join("Claude/claude_desktop_config.json"),
         "claude-desktop" => config.join("Claude/claude_desktop_config.json"),
         "windsurf" => home.join(".codeium/windsurf/mcp_config.json"),
         "gemini" => home.join(".gemini/settings.json"),
         "lmstudio" => home.join(".lmstudio/mcp.json"),
-        "cline" => code.join("saoudrizwan.claude-dev/settings/cline_mcp_settings.json"),
         "roo" => code.join("rooveterinaryinc.roo-cline/settings/mcp_settings.json"),
         "zed" => config.join("zed/settings.json"),
         "goose" => config.join("goose/config.yaml"),
@@ -800,8 +852,35 @@ pub fn client_configs(client: &str) -> anyhow::Result<Vec<PathBuf>> {
         "vscode" => config.join("Code/User/mcp.json"),
         other => bail!("no known client `{other}`: {KNOWN} (or name any file with --config)"),
     };
-    let mut files = vec![file];
-    files.extend(project_configs(client));
+    found(client, vec![file])
+}
+
+/// Of `client`'s user files `user` and its project's files in this folder, those there
+/// are; refused, saying where the client keeps its servers, when there is none.
+fn found(client: &str, user: Vec<PathBuf>) -> anyhow::Result<Vec<PathBuf>> {
+    let project = project_configs(client);
+    // A user file not made yet is no error while another is here; with none, there is
+    // nothing to do, and where the client keeps its servers is the next step.
+    let mut files: Vec<PathBuf> = user
+        .iter()
+        .filter(|file| std::fs::symlink_metadata(file).is_ok())
+        .cloned()
+        .collect();
+    if files.is_empty() && project.is_empty() {
+        let places: Vec<String> = user.iter().map(|file| file.display().to_string()).collect();
+        bail!(
+            "{client} has no config here yet: it keeps its servers in {}{}, and there is \
+             none, so there is nothing to do. Add a server to {client} first (or name a \
+             file with --config), then run this again",
+            places.join(" or "),
+            match client {
+                "continue" => " (a project's in .continue/mcpServers/ of its folder)",
+                _ if project_file(client).is_some() => " (a project's in its folder)",
+                _ => "",
+            }
+        );
+    }
+    files.extend(project);
     // Run in the home folder, a project's file is the user's own.
     let mut seen = Vec::new();
     files.retain(|file| {
@@ -816,6 +895,32 @@ pub fn client_configs(client: &str) -> anyhow::Result<Vec<PathBuf>> {
 /// The config files of the project in this folder that `client` reads its servers from
 /// besides its own (its project scope), those there are.
 fn project_configs(client: &str) -> Vec<PathBuf> {
+    if client != "continue" {
+        return project_file(client)
+            .filter(|file| file.is_file())
+            .into_iter()
+            .collect();
+    }
+    // Continue reads each block file of the workspace's `.continue/mcpServers`: YAML
+    // blocks, and JSON in Claude Desktop's form or one server to a file.
+    let Ok(blocks) = std::fs::read_dir(".continue/mcpServers") else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = blocks
+        .filter_map(|entry| Some(entry.ok()?.path()))
+        .filter(|path| {
+            let json = path
+                .extension()
+                .is_some_and(|extension| extension == "json");
+            (is_yaml(path) || json) && path.is_file()
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// The one file of a project's folder that `client` reads its servers from, if it has one.
+fn project_file(client: &str) -> Option<PathBuf> {
     let named = match client {
         "claude-code" => ".mcp.json",
         "cursor" => ".cursor/mcp.json",
@@ -824,24 +929,9 @@ fn project_configs(client: &str) -> Vec<PathBuf> {
         "roo" => ".roo/mcp.json",
         "zed" => ".zed/settings.json",
         "codex" => ".codex/config.toml",
-        // Continue reads each block file of the workspace's `.continue/mcpServers`.
-        "continue" => {
-            let Ok(blocks) = std::fs::read_dir(".continue/mcpServers") else {
-                return Vec::new();
-            };
-            let mut files: Vec<PathBuf> = blocks
-                .filter_map(|entry| Some(entry.ok()?.path()))
-                .filter(|path| is_yaml(path) && path.is_file())
-                .collect();
-            files.sort();
-            return files;
-        }
-        _ => return Vec::new(),
+        _ => return None,
     };
     Some(PathBuf::from(named))
-        .filter(|file| file.is_file())
-        .into_iter()
-        .collect()
 }
 
 /// Where `file`'s copy from before the last change is kept.

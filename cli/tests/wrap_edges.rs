@@ -1614,3 +1614,100 @@ fn unwrap_undoes_every_form_the_proxy_runs_and_fails_naming_what_it_left() {
         assert_eq!(line("remote")[0], reasons, "{servers}");
     }
 }
+
+#[test]
+fn every_file_a_client_reads_is_found_and_none_yet_says_where_it_would_be() {
+    let home = tempfile::tempdir().unwrap();
+    // No config yet: where the client keeps it, and that there is nothing to do.
+    for (verb, client, place) in [
+        ("wrap", "cursor", ".cursor/mcp.json"),
+        (
+            "unwrap",
+            "cline",
+            ".cline/data/settings/cline_mcp_settings.json",
+        ),
+        ("doctor", "continue", ".continue/config.yaml"),
+    ] {
+        let said = refused(&reasons_in(home.path(), &[verb, "--client", client]));
+        assert!(
+            said.contains(&format!(
+                "{client} has no config here yet: it keeps its servers in"
+            )) && said.contains(place)
+                && said.contains("nothing to do. Add a server to")
+                && !said.contains("os error"),
+            "{verb} {client}: {said}"
+        );
+    }
+    // A project's file with no user file yet is wrapped.
+    let cursor = home.path().join("project/.cursor/mcp.json");
+    std::fs::create_dir_all(cursor.parent().unwrap()).unwrap();
+    std::fs::write(&cursor, r#"{"mcpServers":{"p":{"command":"p-srv"}}}"#).unwrap();
+    let project = home.path().join("project");
+    // Run in the project's folder, the home being elsewhere.
+    let in_project = |args: &[&str]| {
+        Command::new(reasons())
+            .args(args)
+            .current_dir(&project)
+            .env("HOME", home.path())
+            .env("XDG_CONFIG_HOME", home.path().join(".config"))
+            .output()
+            .unwrap()
+    };
+    let rows = ok(&in_project(&["wrap", "--client", "cursor"]));
+    assert!(rows.contains("p: now runs behind reasons mcp"), "{rows}");
+    assert!(behind_reasons(
+        &read(&cursor)["mcpServers"]["p"],
+        &["p-srv"]
+    ));
+    // Continue's block files: YAML, JSON in Claude Desktop's form, and JSON holding one
+    // server named for its file; the Cline CLI's own file beside the extension's.
+    let blocks = project.join(".continue/mcpServers");
+    std::fs::create_dir_all(&blocks).unwrap();
+    let claude_form = r#"{"mcpServers": {"c": {"command": "c-srv", "args": ["-x"]}}}"#;
+    let one = r#"{"command": "one-srv", "args": ["--flag"], "env": {"K": "v"}}"#;
+    let yaml =
+        "name: b\nversion: 0.0.1\nschema: v1\nmcpServers:\n  - name: y\n    command: y-srv\n";
+    std::fs::write(blocks.join("claude.json"), claude_form).unwrap();
+    std::fs::write(blocks.join("solo.json"), one).unwrap();
+    std::fs::write(blocks.join("block.yaml"), yaml).unwrap();
+    std::fs::write(blocks.join("notes.txt"), "not a block").unwrap();
+    let cline = home
+        .path()
+        .join(".cline/data/settings/cline_mcp_settings.json");
+    std::fs::create_dir_all(cline.parent().unwrap()).unwrap();
+    let cline_text = r#"{"mcpServers": {"k": {"command": "k-srv", "disabled": false}}}"#;
+    std::fs::write(&cline, cline_text).unwrap();
+    for client in ["continue", "cline"] {
+        let rows = ok(&in_project(&["wrap", "--client", client]));
+        assert!(!rows.contains("notes"), "{rows}");
+    }
+    assert!(behind_reasons(
+        &read(&blocks.join("claude.json"))["mcpServers"]["c"],
+        &["c-srv", "-x"]
+    ));
+    let solo = read(&blocks.join("solo.json"));
+    assert!(behind_reasons(&solo, &["one-srv", "--flag"]), "{solo}");
+    assert_eq!(solo["env"], json!({"K": "v"}));
+    let block = yaml_value(&std::fs::read_to_string(blocks.join("block.yaml")).unwrap());
+    assert!(
+        behind_reasons(&block["mcpServers"][0], &["y-srv"]),
+        "{block:?}"
+    );
+    assert!(behind_reasons(&read(&cline)["mcpServers"]["k"], &["k-srv"]));
+    for client in ["continue", "cline"] {
+        ok(&in_project(&["unwrap", "--client", client]));
+    }
+    assert_eq!(
+        std::fs::read_to_string(blocks.join("claude.json")).unwrap(),
+        claude_form
+    );
+    assert_eq!(
+        std::fs::read_to_string(blocks.join("solo.json")).unwrap(),
+        one
+    );
+    assert_eq!(
+        std::fs::read_to_string(blocks.join("block.yaml")).unwrap(),
+        yaml
+    );
+    assert_eq!(std::fs::read_to_string(&cline).unwrap(), cline_text);
+}
