@@ -639,3 +639,77 @@ fn nothing_a_server_names_reaches_the_terminal_as_more_than_text() {
         .collect();
     assert_eq!(raw, Vec::<char>::new(), "{table:?}");
 }
+
+#[test]
+fn the_doctor_shows_each_server_as_it_is_done_and_names_a_silent_one_cause_first() {
+    // Ten servers, three of them silent (they start and never answer): the seven that
+    // answer are printed as they are done, long before the silent ones' 30 s are up;
+    // while doctor waits, stderr names the silent ones; each silent one's row says why
+    // first. Checked at once, the three silent ones take one wait of 30 s, not three.
+    let own = own_server();
+    let mut servers = serde_json::Map::new();
+    for at in 0..7 {
+        servers.insert(
+            format!("fast{at}"),
+            serde_json::json!({"command": own[0], "args": own[1..]}),
+        );
+    }
+    for at in 0..3 {
+        servers.insert(
+            format!("silent{at}"),
+            serde_json::json!({"command": "sleep", "args": ["600"]}),
+        );
+    }
+    let config = serde_json::json!({ "mcpServers": servers });
+    let (dir, file) = written("mcp.json", &config.to_string());
+    let started = std::time::Instant::now();
+    let mut doctor = Command::new(reasons())
+        .args(["doctor", "--config", file.to_str().unwrap()])
+        .env("HOME", dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = doctor.stderr.take().unwrap();
+    let said = std::thread::spawn(move || std::io::read_to_string(stderr).unwrap());
+    let mut rows = Vec::new();
+    for line in std::io::BufRead::lines(std::io::BufReader::new(doctor.stdout.take().unwrap())) {
+        rows.push((started.elapsed(), line.unwrap()));
+    }
+    let took = started.elapsed();
+    assert!(doctor.wait().unwrap().success());
+    let said = said.join().unwrap();
+    // A header, then the own server's five tools for each fast one, one row per silent one.
+    assert_eq!(rows.len(), 1 + 7 * 5 + 3, "{rows:#?}");
+    assert!(rows[0].1.starts_with("server "), "{rows:#?}");
+    let when = |prefix: &str| -> Vec<std::time::Duration> {
+        rows.iter()
+            .filter(|(_, row)| row.starts_with(prefix))
+            .map(|(at, _)| *at)
+            .collect()
+    };
+    let (fast, silent) = (when("fast"), when("silent"));
+    assert_eq!((fast.len(), silent.len()), (35, 3), "{rows:#?}");
+    let last_fast = fast.iter().max().unwrap();
+    let first_silent = silent.iter().min().unwrap();
+    assert!(
+        *first_silent >= std::time::Duration::from_secs(30)
+            && *last_fast + std::time::Duration::from_secs(10) < *first_silent,
+        "the answering servers were printed as they were done: {rows:#?}"
+    );
+    for (_, row) in rows.iter().filter(|(_, row)| row.starts_with("silent")) {
+        let verdict = row.split_once("  -  ").map(|(_, verdict)| verdict.trim());
+        assert!(
+            verdict.is_some_and(|verdict| verdict.starts_with("error: no answer within 30 s")),
+            "the cause first: {row}"
+        );
+        assert!(!row.contains("signal 15"), "{row}");
+    }
+    assert!(
+        said.contains("checking 10 servers, 8 at a time") && said.contains("waiting for silent"),
+        "{said}"
+    );
+    // One wait for all three, not three in a row (each a 30 s wait and its ending).
+    assert!(took < std::time::Duration::from_secs(80), "{took:?}");
+}
