@@ -20,9 +20,10 @@
 //! becomes a stdio server running `reasons mcp --url-env … --header-env …`: the URL and
 //! the headers go through the proxy's environment, which only its user can read, never
 //! through its arguments, which anyone's `ps` shows. Its other keys (`disabled`,
-//! `timeout`, `autoApprove`, …) stay; its remote keys as they were written are kept under
-//! `reasons-unwrap` (in YAML, each renamed `reasons-unwrap-KEY`), and are what unwrapping
-//! puts back. Codex's headers read from the environment (`bearer_token_env_var`,
+//! `timeout`, `autoApprove`, …) stay; its remote keys as they were written are kept in
+//! the proxy's environment, as the text of `REASONS_UNWRAP` (in YAML, each renamed
+//! `reasons-unwrap-KEY`), and are what unwrapping puts back: no key of wrap's own is left
+//! in a JSON or TOML entry, which strict clients refuse. Codex's headers read from the environment (`bearer_token_env_var`,
 //! `env_http_headers`) are read so by the proxy, the variables forwarded to it by name.
 //!
 //! A server on the legacy HTTP+SSE transport (`type: "sse"`, Gemini's `url`) is wrapped
@@ -580,7 +581,14 @@ struct Remote<'a> {
     head: Vec<String>,
 }
 
-/// The key under which a wrapped remote server keeps its remote keys as they were.
+/// The variable of a wrapped remote server's environment that keeps its remote keys as
+/// they were, for unwrap: every client's schema allows a variable there, where a key of
+/// wrap's own in the entry is refused by the strict ones (Gemini CLI, Codex's
+/// `--strict-config`).
+const UNWRAP_VARIABLE: &str = "REASONS_UNWRAP";
+
+/// The key under which older releases kept a wrapped remote server's remote keys; unwrap
+/// still reads it. YAML's renamed keys (`reasons-unwrap-url`) are still written so.
 const KEPT: &str = "reasons-unwrap";
 
 /// The variable a wrapped remote server's URL is passed in.
@@ -628,6 +636,12 @@ impl Proxied {
         self.from_env.push(variable.into());
     }
 
+    /// What unwrap puts back (the remote keys as they were, in the file's own
+    /// format), kept in [`UNWRAP_VARIABLE`]; after every header.
+    fn keep(&mut self, kept: String) {
+        self.env.push((UNWRAP_VARIABLE.into(), kept));
+    }
+
     /// The environment as a JSON object.
     fn env_json(&self) -> serde_json::Value {
         let env = self
@@ -639,7 +653,7 @@ impl Proxied {
 }
 
 /// A remote server's entry replaced by one that runs `reasons mcp --url-env` in front of
-/// it: its other keys stay, its remote keys go under [`KEPT`].
+/// it: its other keys stay, its remote keys go into [`UNWRAP_VARIABLE`].
 fn wrap_remote(
     text: &str,
     entry: &str,
@@ -677,6 +691,7 @@ fn wrap_remote(
         .filter(|(key, _)| remote(key))
         .map(|(key, value)| format!("{}: {}", key_text(key), value))
         .collect();
+    proxied.keep(format!("{{{}}}", kept.join(", ")));
     let mut rebuilt = vec![
         format!(
             r#""command": {}"#,
@@ -694,7 +709,6 @@ fn wrap_remote(
             .filter(|(key, _)| !remote(key))
             .map(|(key, value)| format!("{}: {}", key_text(key), value)),
     );
-    rebuilt.push(format!(r#""{KEPT}": {{{}}}"#, kept.join(", ")));
     let (start, end) = span(text, entry);
     edits.push((start, end, format!("{{{}}}", rebuilt.join(", "))));
     Fate::Changed
@@ -715,8 +729,8 @@ fn unwrap(
     if !wrapped(members, stdio) {
         return Fate::AsItWas;
     }
-    if let Some(kept) = member(members, KEPT) {
-        return unwrap_remote(text, entry, members, kept, edits);
+    if let Some(kept) = kept_of(members) {
+        return unwrap_remote(text, entry, members, &kept, edits);
     }
     let (Some(command), Some(args)) = (member(members, stdio.key()), member(members, "args"))
     else {
@@ -772,8 +786,19 @@ fn unwrap(
     Fate::Changed
 }
 
-/// A wrapped remote server's entry as it was: its remote keys from [`KEPT`] in place of
-/// what wrap added, and every other key as it is now.
+/// What a wrapped remote server's entry keeps for unwrap, as JSON text: in its
+/// environment's [`UNWRAP_VARIABLE`], or under [`KEPT`] where an older release kept it.
+fn kept_of(members: &[Member<'_>]) -> Option<String> {
+    if let Some(kept) = member(members, KEPT) {
+        return Some(kept.to_string());
+    }
+    let env = members_of(member(members, "env")?)?;
+    let kept = string(member(&env, UNWRAP_VARIABLE)?)?;
+    Some(String::from_utf8_lossy(&kept).into_owned())
+}
+
+/// A wrapped remote server's entry as it was: its remote keys as kept in place of what
+/// wrap added, and every other key as it is now.
 fn unwrap_remote(
     text: &str,
     entry: &str,
@@ -782,7 +807,10 @@ fn unwrap_remote(
     edits: &mut Vec<Edit>,
 ) -> Fate {
     let Some(kept) = members_of(kept) else {
-        return Fate::Skipped(format!("its `{KEPT}` is not an object: unwrap it by hand"));
+        return Fate::Skipped(format!(
+            "what it keeps for unwrap (`{UNWRAP_VARIABLE}`) is not a JSON object: unwrap it \
+             by hand"
+        ));
     };
     let added = |key: &[u8]| {
         WRITTEN.iter().any(|written| written.as_bytes() == key) || key == KEPT.as_bytes()

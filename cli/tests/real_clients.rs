@@ -31,6 +31,11 @@ fn listed(client: &str, home: &Path, folder: &Path) -> Vec<String> {
         String::from_utf8_lossy(&output.stderr)
     );
     assert!(output.status.success(), "{client}: {said}");
+    // A strict client names a key it does not know in a server's entry on every run.
+    assert!(
+        !said.contains("Unrecognized key") && !said.contains("Invalid configuration"),
+        "{client}: {said}"
+    );
     said.lines()
         .filter(|line| line.contains("own"))
         .map(str::to_string)
@@ -46,7 +51,8 @@ fn connected(lines: &[String], server: &str, wrapped: bool) -> bool {
     else {
         return false;
     };
-    let through = line.contains(&format!("{} mcp -- node", reasons()));
+    let through = line.contains(&format!("{} mcp -- node", reasons()))
+        || line.contains(&format!("{} mcp --url-env", reasons()));
     line.contains("Connected") && through == wrapped
 }
 
@@ -97,14 +103,19 @@ fn claude_code_connects_to_every_scope_s_servers_through_reasons_while_wrapped()
 #[test]
 fn gemini_cli_connects_to_its_servers_through_reasons_while_wrapped() {
     // Gemini CLI's settings, with its own keys beside the command (`timeout`, `trust`),
-    // in a folder it trusts.
+    // a stdio server and a remote one, in a folder it trusts.
     let home = tempfile::tempdir().unwrap();
     let project = tempfile::tempdir().unwrap();
     let folder = project.path().canonicalize().unwrap();
     let gemini = home.path().join(".gemini");
     std::fs::create_dir_all(&gemini).unwrap();
     let own = own_server();
-    let settings = json!({"mcpServers": {"own": {"command": own[0], "args": own[1..], "timeout": 30000, "trust": false}}});
+    let log = home.path().join("remote.log");
+    let remote = own_server_http(&log);
+    let settings = json!({"mcpServers": {
+        "own": {"command": own[0], "args": own[1..], "timeout": 30000, "trust": false},
+        "own-remote": {"httpUrl": remote.url, "timeout": 30000}
+    }});
     std::fs::write(gemini.join("settings.json"), settings.to_string()).unwrap();
     let trusted = json!({folder.to_str().unwrap(): "TRUST_FOLDER"});
     std::fs::write(gemini.join("trustedFolders.json"), trusted.to_string()).unwrap();
@@ -113,7 +124,107 @@ fn gemini_cli_connects_to_its_servers_through_reasons_while_wrapped() {
             wrap(step, "gemini", home.path(), &folder);
         }
         let lines = listed("gemini", home.path(), &folder);
-        assert_eq!(lines.len(), 1, "{step}: {lines:#?}");
-        assert!(connected(&lines, "own", wrapped), "{step}: {lines:#?}");
+        assert_eq!(lines.len(), 2, "{step}: {lines:#?}");
+        // A remote server is wrapped with no key of wrap's own, which Gemini refuses.
+        for server in ["own", "own-remote"] {
+            assert!(connected(&lines, server, wrapped), "{step}: {lines:#?}");
+        }
     }
+}
+
+#[test]
+fn codex_reads_its_wrapped_config_strictly_and_lists_its_servers_through_reasons() {
+    // Codex refuses, under `--strict-config`, a config with any key it does not know: a
+    // wrapped one, stdio and remote, is read as its own; `codex mcp list` shows each
+    // running behind the proxy, and unwrap gives the file back.
+    let home = tempfile::tempdir_in(std::env::current_dir().unwrap()).unwrap();
+    let codex_home = home.path().join(".codex");
+    std::fs::create_dir_all(&codex_home).unwrap();
+    let remote = own_server_http(&home.path().join("remote.log"));
+    let own = own_server();
+    let config = format!(
+        "# the user's own\nmodel = \"o3\"\n\n[mcp_servers.own]\ncommand = {}\nargs = {}\n\n\
+         [mcp_servers.own-remote]\nurl = {}\nhttp_headers = {{ \"X-Team\" = \"t\" }}\n",
+        json!(own[0]),
+        json!(own[1..]),
+        json!(remote.url)
+    );
+    let file = codex_home.join("config.toml");
+    std::fs::write(&file, &config).unwrap();
+    let codex = |args: &[&str]| {
+        let program = installed("clients").join("node_modules/.bin/codex");
+        let output = output_within(
+            Command::new(program)
+                .args(args)
+                .current_dir(home.path())
+                .env("HOME", home.path())
+                .env("CODEX_HOME", &codex_home)
+                .stdin(std::process::Stdio::null()),
+            Duration::from_secs(120),
+        );
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    };
+    for (step, wrapped) in [("before", false), ("wrap", true), ("unwrap", false)] {
+        if step != "before" {
+            wrap(step, "codex", home.path(), home.path());
+        }
+        // Strictness refuses a key it does not know as the config is read, before the
+        // banner; past it, with no account, it would wait for the network: it is ended
+        // once it shows the banner.
+        let read = strictly_read(&codex_home, home.path());
+        assert!(read.is_ok(), "{step}: {read:?}");
+        let listed = codex(&["mcp", "list"]);
+        let rows: Vec<&str> = listed
+            .lines()
+            .filter(|line| line.starts_with("own"))
+            .collect();
+        assert_eq!(rows.len(), 2, "{step}: {listed}");
+        for row in rows {
+            assert_eq!(row.contains(&reasons()), wrapped, "{step}: {row}");
+        }
+    }
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), config);
+}
+
+/// Whether `codex exec --strict-config` reads the config in `codex_home` as its own: its
+/// banner once it has, or what it said when it refused the config.
+fn strictly_read(codex_home: &Path, home: &Path) -> Result<(), String> {
+    use std::io::BufRead;
+    let mut codex = Command::new(installed("clients").join("node_modules/.bin/codex"))
+        // No server started: only the file's reading is asked of it.
+        .args(["exec", "--strict-config", "-c", "mcp_servers={}"])
+        .args(["--skip-git-repo-check", "hi"])
+        .current_dir(home)
+        .env("HOME", home)
+        .env("CODEX_HOME", codex_home)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = codex.stderr.take().unwrap();
+    let (said, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr).lines() {
+            let Ok(line) = line else { return };
+            if said.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let mut seen = Vec::new();
+    let outcome = loop {
+        match lines.recv_timeout(Duration::from_secs(60)) {
+            Ok(line) if line.starts_with("OpenAI Codex v") => break Ok(()),
+            Ok(line) => seen.push(line),
+            Err(_) => break Err(seen.join("\n")),
+        }
+    };
+    let _ = codex.kill();
+    let _ = codex.wait();
+    outcome
 }

@@ -118,9 +118,16 @@ fn reserialised(value: &Value, how: &str) -> String {
     match how {
         "two spaces" => serde_json::to_string_pretty(value).unwrap(),
         "compact" => serde_json::to_string(value).unwrap(),
+        // Indented with tabs, as a formatter indents: the strings' own spaces are theirs.
         _ => serde_json::to_string_pretty(value)
             .unwrap()
-            .replace("  ", "\t"),
+            .lines()
+            .map(|line| {
+                let text = line.trim_start_matches(' ');
+                let depth = (line.len() - text.len()) / 2;
+                format!("{}{text}\n", "\t".repeat(depth))
+            })
+            .collect(),
     }
 }
 
@@ -501,8 +508,9 @@ fn unwrap_without_its_backup_gives_every_byte_back() {
 
 #[test]
 fn a_remote_server_s_own_env_and_args_are_kept_aside_not_given_twice() {
-    // The proxy's entry has an `env` and `args` of its own; the remote's go under
-    // `reasons-unwrap` with its URL, and come back.
+    // The proxy's entry has an `env` and `args` of its own; the remote's are kept, with
+    // its URL, in the proxy's environment (no key of wrap's own, which strict clients
+    // refuse), and come back.
     let home = tempfile::tempdir().unwrap();
     let (_, place, text) = LAID_OUT[0];
     let file = home.path().join(place);
@@ -516,16 +524,28 @@ fn a_remote_server_s_own_env_and_args_are_kept_aside_not_given_twice() {
         "{report}"
     );
     let remote = &read(&file)["mcpServers"]["remote"];
+    let keys: Vec<&String> = remote.as_object().unwrap().keys().collect();
     assert_eq!(
-        remote["env"],
-        json!({"REASONS_URL": "https://x.example/mcp"})
+        keys,
+        ["command", "args", "env", "timeout"],
+        "no key of wrap's own"
     );
+    assert_eq!(remote["env"].as_object().unwrap().len(), 2);
+    assert_eq!(remote["env"]["REASONS_URL"], "https://x.example/mcp");
     assert_eq!(remote["args"][0], "mcp");
     assert_eq!(remote["timeout"], 5);
+    let kept: Value =
+        serde_json::from_str(remote["env"]["REASONS_UNWRAP"].as_str().unwrap()).unwrap();
     assert_eq!(
-        remote["reasons-unwrap"],
+        kept,
         json!({"type": "http", "url": "https://x.example/mcp", "env": {"A": "1"}, "args": ["x"]})
     );
+    std::fs::remove_file(backup_of(&file)).unwrap();
+    ok(&reasons_in(
+        home.path(),
+        &["unwrap", "--client", "claude-code"],
+    ));
+    assert_eq!(read(&file), serde_json::from_str::<Value>(text).unwrap());
 }
 
 #[test]
@@ -1710,4 +1730,45 @@ fn every_file_a_client_reads_is_found_and_none_yet_says_where_it_would_be() {
         yaml
     );
     assert_eq!(std::fs::read_to_string(&cline).unwrap(), cline_text);
+}
+
+#[test]
+fn an_entry_an_earlier_release_wrapped_with_a_key_of_its_own_still_unwraps() {
+    // Releases before kept a remote's keys under `reasons-unwrap` in the entry itself.
+    let reasons = reasons();
+    let home = tempfile::tempdir().unwrap();
+    let json_file = home.path().join("mcp.json");
+    let old = json!({"mcpServers": {"r": {
+        "command": reasons,
+        "args": ["mcp", "--url-env", "REASONS_URL"],
+        "env": {"REASONS_URL": "https://example.com/mcp"},
+        "timeout": 5,
+        "reasons-unwrap": {"type": "http", "url": "https://example.com/mcp"}
+    }}});
+    std::fs::write(&json_file, old.to_string()).unwrap();
+    let toml_file = home.path().join("config.toml");
+    std::fs::write(
+        &toml_file,
+        format!(
+            "[mcp_servers.r]\ncommand = {}\nargs = [\"mcp\", \"--url-env\", \"REASONS_URL\"]\n\
+             env = {{ REASONS_URL = \"https://example.com/mcp\" }}\n\
+             reasons-unwrap = {{ url = \"https://example.com/mcp\" }}\n",
+            json!(reasons)
+        ),
+    )
+    .unwrap();
+    for file in [&json_file, &toml_file] {
+        ok(&reasons_in(
+            home.path(),
+            &["unwrap", "--config", file.to_str().unwrap()],
+        ));
+    }
+    assert_eq!(
+        read(&json_file),
+        json!({"mcpServers": {"r": {"type": "http", "url": "https://example.com/mcp", "timeout": 5}}})
+    );
+    assert_eq!(
+        toml_value(&std::fs::read_to_string(&toml_file).unwrap()),
+        json!({"mcp_servers": {"r": {"url": "https://example.com/mcp"}}})
+    );
 }

@@ -4,7 +4,8 @@
 //! refuses a file that gives one.
 
 use super::{
-    Edited, Fate, KEPT, Proxied, Server, Way, Wrapper, is_reasons, pointer_token, server_at,
+    Edited, Fate, KEPT, Proxied, Server, UNWRAP_VARIABLE, Way, Wrapper, is_reasons, pointer_token,
+    server_at,
 };
 use anyhow::{Context, bail};
 use std::path::Path;
@@ -175,17 +176,18 @@ fn wrap_remote(entry: &mut dyn TableLike, url: &str, proxy: Vec<String>, reasons
         Some(None) => return Fate::Skipped("its `bearer_token_env_var` is not a string".into()),
         Some(Some(variable)) => proxied.bearer_from(variable),
     }
-    let env: InlineTable = proxied
-        .env
-        .iter()
-        .map(|(name, value)| (name.as_str(), Value::from(value.as_str())))
-        .collect();
     let mut kept = InlineTable::new();
     for key in REMOTE_KEYS {
         if let Some(value) = entry.remove(key).and_then(|item| item.into_value().ok()) {
             kept.insert(key, value);
         }
     }
+    proxied.keep(kept.to_string().trim().to_string());
+    let env: InlineTable = proxied
+        .env
+        .iter()
+        .map(|(name, value)| (name.as_str(), Value::from(value.as_str())))
+        .collect();
     entry.insert("command", toml_edit::value(reasons));
     entry.insert("args", Item::Value(Array::from_iter(proxied.args).into()));
     entry.insert("env", Item::Value(env.into()));
@@ -193,7 +195,6 @@ fn wrap_remote(entry: &mut dyn TableLike, url: &str, proxy: Vec<String>, reasons
         let forwarded = Array::from_iter(proxied.from_env);
         entry.insert("env_vars", Item::Value(forwarded.into()));
     }
-    entry.insert(KEPT, Item::Value(kept.into()));
     Fate::Changed
 }
 
@@ -215,19 +216,41 @@ fn string_table(entry: &dyn TableLike, key: &str) -> Result<Vec<(String, String)
         .collect()
 }
 
+/// What a wrapped remote server's entry keeps for unwrap, when it keeps anything: the
+/// inline table in its environment's [`UNWRAP_VARIABLE`], or under [`KEPT`] where an older
+/// release kept it; `None` inside when that is not a table.
+fn kept_of(entry: &dyn TableLike) -> Option<Option<InlineTable>> {
+    if let Some(kept) = entry.get(KEPT) {
+        return Some(match kept {
+            Item::Value(Value::InlineTable(table)) => Some(table.clone()),
+            Item::Table(table) => Some(table.clone().into_inline_table()),
+            _ => None,
+        });
+    }
+    let kept = entry.get("env")?.as_table_like()?.get(UNWRAP_VARIABLE)?;
+    let parsed = kept
+        .as_str()
+        .and_then(|kept| format!("kept = {kept}").parse::<DocumentMut>().ok());
+    Some(parsed.and_then(|document| document.get("kept")?.as_inline_table().cloned()))
+}
+
 fn unwrap(entry: &mut dyn TableLike) -> Fate {
     if !wrapped(entry) {
         return Fate::AsItWas;
     }
-    if let Some(kept) = entry.remove(KEPT) {
-        let Some(kept) = kept.as_table_like() else {
-            return Fate::Skipped(format!("its `{KEPT}` is not a table: unwrap it by hand"));
+    if let Some(kept) = kept_of(entry) {
+        let Some(kept) = kept else {
+            return Fate::Skipped(format!(
+                "what it keeps for unwrap (`{UNWRAP_VARIABLE}`) is not a TOML table: unwrap \
+                 it by hand"
+            ));
         };
+        entry.remove(KEPT);
         for key in ["command", "args", "env", "env_vars"] {
             entry.remove(key);
         }
         for (key, value) in kept.iter() {
-            entry.insert(key, value.clone());
+            entry.insert(key, Item::Value(value.clone()));
         }
         return Fate::Changed;
     }
