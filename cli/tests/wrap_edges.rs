@@ -1772,3 +1772,91 @@ fn an_entry_an_earlier_release_wrapped_with_a_key_of_its_own_still_unwraps() {
         json!({"mcp_servers": {"r": {"url": "https://example.com/mcp"}}})
     );
 }
+
+#[test]
+fn goose_s_config_as_goose_s_own_writer_lays_it_out_is_wrapped_and_round_trips() {
+    // Goose saves its config with serde_yaml, which writes a sequence at its key's own
+    // indentation (`args:` then `- item` beneath it, not indented). Written by the same
+    // writer, wrapped, saved again by it as Goose saves, then unwrapped: every server
+    // as it was; and unwrapped straight after wrap, every byte.
+    let config = json!({
+        "GOOSE_PROVIDER": "openai",
+        "extensions": {
+            "fetch": {"args": ["mcp-server-fetch", "--flag"], "bundled": null, "cmd": "uvx",
+                      "enabled": true, "env_keys": [], "envs": {"K": "v"}, "name": "fetch",
+                      "timeout": 300, "type": "stdio"},
+            "bare": {"cmd": "tool", "enabled": true, "envs": {}, "name": "bare", "type": "stdio"},
+            "search": {"enabled": true, "headers": {"Authorization": "Bearer t"}, "name": "search",
+                       "timeout": 300, "type": "streamable_http", "uri": "https://example.com/mcp"},
+            "developer": {"bundled": true, "enabled": true, "name": "developer", "timeout": 300,
+                          "type": "builtin"}
+        }
+    });
+    let text = serde_yaml::to_string(&config).unwrap();
+    assert!(
+        text.contains("    args:\n    - mcp-server-fetch\n"),
+        "the layout under test: {text}"
+    );
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join(".config/goose/config.yaml");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, &text).unwrap();
+    let rows = ok(&reasons_in(home.path(), &["wrap", "--client", "goose"]));
+    assert!(
+        rows.contains("fetch: now runs behind reasons mcp"),
+        "{rows}"
+    );
+    assert!(rows.contains("bare: now runs behind reasons mcp"), "{rows}");
+    let wrapped = yaml_value(&std::fs::read_to_string(&file).unwrap());
+    let servers = &wrapped["extensions"];
+    let line = |entry: &Value| {
+        let mut line = vec![entry["cmd"].as_str().unwrap().to_string()];
+        line.extend(
+            entry["args"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|arg| arg.as_str().unwrap().to_string()),
+        );
+        line
+    };
+    assert_eq!(
+        line(&servers["fetch"]),
+        [
+            reasons().as_str(),
+            "mcp",
+            "--",
+            "uvx",
+            "mcp-server-fetch",
+            "--flag"
+        ]
+    );
+    assert_eq!(
+        line(&servers["bare"]),
+        [reasons().as_str(), "mcp", "--", "tool"]
+    );
+    assert_eq!(servers["fetch"]["envs"], json!({"K": "v"}));
+    assert_eq!(servers["search"]["type"], "stdio");
+    assert_eq!(
+        servers["search"]["envs"]["REASONS_URL"],
+        "https://example.com/mcp"
+    );
+    std::fs::remove_file(backup_of(&file)).unwrap();
+    ok(&reasons_in(home.path(), &["unwrap", "--client", "goose"]));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+    // Saved by Goose's writer while wrapped, then unwrapped: value for value.
+    ok(&reasons_in(home.path(), &["wrap", "--client", "goose"]));
+    let saved =
+        serde_yaml::to_string(&yaml_value(&std::fs::read_to_string(&file).unwrap())).unwrap();
+    std::fs::write(&file, saved).unwrap();
+    ok(&reasons_in(home.path(), &["unwrap", "--client", "goose"]));
+    let mut unwrapped = yaml_value(&std::fs::read_to_string(&file).unwrap());
+    // No `args` and an empty list start the same server.
+    if unwrapped["extensions"]["bare"]["args"] == json!([]) {
+        unwrapped["extensions"]["bare"]
+            .as_object_mut()
+            .unwrap()
+            .remove("args");
+    }
+    assert_eq!(unwrapped, config);
+}

@@ -568,9 +568,21 @@ fn wrap(
                 ));
             } else {
                 // A block list: the new items go before the first, on lines of their own
-                // at its indentation.
-                let line = text[..*list].rfind('\n').map_or(0, |at| at + 1);
-                let indent = &text[line..*list];
+                // at its indentation, whether the list is indented under its key or not
+                // (as Goose's own writer lays it out, the list's start is then its key's
+                // line): the first item's line says where.
+                let first = match items.first() {
+                    Some(Node::Scalar { at, .. }) => *at,
+                    _ => *list,
+                };
+                let line = text[..first].rfind('\n').map_or(0, |at| at + 1);
+                let indent = text[line..first].trim_end_matches(' ');
+                let Some(indent) = indent.strip_suffix('-') else {
+                    return (
+                        Fate::Skipped("its `args` is laid out in a way wrap does not edit".into()),
+                        None,
+                    );
+                };
                 if !indent.chars().all(|c| c == ' ') {
                     return (
                         Fate::Skipped("its `args` is laid out in a way wrap does not edit".into()),
