@@ -1157,3 +1157,159 @@ fn the_token_goes_to_no_server_and_into_no_record() {
     assert_eq!(audited.lines().count(), 2, "{audited}");
     assert!(!audited.contains(token), "{audited}");
 }
+
+/// The legacy HTTP+SSE transport's URL of `front`, the token in it as in the URL it printed.
+fn sse_url(front: &Listening) -> String {
+    let url = front.url.replacen("/mcp?", "/sse?", 1);
+    assert_ne!(
+        url, front.url,
+        "the printed URL carries the token: {}",
+        front.url
+    );
+    url
+}
+
+#[test]
+fn a_legacy_http_sse_client_is_served_and_no_reason_reaches_the_server() {
+    // R9 R5 for clients that speak only the 2024-11-05 transport: the Python SDK's SSE
+    // client opens /sse, POSTs to the endpoint it names, and reads every answer on its
+    // stream; twice, each a session of its own.
+    let (_dir, log, front) = front_logging();
+    let calls = json!([
+        {"name": "record", "arguments": {"text": "hi", "reason": "to test"}},
+        {"name": "note", "arguments": {"reason": "the tool's own"}}
+    ]);
+    for _ in 0..2 {
+        let session = sdk_client_over(
+            "python",
+            calls.clone(),
+            vec!["--sse".into(), sse_url(&front)],
+        );
+        let tools = session["tools"].as_array().unwrap();
+        assert_eq!(tools.len(), 5, "{session}");
+        let record = tools.iter().find(|tool| tool["name"] == "record").unwrap();
+        assert!(record["inputSchema"]["properties"]["reason"].is_object());
+        let results = session["results"].as_array().unwrap();
+        assert_eq!(results.len(), 2, "{session}");
+        assert_eq!(text(&results[0]), r#"{"text":"hi"}"#);
+        assert_eq!(text(&results[1]), r#"{"reason":"the tool's own"}"#);
+    }
+    let got = arguments_received(&log);
+    assert_eq!(got.len(), 4, "{got:?}");
+    for pair in got.chunks(2) {
+        assert_eq!(
+            pair,
+            [json!({"text": "hi"}), json!({"reason": "the tool's own"})]
+        );
+    }
+}
+
+/// A legacy session's stream, opened with a GET of `url` on a connection of its own
+/// (`headers` beside `Host`): the connection, read line by line, and the endpoint its
+/// first event names; or the status and answer of a GET refused.
+fn legacy_stream(
+    url: &str,
+    headers: &[(&str, &str)],
+) -> Result<(std::io::BufReader<std::net::TcpStream>, String), (u16, String)> {
+    use std::io::{BufRead, Write};
+    let port = port_of(url);
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(20)))
+        .unwrap();
+    let mut request = format!(
+        "GET {} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n",
+        target_of(url)
+    );
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("Accept: text/event-stream\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut reader = std::io::BufReader::new(stream);
+    let mut said = String::new();
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            let status = said.split(' ').nth(1).and_then(|code| code.parse().ok());
+            return Err((status.unwrap_or(0), said));
+        }
+        said.push_str(&line);
+        if let Some(endpoint) = line.trim_end().strip_prefix("data: ") {
+            assert!(said.contains("event: endpoint"), "{said}");
+            return Ok((reader, endpoint.to_string()));
+        }
+    }
+}
+
+#[test]
+fn the_legacy_transport_admits_as_the_streamable_one_and_ends_with_its_stream() {
+    // The same admission as /mcp: no token, or a page's foreign origin, opens no session
+    // and starts no server; a body that does not say it is JSON, or a session no stream
+    // opened, is refused; a request's answer comes on the stream, not in the POST; and
+    // when the client closes its stream, its session is over.
+    let (_dir, log, front) = front_logging();
+    let url = sse_url(&front);
+    let (bare, token) = url.split_once("?token=").unwrap();
+    let refused = legacy_stream(bare, &[]).map(|_| ()).unwrap_err();
+    assert_eq!(refused.0, 401, "{}", refused.1);
+    let refused = legacy_stream(&url, &[("Origin", "http://evil.example")])
+        .map(|_| ())
+        .unwrap_err();
+    assert_eq!(refused.0, 403, "{}", refused.1);
+    assert!(!log.exists(), "a refused stream started a server");
+
+    let (mut stream, endpoint) =
+        legacy_stream(bare, &[("Authorization", &format!("Bearer {token}"))]).unwrap();
+    assert!(
+        endpoint.starts_with("/messages?sessionId=") && !endpoint.contains("token"),
+        "a token sent as a header is not written back: {endpoint}"
+    );
+    let messages = format!("{}{endpoint}", bare.strip_suffix("/sse").unwrap());
+    let bearer = format!("Bearer {token}");
+    let auth = [("Authorization", bearer.as_str())];
+    let (status, _) = raw(
+        &messages,
+        "POST",
+        &[("Content-Type", "text/plain"), auth[0]],
+        INITIALIZE,
+    );
+    assert_eq!(status, 415);
+    let (status, _) = raw(&messages, "POST", &[], INITIALIZE);
+    assert_eq!(
+        status, 401,
+        "the endpoint asks for the token as every request does"
+    );
+    let elsewhere = messages.replace("sessionId=", "sessionId=0");
+    let json = ("Content-Type", "application/json");
+    let (status, _) = raw(&elsewhere, "POST", &[json, auth[0]], INITIALIZE);
+    assert_eq!(status, 404);
+    let (status, body) = raw(&messages, "POST", &[json, auth[0]], INITIALIZE);
+    assert_eq!(status, 202, "{body}");
+    // The answer, on the stream.
+    let answer = loop {
+        let mut line = String::new();
+        assert!(std::io::BufRead::read_line(&mut stream, &mut line).unwrap() > 0);
+        if let Some(data) = line.trim_end().strip_prefix("data: ") {
+            break serde_json::from_str::<Value>(data).unwrap();
+        }
+    };
+    assert_eq!(answer["id"], 1, "{answer}");
+    assert!(answer["result"]["serverInfo"].is_object(), "{answer}");
+    drop(stream);
+    // Its stream closed, the session is over (its end is told to the session at once;
+    // the server's own ending is not waited for).
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let (status, _) = raw(&messages, "POST", &[json, auth[0]], INITIALIZED);
+        if status == 404 {
+            break;
+        }
+        assert_eq!(status, 202);
+        assert!(
+            std::time::Instant::now() < until,
+            "the session outlived its stream"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}

@@ -3,6 +3,7 @@ prints {"tools", "results"} as JSON.
 
     python client.py SCENARIO.json -- server command args...
     python client.py SCENARIO.json --url URL          (Streamable HTTP)
+    python client.py SCENARIO.json --sse URL          (the legacy HTTP+SSE transport)
 """
 
 import asyncio
@@ -11,6 +12,7 @@ import sys
 from contextlib import asynccontextmanager
 
 from mcp import ClientSession, StdioServerParameters
+from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamablehttp_client
 
@@ -19,6 +21,9 @@ from mcp.client.streamable_http import streamablehttp_client
 async def connect(how: str, target: list[str]):
     if how == "--url":
         async with streamablehttp_client(target[0]) as (read, write, _session_id):
+            yield read, write
+    elif how == "--sse":
+        async with sse_client(target[0]) as (read, write):
             yield read, write
     else:
         server = StdioServerParameters(command=target[0], args=target[1:])
@@ -42,6 +47,6 @@ async def main(scenario_file: str, how: str, target: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 4 or sys.argv[2] not in ("--", "--url"):
-        sys.exit("usage: python client.py SCENARIO.json (-- command args... | --url URL)")
+    if len(sys.argv) < 4 or sys.argv[2] not in ("--", "--url", "--sse"):
+        sys.exit("usage: python client.py SCENARIO.json (-- command args... | --url URL | --sse URL)")
     asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3:]))

@@ -18,16 +18,8 @@ use std::ops::Range;
 /// Why a POST with these `Content-Type` and `Accept` values (each header's values
 /// joined with commas) is not taken, as an HTTP status and words; `None` when it is.
 pub fn refused_post(content_type: &str, accept: &str) -> Option<(u16, String)> {
-    let is_json = content_type
-        .parse::<mime::Mime>()
-        .is_ok_and(|kind| kind.essence_str() == "application/json");
-    if !is_json {
-        return Some((
-            415,
-            format!(
-                "a POST's body is one JSON message: its Content-Type must be application/json, not {content_type:?}"
-            ),
-        ));
+    if let Some(refused) = refused_body(content_type) {
+        return Some(refused);
     }
     if !(accepts(accept, "application", "json") && accepts(accept, "text", "event-stream")) {
         return Some((
@@ -38,6 +30,22 @@ pub fn refused_post(content_type: &str, accept: &str) -> Option<(u16, String)> {
         ));
     }
     None
+}
+
+/// Why a POST whose `Content-Type` is `content_type` is not taken: its body must say it is
+/// JSON, which a page cannot send another origin without asking first (a preflight).
+pub fn refused_body(content_type: &str) -> Option<(u16, String)> {
+    let is_json = content_type
+        .parse::<mime::Mime>()
+        .is_ok_and(|kind| kind.essence_str() == "application/json");
+    (!is_json).then(|| {
+        (
+            415,
+            format!(
+                "a POST's body is one JSON message: its Content-Type must be application/json, not {content_type:?}"
+            ),
+        )
+    })
 }
 
 /// Whether the `Accept` list admits `kind/subtype`: a range that matches it (`*/*`,

@@ -19,6 +19,7 @@
 //! never relayed.
 
 mod admission;
+mod legacy;
 #[cfg(test)]
 mod properties;
 mod token;
@@ -109,6 +110,11 @@ pub fn serve(
             PATH,
             axum::routing::post(on_post).get(on_get).delete(on_delete),
         )
+        .route(legacy::STREAM_PATH, axum::routing::get(legacy::on_stream))
+        .route(
+            legacy::MESSAGES_PATH,
+            axum::routing::post(legacy::on_message),
+        )
         .layer(axum::middleware::from_fn_with_state(
             front.clone(),
             admitted,
@@ -129,12 +135,16 @@ pub fn serve(
     match &listen.token_file {
         Some(file) => eprintln!(
             "reasons: serving MCP at http://{bound}{PATH} to clients that send the token in \
-             {} (Authorization: Bearer TOKEN, or ?token=TOKEN in the URL)",
-            file.display()
+             {} (Authorization: Bearer TOKEN, or ?token=TOKEN in the URL); clients of the \
+             legacy HTTP+SSE transport at http://{bound}{}",
+            file.display(),
+            legacy::STREAM_PATH
         ),
         None => eprintln!(
-            "reasons: serving MCP at http://{bound}{PATH}?token={}",
-            front.token.text()
+            "reasons: serving MCP at http://{bound}{PATH}?token={} (clients of the legacy \
+             HTTP+SSE transport at http://{bound}{}?token={0})",
+            front.token.text(),
+            legacy::STREAM_PATH
         ),
     }
     let signal = loop {
@@ -445,6 +455,9 @@ struct Routes {
     progress: HashMap<Id, (Id, Option<String>)>,
     /// The session's GET stream, for what the server sends on its own.
     stream: Option<Sender<Vec<u8>>>,
+    /// A legacy HTTP+SSE session's one stream, which every message for its client takes,
+    /// answers included ([`legacy`]).
+    legacy: Option<Sender<Vec<u8>>>,
     /// Whether clients that do not know each other share the session (2026-07-28).
     shared: bool,
     /// Whether the session's loop has ended: no request is taken any more.
@@ -457,6 +470,7 @@ impl Routes {
     fn end(&mut self) {
         self.ended = true;
         self.stream = None;
+        self.legacy = None;
         self.progress.clear();
         for (id, (stream, given)) in self.waiting.drain(..) {
             let why = "reasons mcp: the session ended before the server answered this request";
@@ -611,13 +625,12 @@ impl Routes {
 
 /// The answer to a message the proxy's strict reading refuses, under its id when it
 /// could be read.
-fn refused_by_reading(refusal: &jsonrpc::Refusal) -> Response {
+fn refused_by_reading(refusal: &jsonrpc::Refusal) -> Refused {
     let refused = refuse(StatusCode::BAD_REQUEST, refusal.code, &refusal.message);
     match &refusal.id {
         Some(id) => refused.under(id.clone()),
         None => refused,
     }
-    .into_response()
 }
 
 /// Puts `message` on `stream`; `false` when the stream is full: its client has not read
@@ -760,41 +773,16 @@ async fn on_post(
     if let Some((status, why)) = admission::refused_post(&headers) {
         return refuse(status, INVALID_REQUEST, &why).into_response();
     }
-    let body = match body {
-        Ok(body) => body,
-        Err(rejection) => {
-            let why = match rejection.status() {
-                StatusCode::PAYLOAD_TOO_LARGE => super::over_cap(front.settings.max_message),
-                _ => format!("the body could not be read: {rejection}"),
-            };
-            return refuse(rejection.status(), INVALID_REQUEST, &why).into_response();
-        }
+    let Posted {
+        line,
+        method,
+        id,
+        route,
+    } = match one_message(&front, body) {
+        Ok(posted) => posted,
+        Err(refused) => return refused.into_response(),
     };
-    // The message is read once, by the proxy's strict reader, as over stdio, and the
-    // session takes that reading: what it refuses (not JSON, a repeated key, an id that
-    // is no id, a byte-order mark) is answered here and never reaches a session, shared
-    // or not; what it takes (a lone surrogate, nesting of any depth) goes on as a server
-    // would take it. A line break in it becomes a space where the session writes it on
-    // (`one_line`).
-    let line = match Parsed::read(body.to_vec()) {
-        Ok(line) => line,
-        Err(refusal) => return refused_by_reading(&refusal),
-    };
-    let Line::One(read) = line.line() else {
-        let message = "a batch is not served over HTTP: send each message in a POST of its own";
-        return refuse(StatusCode::BAD_REQUEST, INVALID_REQUEST, message).into_response();
-    };
-    let (method, id) = match &read.message {
-        Ok(Message::Request { id, method, .. }) => (Some(method.clone()), Some(id.clone())),
-        Ok(Message::Notification { method, .. }) => (Some(method.clone()), None),
-        Ok(Message::Response { .. }) => (None, None),
-        Err(refusal) => return refused_by_reading(refusal),
-    };
-    let route = match reasons_mcp::admission::route(&read) {
-        Ok(route) => route,
-        Err(refusal) => return refused_by_reading(&refusal),
-    };
-    let stranger = not_from_a_stranger(&read.message);
+    let stranger = not_from_a_stranger(method.as_deref(), id.is_some());
     let (link, session) = match front
         .link_for(&headers, method.as_deref(), route.modern)
         .await
@@ -833,6 +821,53 @@ async fn on_post(
         response.headers_mut().insert("mcp-session-id", session);
     }
     response
+}
+
+/// A POST's one message, as the proxy read it.
+struct Posted {
+    line: Parsed,
+    /// Its method and id, when it has them.
+    method: Option<String>,
+    id: Option<Id>,
+    route: reasons_mcp::admission::Route,
+}
+
+/// A POST's one message, read once by the proxy's strict reader, as over stdio, and the
+/// session takes that reading: what it refuses (not JSON, a repeated key, an id that is
+/// no id, a byte-order mark, a batch) is answered here and never reaches a session,
+/// shared or not; what it takes (a lone surrogate, nesting of any depth) goes on as a
+/// server would take it. A line break in it becomes a space where the session writes it
+/// on (`one_line`).
+fn one_message(
+    front: &Front,
+    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
+) -> Result<Posted, Refused> {
+    let body = body.map_err(|rejection| {
+        let why = match rejection.status() {
+            StatusCode::PAYLOAD_TOO_LARGE => super::over_cap(front.settings.max_message),
+            _ => format!("the body could not be read: {rejection}"),
+        };
+        refuse(rejection.status(), INVALID_REQUEST, &why)
+    })?;
+    let line = Parsed::read(body.to_vec()).map_err(|refusal| refused_by_reading(&refusal))?;
+    let Line::One(read) = line.line() else {
+        let message = "a batch is not served over HTTP: send each message in a POST of its own";
+        return Err(refuse(StatusCode::BAD_REQUEST, INVALID_REQUEST, message));
+    };
+    let (method, id) = match &read.message {
+        Ok(Message::Request { id, method, .. }) => (Some(method.clone()), Some(id.clone())),
+        Ok(Message::Notification { method, .. }) => (Some(method.clone()), None),
+        Ok(Message::Response { .. }) => (None, None),
+        Err(refusal) => return Err(refused_by_reading(refusal)),
+    };
+    let route =
+        reasons_mcp::admission::route(&read).map_err(|refusal| refused_by_reading(&refusal))?;
+    Ok(Posted {
+        line,
+        method,
+        id,
+        route,
+    })
 }
 
 async fn on_get(State(front): State<Arc<Front>>, headers: HeaderMap) -> Response {
@@ -918,18 +953,18 @@ fn sse(
 /// could name another client's, since a client there is known by nothing but its
 /// requests. Over Streamable HTTP a 2026-07-28 client cancels a request by closing its
 /// stream (`Cancel`), and the server asks such a client nothing.
-fn not_from_a_stranger(message: &Result<Message, jsonrpc::Refusal>) -> Option<&'static str> {
-    match message {
-        Ok(Message::Notification { method, .. }) if method == "notifications/cancelled" => Some(
+fn not_from_a_stranger(method: Option<&str>, request: bool) -> Option<&'static str> {
+    match (method, request) {
+        (Some("notifications/cancelled"), false) => Some(
             "in the session 2026-07-28 clients share, a request is cancelled by closing its \
              stream; a notifications/cancelled could name another client's request, and was \
              not sent",
         ),
-        Ok(Message::Notification { method, .. }) if method == "notifications/progress" => Some(
+        (Some("notifications/progress"), false) => Some(
             "in the session 2026-07-28 clients share, the server asks no client anything, so \
              there is no progress of a client's to report; it was not sent",
         ),
-        Ok(Message::Response { .. }) => Some(
+        (None, _) => Some(
             "in the session 2026-07-28 clients share, the server asks no client anything, so \
              there is nothing to answer; it was not sent",
         ),

@@ -486,8 +486,8 @@ pub fn sdk_client(
     sdk_client_over(client, calls, transport)
 }
 
-/// Runs an SDK client with `transport` (`-- command...`, or `--url URL` for the
-/// TypeScript one) and `calls`; its `{"tools", "results"}`.
+/// Runs an SDK client with `transport` (`-- command...`, `--url URL`, or `--sse URL`
+/// for the Python one's legacy HTTP+SSE client) and `calls`; its `{"tools", "results"}`.
 pub fn sdk_client_over(
     client: &str,
     calls: serde_json::Value,

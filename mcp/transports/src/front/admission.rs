@@ -75,6 +75,14 @@ pub fn refused_post(headers: &HeaderMap) -> Option<(StatusCode, String)> {
     Some((StatusCode::from_u16(status).ok()?, why))
 }
 
+/// Why a legacy HTTP+SSE client's POST is not taken: its body must say it is JSON (its
+/// answers come on its stream, so what it accepts is not asked).
+pub fn refused_message(headers: &HeaderMap) -> Option<(StatusCode, String)> {
+    let content_type = joined(headers, header::CONTENT_TYPE);
+    let (status, why) = reasons_mcp::admission::refused_body(&content_type)?;
+    Some((StatusCode::from_u16(status).ok()?, why))
+}
+
 /// Every value of the header `name`, as one list.
 fn joined(headers: &HeaderMap, name: header::HeaderName) -> String {
     let values: Vec<String> = headers
