@@ -16,8 +16,8 @@
 //! refused with why.
 
 use super::{
-    Edited, Fate, HAND_WRITTEN_REMOTE, KEPT, Proxied, Server, Way, Wrapper, is_reasons,
-    pointer_token, server_at,
+    Edited, Fate, HAND_WRITTEN_REMOTE, KEPT, Proxied, Server, UNWRAP_VARIABLE, Way, Wrapper,
+    is_reasons, pointer_token, server_at,
 };
 use anyhow::{Context, bail};
 use std::path::Path;
@@ -814,6 +814,22 @@ fn wrap_remote(
     for (name, value) in &headers {
         proxied.header(name, value);
     }
+    // The remote keys are kept twice: renamed in place, so that unwrap gives every byte
+    // back, and as values in the proxy's environment, which survives a client's writer
+    // that drops keys it does not know (Goose saves its config from its own types).
+    let mut kept_values = serde_json::Map::new();
+    for key in shape.remote_keys() {
+        let Some(value) = entry.get(key) else {
+            continue;
+        };
+        let Some(value) = value_of(value) else {
+            return skipped(format!(
+                "its `{key}` is written in a way wrap does not edit"
+            ));
+        };
+        kept_values.insert(key.to_string(), value);
+    }
+    proxied.keep(serde_json::Value::Object(kept_values).to_string());
     let mut changes = Vec::new();
     for key in shape.remote_keys() {
         if entry.get(key).is_none() {
@@ -847,6 +863,8 @@ fn wrap_remote(
 /// A wrapped remote server as it was: the proxy's keys gone, its own kept keys renamed
 /// back. When the proxy's keys are still as wrap wrote them they go as one span, so the
 /// entry comes back byte for byte; else each goes with its lines (a block map only).
+/// When the kept keys are gone (a client's writer dropped keys it does not know), they
+/// are written again from the values the proxy's environment keeps: value for value.
 fn unwrap_remote(
     text: &str,
     entry: &Node,
@@ -855,7 +873,10 @@ fn unwrap_remote(
 ) -> (Fate, Option<Vec<Change>>) {
     let skipped = |why: &str| (Fate::Skipped(why.into()), None);
     if entry.get(&kept(shape.url())).is_none() {
-        return skipped(HAND_WRITTEN_REMOTE);
+        return match kept_in_env(entry, shape) {
+            Some(values) => unwrap_from_env(text, entry, shape, values, edits),
+            None => skipped(HAND_WRITTEN_REMOTE),
+        };
     }
     let Some((first, flow, column)) = first_key(text, entry) else {
         return skipped("it is laid out in a way unwrap does not edit: unwrap it by hand");
@@ -913,6 +934,126 @@ fn unwrap_remote(
         changes.push(Change::Rename(kept(key), key.to_string()));
     }
     (Fate::Changed, Some(changes))
+}
+
+/// What a wrapped remote server's environment keeps of its remote keys: each key with
+/// its value, from [`UNWRAP_VARIABLE`].
+fn kept_in_env(entry: &Node, shape: Shape) -> Option<serde_json::Map<String, serde_json::Value>> {
+    let Some(Node::Map { entries, .. }) = entry.get(shape.env()) else {
+        return None;
+    };
+    let kept = entries
+        .iter()
+        .find(|(name, _)| name.text() == Some(UNWRAP_VARIABLE))?
+        .1
+        .text()?;
+    match serde_json::from_str(kept) {
+        Ok(serde_json::Value::Object(values)) => Some(values),
+        _ => None,
+    }
+}
+
+/// A wrapped remote server of a block map whose kept keys are gone: the proxy's keys
+/// removed, each with its lines, and the remote keys written again from `values`, one
+/// line each at the map's column, after its last key.
+fn unwrap_from_env(
+    text: &str,
+    entry: &Node,
+    shape: Shape,
+    values: serde_json::Map<String, serde_json::Value>,
+    edits: &mut Vec<Edit>,
+) -> (Fate, Option<Vec<Change>>) {
+    let skipped = |why: &str| (Fate::Skipped(why.into()), None);
+    let layout = "its keys are laid out in a way unwrap does not edit: unwrap it by hand";
+    let (Some((_, false, column)), Node::Map { entries, .. }) = (first_key(text, entry), entry)
+    else {
+        return skipped(layout);
+    };
+    let last = entries.last().and_then(|(key, _)| key.at());
+    let Some((_, end)) = last.and_then(|at| key_span(text, at)) else {
+        return skipped(layout);
+    };
+    if text[..end].ends_with(|c| c != '\n') {
+        return skipped(layout);
+    }
+    let added = ["type", shape.command(), "args", shape.env()];
+    let mut changes: Vec<Change> = added.map(Change::Remove).into();
+    for key in added {
+        let Some(at) = entry.key_at(key) else {
+            continue;
+        };
+        let Some(span) = key_span(text, at) else {
+            return skipped(layout);
+        };
+        edits.push((span.0, span.1, String::new()));
+    }
+    let indent = " ".repeat(column);
+    let mut lines = String::new();
+    for (key, value) in &values {
+        let Some(remote) = shape.remote_keys().into_iter().find(|remote| remote == key) else {
+            return skipped(
+                "what its environment keeps for unwrap names a key no remote server has",
+            );
+        };
+        // The key is one of the remote keys, a plain word each.
+        lines.push_str(&format!("{indent}{remote}: {}\n", flow(value)));
+        changes.push(Change::Set(remote, yaml_of(value)));
+    }
+    edits.push((end, end, lines));
+    (Fate::Changed, Some(changes))
+}
+
+/// `node`'s value, for a JSON reader: strings, lists and maps of them (what a remote
+/// server's keys hold); none for anything else.
+fn value_of(node: &Node) -> Option<serde_json::Value> {
+    use serde_json::Value;
+    Some(match node {
+        Node::Scalar { value, .. } => Value::String(value.clone()),
+        Node::Seq { items, .. } => Value::Array(items.iter().map(value_of).collect::<Option<_>>()?),
+        Node::Map { entries, .. } => Value::Object(
+            entries
+                .iter()
+                .map(|(key, value)| Some((key.text()?.to_string(), value_of(value)?)))
+                .collect::<Option<_>>()?,
+        ),
+        Node::Other => return None,
+    })
+}
+
+/// `value` (strings, lists and maps of them) as YAML's flow text.
+fn flow(value: &serde_json::Value) -> String {
+    use serde_json::Value;
+    match value {
+        Value::Array(items) => format!(
+            "[{}]",
+            items.iter().map(flow).collect::<Vec<_>>().join(", ")
+        ),
+        Value::Object(entries) => {
+            let entries: Vec<String> = entries
+                .iter()
+                .map(|(key, value)| format!("{}: {}", quoted(key), flow(value)))
+                .collect();
+            format!("{{{}}}", entries.join(", "))
+        }
+        Value::String(text) => quoted(text),
+        other => other.to_string(),
+    }
+}
+
+/// `value` (strings, lists and maps of them) as the YAML loader reads it.
+fn yaml_of(value: &serde_json::Value) -> Yaml {
+    use serde_json::Value;
+    match value {
+        Value::Array(items) => Yaml::Array(items.iter().map(yaml_of).collect()),
+        Value::Object(entries) => Yaml::Hash(
+            entries
+                .iter()
+                .map(|(key, value)| (Yaml::String(key.clone()), yaml_of(value)))
+                .collect(),
+        ),
+        Value::String(text) => Yaml::String(text.clone()),
+        _ => Yaml::Null,
+    }
 }
 
 /// The span the key starting at `at` of a block map takes with its value, for both to
