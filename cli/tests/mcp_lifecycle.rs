@@ -304,3 +304,52 @@ fn a_client_line_past_the_cap_ends_its_stream_with_an_error() {
         "the long line reached the server"
     );
 }
+
+#[test]
+fn a_server_that_ends_as_the_signal_asks_is_no_failure_and_one_that_does_not_is_named() {
+    // R20 as the human reads stderr: a client closing its server by SIGTERM is a normal
+    // close, said nothing of; a server that ignores the signal passed on is killed, and
+    // that is named.
+    let dir = tempfile::tempdir().unwrap();
+    let ready = dir.path().join("ignoring");
+    let stubborn = vec![
+        "sh".to_string(),
+        "-c".to_string(),
+        format!("trap '' TERM; touch '{}'; exec sleep 600", ready.display()),
+    ];
+    for (server, named) in [(own_server(), false), (stubborn, true)] {
+        let said = dir.path().join(format!("said-{named}"));
+        let mut session = Session::start_with(
+            &proxied(&[], server),
+            Stdio::from(std::fs::File::create(&said).unwrap()),
+        );
+        let pid = session.pid();
+        eventually("the proxy takes SIGTERM", || handles_sigterm(pid));
+        if named {
+            eventually("the server ignores SIGTERM", || ready.exists());
+        }
+        // SAFETY: a signal to the child this test started.
+        unsafe { libc::kill(session.pid() as libc::pid_t, libc::SIGTERM) };
+        assert_eq!(session.wait().code(), Some(128 + libc::SIGTERM));
+        let said = std::fs::read_to_string(&said).unwrap();
+        assert_eq!(
+            said.contains("the MCP server was ended after the proxy got signal 15"),
+            named,
+            "{said}"
+        );
+        if named {
+            assert!(said.contains("SIGKILL"), "{said}");
+        }
+    }
+}
+
+/// Whether the process `pid` catches SIGTERM: the proxy does once it is ready to pass it
+/// on (before, the signal would end it, as any process).
+fn handles_sigterm(pid: u32) -> bool {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("SigCgt:"))
+        .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+        .is_some_and(|mask| mask & (1 << (libc::SIGTERM - 1)) != 0)
+}

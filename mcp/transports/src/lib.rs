@@ -146,36 +146,50 @@ impl Ended {
         u8::try_from(code).unwrap_or(1)
     }
 
-    /// What ended the server, when it did not end well.
+    /// What ended the server, when it did not end well, for the human on stderr. A
+    /// server that ends as the signal the proxy passed on asks (it exits, or the signal
+    /// ends it) ended well: that is how clients close a stdio server.
     fn failure(&self) -> Option<String> {
         match *self {
             Ended::Process {
-                status,
+                status: Some(status),
                 signal: Some(signal),
-            } => Some(format!(
-                "was ended after the proxy got signal {signal} ({})",
-                status.map_or("not waited for".into(), |status| status.to_string())
-            )),
+            } if status.success()
+                || status.signal() == Some(signal)
+                || status.code() == Some(128 + signal) =>
+            {
+                None
+            }
             Ended::Process {
                 status: Some(status),
                 ..
-            } if !status.success() => Some(format!("exited ({status})")),
-            Ended::Process { status: None, .. } => Some("could not be waited for".into()),
-            Ended::Remote {
-                signal: Some(signal),
-            } => Some(format!(
-                "session was ended after the proxy got signal {signal}"
-            )),
-            Ended::Process { .. } | Ended::Remote { signal: None } => None,
+            } if status.success() => None,
+            Ended::Remote { .. } => None,
+            _ => Some(self.describe()),
         }
     }
 
     /// How the server ended, for the requests it never answered.
     fn describe(&self) -> String {
-        self.failure().unwrap_or_else(|| match self {
+        match *self {
+            Ended::Process {
+                status,
+                signal: Some(signal),
+            } => format!(
+                "was ended after the proxy got signal {signal} ({})",
+                status.map_or("not waited for".into(), |status| status.to_string())
+            ),
+            Ended::Process {
+                status: Some(status),
+                ..
+            } if !status.success() => format!("exited ({status})"),
+            Ended::Process { status: None, .. } => "could not be waited for".into(),
             Ended::Process { .. } => "exited".into(),
-            Ended::Remote { .. } => "session was closed".into(),
-        })
+            Ended::Remote {
+                signal: Some(signal),
+            } => format!("session was ended after the proxy got signal {signal}"),
+            Ended::Remote { signal: None } => "session was closed".into(),
+        }
     }
 }
 
