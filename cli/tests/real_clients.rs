@@ -80,8 +80,9 @@ fn claude_code_connects_to_every_scope_s_servers_through_reasons_while_wrapped()
     let folder = project.path().canonicalize().unwrap();
     let own = own_server();
     let server = json!({"type": "stdio", "command": own[0], "args": own[1..]});
+    let remote = own_server_http(&home.path().join("remote.log"));
     let config = json!({
-        "mcpServers": {"user-own": server},
+        "mcpServers": {"user-own": server, "user-own-remote": {"type": "http", "url": remote.url}},
         "projects": {folder.to_str().unwrap(): {"mcpServers": {"local-own": server}}}
     });
     std::fs::write(home.path().join(".claude.json"), config.to_string()).unwrap();
@@ -90,8 +91,8 @@ fn claude_code_connects_to_every_scope_s_servers_through_reasons_while_wrapped()
             wrap(step, "claude-code", home.path(), &folder);
         }
         let lines = listed("claude", home.path(), &folder);
-        assert_eq!(lines.len(), 2, "{step}: {lines:#?}");
-        for server in ["user-own", "local-own"] {
+        assert_eq!(lines.len(), 3, "{step}: {lines:#?}");
+        for server in ["user-own", "user-own-remote", "local-own"] {
             assert!(
                 connected(&lines, server, wrapped),
                 "{step}, {server}: {lines:#?}"
