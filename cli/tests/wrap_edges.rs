@@ -31,7 +31,12 @@ fn backup_of(file: &Path) -> PathBuf {
 /// The server an entry starts, as a client starts it: its command and arguments, an
 /// absent `args` being none.
 fn started(entry: &Value) -> Vec<String> {
-    let mut line = vec![entry["command"].as_str().unwrap().to_string()];
+    started_by(entry, "command")
+}
+
+/// [`started`], for a client that names the command `command` (Goose's `cmd`).
+fn started_by(entry: &Value, command: &str) -> Vec<String> {
+    let mut line = vec![entry[command].as_str().unwrap().to_string()];
     line.extend(
         entry["args"]
             .as_array()
@@ -1616,17 +1621,7 @@ fn unwrap_undoes_every_form_the_proxy_runs_and_fails_naming_what_it_left() {
         (&yaml["extensions"], "cmd"),
         (&toml["mcp_servers"], "command"),
     ] {
-        let line = |name: &str| {
-            let mut line = vec![servers[name][command].as_str().unwrap().to_string()];
-            line.extend(
-                servers[name]["args"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .map(|arg| arg.as_str().unwrap().to_string()),
-            );
-            line
-        };
+        let line = |name: &str| started_by(&servers[name], command);
         assert_eq!(line("readme"), ["npx", "-y", "srv", "/notes"], "{servers}");
         assert_eq!(line("added"), ["srv-cmd", "--port", "1"], "{servers}");
         assert_eq!(line("flags"), ["srv", "c"], "{servers}");
@@ -1809,17 +1804,7 @@ fn goose_s_config_as_goose_s_own_writer_lays_it_out_is_wrapped_and_round_trips()
     assert!(rows.contains("bare: now runs behind reasons mcp"), "{rows}");
     let wrapped = yaml_value(&std::fs::read_to_string(&file).unwrap());
     let servers = &wrapped["extensions"];
-    let line = |entry: &Value| {
-        let mut line = vec![entry["cmd"].as_str().unwrap().to_string()];
-        line.extend(
-            entry["args"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|arg| arg.as_str().unwrap().to_string()),
-        );
-        line
-    };
+    let line = |entry: &Value| started_by(entry, "cmd");
     assert_eq!(
         line(&servers["fetch"]),
         [
