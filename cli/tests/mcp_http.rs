@@ -528,3 +528,140 @@ fn what_a_server_does_to_a_call_through_the_front_still_answers_it() {
     let peak = peak_kib(front.pid());
     assert!(peak < 256 * 1024, "the proxy held {peak} KiB");
 }
+
+#[test]
+fn a_session_the_server_ended_is_ended_for_the_client_and_a_new_one_starts_clean() {
+    // A refused probe's session id is no session: `initialize` carries none. When the
+    // server answers 404 for the session (it expired), the request is answered with why,
+    // nothing more goes under the dead id, and the client's session ends with it: over
+    // stdio the proxy exits; through --listen the client's next request gets 404 and its
+    // new `initialize` reaches the server with no session id, and works.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("http.jsonl");
+    let server = http_echo_with(&log, &["--expiring", "--refuse-discover"]);
+    let mut session = Session::start(&proxied_url(&[], &server.url));
+    let probe = r#"{"jsonrpc":"2.0","id":"p","method":"server/discover","params":{}}"#;
+    let refused: Value = serde_json::from_str(&session.ask(probe)).unwrap();
+    assert_eq!(refused["error"]["code"], -32601, "{refused}");
+    session.ask(INITIALIZE);
+    session.send(INITIALIZED);
+    assert_eq!(
+        text(&session.ask(&call(2, "expire", "{}", false))),
+        "expired"
+    );
+    let gone: Value =
+        serde_json::from_str(&session.ask(&call(3, "record", r#"{"text":"a"}"#, false))).unwrap();
+    let message = gone["error"]["message"].as_str().unwrap();
+    assert!(message.contains("ended the session (HTTP 404"), "{message}");
+    assert_eq!(
+        session.next_line(),
+        None,
+        "the proxy ended with the session"
+    );
+    let posts: Vec<Value> = http_received(&log)
+        .into_iter()
+        .filter(|request| request["method"] == "POST")
+        .collect();
+    let carried = |request: &Value| {
+        request["headers"]["mcp-session-id"]
+            .as_str()
+            .map(str::to_string)
+    };
+    // The probe, initialize, initialized, the proxy's own listing, the two calls.
+    assert_eq!(posts.len(), 6, "{posts:#?}");
+    assert_eq!(
+        carried(&posts[1]),
+        None,
+        "initialize carries no session: {posts:#?}"
+    );
+    for post in &posts[2..] {
+        assert_eq!(carried(post).as_deref(), Some("session-1"), "{post}");
+    }
+
+    // Through --listen: the front's session ends with the server's, and the client's new
+    // one reaches a new session of the server's.
+    let front = Listening::front_to(&[], vec!["--url".into(), server.url.clone()]);
+    let first = front_session(&front.url);
+    let in_session = |session: &str, body: &str| {
+        post(
+            &front.url,
+            &[
+                ("Mcp-Session-Id", session),
+                ("MCP-Protocol-Version", "2025-06-18"),
+            ],
+            body,
+        )
+    };
+    let (status, answer) = in_session(&first, &call(2, "expire", "{}", false));
+    assert_eq!(status, 200, "{answer:?}");
+    let (_, answer) = in_session(&first, &call(3, "record", r#"{"text":"a"}"#, false));
+    assert!(
+        answer[0]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("ended the session"),
+        "{answer:?}"
+    );
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while in_session(&first, &call(4, "record", r#"{"text":"b"}"#, false)).0 != 404 {
+        assert!(
+            std::time::Instant::now() < until,
+            "the client's session outlived the server's"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let second = front_session(&front.url);
+    assert_ne!(second, first);
+    let (status, answer) = in_session(&second, &call(5, "record", r#"{"text":"c"}"#, false));
+    assert_eq!(status, 200, "{answer:?}");
+    // What the server sends on its own comes first on the stream when no GET stream is
+    // open; the answer is the message with the call's id.
+    let answered = answer.iter().find(|message| message["id"] == 5).unwrap();
+    assert_eq!(text(&answered.to_string()), r#"{"text":"c"}"#);
+    let initializes: Vec<Value> = http_received(&log)
+        .into_iter()
+        .filter(|request| {
+            request["body"]
+                .as_str()
+                .is_some_and(|body| body.contains(r#""method":"initialize""#))
+        })
+        .collect();
+    assert_eq!(initializes.len(), 3);
+    assert!(
+        initializes
+            .iter()
+            .all(|request| request["headers"].get("mcp-session-id").is_none())
+    );
+}
+
+/// A new session of the front at `url`: initialized, its id.
+fn front_session(url: &str) -> String {
+    let agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .new_agent();
+    let response = agent
+        .post(url)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .send(INITIALIZE)
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let session = response
+        .headers()
+        .get("mcp-session-id")
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_string();
+    let (status, _) = post(
+        url,
+        &[
+            ("Mcp-Session-Id", &session),
+            ("MCP-Protocol-Version", "2025-06-18"),
+        ],
+        INITIALIZED,
+    );
+    assert_eq!(status, 202);
+    session
+}

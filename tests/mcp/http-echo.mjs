@@ -63,10 +63,21 @@ const redirect = flags.includes("--redirect");
 const pingList = flags.includes("--ping-list");
 // With --deaf, a POST whose body passes 1 MiB is read no further, and never answered.
 const deaf = flags.includes("--deaf");
+// With --expiring, each initialize starts a session of its own (session-1, session-2, …),
+// and a call of the tool `expire` ends the current one: every later request naming it
+// is answered 404, as a server that expires sessions answers.
+const expiring = flags.includes("--expiring");
+let sessions = 0;
+let current;
+const expired = new Set();
+// With --refuse-discover, server/discover is refused (400) with a session id on the
+// answer, as the Python SDK's servers refuse a method they do not know.
+const refuseDiscover = flags.includes("--refuse-discover");
 // The client's answers to the server's own requests, by id, and who waits for them.
 const answers = new Map();
 const MODERN = "2026-07-28";
 const SESSION = "session-1f2e";
+current = SESSION;
 const object = (properties) => ({ type: "object", properties });
 const tools = [
   { name: "note", inputSchema: object({ reason: { type: "string" } }) },
@@ -127,7 +138,8 @@ const server = createServer((req, res) => {
   req.on("end", () => {
     appendFileSync(log, JSON.stringify({ method: req.method, url: req.url, headers: req.headers, body }) + "\n");
     if (req.method === "GET") {
-      if (req.headers["mcp-session-id"] !== SESSION) return json(res, 405, {});
+      if (expired.has(req.headers["mcp-session-id"])) return json(res, 404, {});
+      if (req.headers["mcp-session-id"] !== current) return json(res, 405, {});
       const note = (data) => JSON.stringify({ jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data } });
       res.writeHead(200, { "content-type": "text/event-stream", "x-accel-buffering": "no" });
       if (hangUp) return res.end();
@@ -150,8 +162,14 @@ const server = createServer((req, res) => {
     if (modern) {
       if (req.headers["mcp-protocol-version"] !== MODERN) return mismatch(res, id, "MCP-Protocol-Version");
       if (req.headers["mcp-method"] !== method) return mismatch(res, id, "Mcp-Method");
-    } else if (method !== "initialize" && req.headers["mcp-session-id"] !== SESSION) {
-      return json(res, 400, { jsonrpc: "2.0", id: null, error: { code: -32000, message: "no session" } });
+    } else if (method !== "initialize" && method !== "server/discover") {
+      const given = req.headers["mcp-session-id"];
+      if (expired.has(given)) {
+        return json(res, 404, { jsonrpc: "2.0", id: null, error: { code: -32001, message: "Session not found" } });
+      }
+      if (given !== current) {
+        return json(res, 400, { jsonrpc: "2.0", id: null, error: { code: -32000, message: "no session" } });
+      }
     }
     if (id === undefined) return res.writeHead(202).end();
     if (method === undefined) {
@@ -161,6 +179,7 @@ const server = createServer((req, res) => {
     }
     switch (method) {
       case "initialize":
+        if (expiring) current = `session-${++sessions}`;
         return json(
           res,
           200,
@@ -169,9 +188,13 @@ const server = createServer((req, res) => {
             capabilities: { tools: {} },
             serverInfo: { name: "http-echo", version: "1.0.0" },
           }),
-          { "mcp-session-id": SESSION },
+          { "mcp-session-id": current },
         );
       case "server/discover":
+        if (refuseDiscover) {
+          return json(res, 400, { jsonrpc: "2.0", id, error: { code: -32601, message: "Method not found" } },
+            { "mcp-session-id": "probe-refused" });
+        }
         return json(res, 200, result(id, { supportedVersions: [MODERN], capabilities: { tools: {} },
           serverInfo: { name: "http-echo", version: "1.0.0" } }));
       case "tools/list":
@@ -192,6 +215,9 @@ const server = createServer((req, res) => {
         const text = (t) => ({ content: [{ type: "text", text: t }] });
         const args = JSON.stringify(params.arguments ?? {});
         switch (params.name) {
+          case "expire":
+            expired.add(current);
+            return json(res, 200, result(id, text("expired")));
           case "note":
           case "record":
             return json(res, 200, result(id, text(args)));

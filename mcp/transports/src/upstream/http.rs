@@ -340,6 +340,15 @@ impl Link {
             return self.post_legacy(message, outline, &endpoint);
         }
         let url = &self.remote.shown;
+        let initialize = outline.method.as_deref() == Some("initialize");
+        if initialize {
+            // A new session starts clean: no id or version of one the server ended, or
+            // gave a request that was not `initialize` (a probe it refused), rides on it.
+            let mut session = self.lock();
+            session.id = None;
+            session.version = None;
+        }
+        let carried = self.lock().id.is_some();
         let response = match self.request(outline).send(message) {
             Ok(response) => response,
             Err(ureq::Error::Timeout(_)) => {
@@ -353,10 +362,15 @@ impl Link {
                 );
             }
         };
-        if let Some(id) = text_header(&response, "mcp-session-id") {
+        let status = response.status();
+        // The session is the one `initialize` was answered with, as the specification
+        // assigns it: an id on any other answer (a refusal) is no session.
+        if initialize
+            && status.is_success()
+            && let Some(id) = text_header(&response, "mcp-session-id")
+        {
             self.lock().id = Some(id);
         }
-        let status = response.status();
         let location = response
             .headers()
             .get("location")
@@ -380,6 +394,24 @@ impl Link {
                 "the MCP server at {url} answered HTTP {status}, and serves no HTTP+SSE stream either ({why})"
             );
             return self.unanswered(outline, &message);
+        }
+        if carried && status.as_u16() == 404 && !initialize {
+            // The server ended the session (it expired, or restarted): so is the
+            // client's, which then initializes anew, as the specification asks of a
+            // client that meets 404 (over --listen its next request is answered 404;
+            // over stdio the proxy ends, and its client starts it again). Nothing more
+            // is sent under the dead id.
+            drop(body);
+            self.lock().id = None;
+            self.unanswered(
+                outline,
+                &format!(
+                    "the MCP server at {url} ended the session (HTTP 404 for its \
+                     Mcp-Session-Id): this session is over; start a new one"
+                ),
+            );
+            self.events.control(Event::ServerClosed);
+            return;
         }
         if !status.is_success() {
             // A JSON-RPC error in the body answers the request it names; every other
