@@ -221,3 +221,21 @@ fn a_2026_client_whose_first_request_is_a_call_is_served_by_a_server_that_wants_
         assert!(!sent.contains("SECRET"), "{log}: {sent}");
     }
 }
+
+#[test]
+fn the_python_sdk_client_reaches_a_python_sdk_server_through_the_proxy_as_directly() {
+    // The Python SDK's client and server (1.30, a 2025 session), through `reasons mcp
+    // --url` over stdio, served as directly. (Its 2.x line probes with server/discover
+    // first, which its server refuses with a session id on the answer: that id is no
+    // session, as `a_session_the_server_ended_…` in mcp_http.rs proves.)
+    let dir = tempfile::tempdir().unwrap();
+    let (direct_log, proxied_log) = (dir.path().join("direct"), dir.path().join("proxied"));
+    let (direct_server, proxied_server) = (python_http(&direct_log), python_http(&proxied_log));
+    let direct = sdk_client_over(
+        "python",
+        calls(),
+        vec!["--url".into(), direct_server.url.clone()],
+    );
+    let through = sdk_client("python", calls(), proxied_url(&[], &proxied_server.url));
+    assert_served_alike(&direct, &through);
+}
