@@ -731,7 +731,7 @@ async fn admitted(
                 let mut response = StatusCode::NO_CONTENT.into_response();
                 response
                     .headers_mut()
-                    .extend(admission::preflight_headers(origin));
+                    .extend(admission::preflight_headers(origin, request.headers()));
                 response
             }
             // A same-origin page and a native client never preflight.

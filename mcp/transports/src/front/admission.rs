@@ -107,27 +107,48 @@ pub fn cors_headers(origin: &str) -> Vec<(header::HeaderName, HeaderValue)> {
     ]
 }
 
-/// The answer to an allowed page's CORS preflight: what it may send.
-pub fn preflight_headers(origin: &str) -> Vec<(header::HeaderName, HeaderValue)> {
-    let mut headers = cors_headers(origin);
-    headers.extend([
+/// The headers a page's request may carry: those of both eras (2026-07-28's
+/// `Mcp-Method` and `Mcp-Name` among them), and each `Mcp-Param-*` a tool's schema asks
+/// for, which no fixed list can name.
+const ALLOWED_HEADERS: &str = "Content-Type, Accept, Authorization, Mcp-Session-Id, \
+                               Mcp-Protocol-Version, Last-Event-ID, Mcp-Method, Mcp-Name";
+
+/// The answer to an allowed page's CORS preflight, whose request `headers` name what it
+/// will send: what it may send. The `Mcp-Param-*` headers it names are allowed by name.
+pub fn preflight_headers(
+    origin: &str,
+    headers: &HeaderMap,
+) -> Vec<(header::HeaderName, HeaderValue)> {
+    let requested = joined(headers, header::ACCESS_CONTROL_REQUEST_HEADERS);
+    let params: Vec<&str> = requested
+        .split(',')
+        .map(str::trim)
+        .filter(|name| {
+            name.len() > "mcp-param-".len()
+                && name[.."mcp-param-".len()].eq_ignore_ascii_case("mcp-param-")
+                && header::HeaderName::from_bytes(name.as_bytes()).is_ok()
+        })
+        .collect();
+    let allowed = std::iter::once(ALLOWED_HEADERS)
+        .chain(params)
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut answer = cors_headers(origin);
+    answer.extend([
         (
             header::ACCESS_CONTROL_ALLOW_METHODS,
             HeaderValue::from_static("GET, POST, DELETE"),
         ),
         (
             header::ACCESS_CONTROL_ALLOW_HEADERS,
-            HeaderValue::from_static(
-                "Content-Type, Accept, Authorization, Mcp-Session-Id, Mcp-Protocol-Version, \
-                 Last-Event-ID",
-            ),
+            HeaderValue::from_str(&allowed).unwrap_or(HeaderValue::from_static(ALLOWED_HEADERS)),
         ),
         (
             header::ACCESS_CONTROL_MAX_AGE,
             HeaderValue::from_static("600"),
         ),
     ]);
-    headers
+    answer
 }
 
 #[cfg(test)]
