@@ -647,3 +647,40 @@ fn two_engines_serve_one_client_as_one_does() {
         }
     });
 }
+
+#[test]
+fn every_body_goes_upstream_whole_with_its_length() {
+    // The gateway holds each body whole before it sends it: it says how long it is, as a
+    // server that reads no chunked body (Python's http.server) needs, never chunked.
+    on_each_engine(|engine, dir| {
+        let (_server, gateway, log) = behind_gateway(engine, dir, &[]);
+        let (status, session, messages) = initialize(&gateway.url);
+        assert_eq!(status, 200, "{messages:?}");
+        let with_session = [
+            ("Mcp-Session-Id", session.as_str()),
+            ("MCP-Protocol-Version", "2025-06-18"),
+        ];
+        let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"record","arguments":{"text":"é","reason":"why"}}}"#;
+        let (status, messages) = post(&gateway.url, &with_session, call);
+        assert_eq!(status, 200, "{messages:?}");
+        let posts: Vec<Value> = http_received(&log)
+            .into_iter()
+            .filter(|request| request["method"] == "POST")
+            .collect();
+        // initialize, the gateway's own listing, the call.
+        assert!(posts.len() >= 3, "{posts:#?}");
+        for request in &posts {
+            let body = request["body"].as_str().unwrap();
+            assert_eq!(
+                request["headers"]["content-length"],
+                body.len().to_string(),
+                "{engine:?}: {request}"
+            );
+            assert_eq!(
+                request["headers"].get("transfer-encoding"),
+                None,
+                "{request}"
+            );
+        }
+    });
+}

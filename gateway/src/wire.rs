@@ -278,8 +278,12 @@ pub fn send(
     for (name, value) in &settings.headers {
         all.push((name.clone(), value.clone().into_bytes()));
     }
-    if body.is_some() {
+    if let Some(body) = body {
         all.push(("content-type".into(), b"application/json".to_vec()));
+        // The body is held whole: its length is said, so that it goes as it came, not
+        // chunked, which a server that reads only whole bodies (Python's http.server)
+        // refuses.
+        all.push(("content-length".into(), body.len().to_string().into_bytes()));
     }
     all.push((
         "accept".into(),
