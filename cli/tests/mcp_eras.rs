@@ -5,6 +5,7 @@
 
 use reasons_test_support::mcp::*;
 use serde_json::{Value, json};
+use std::path::PathBuf;
 
 /// The tools of a session, without the `reason` the layer added where it added one.
 fn without_added_reason(session: &Value) -> Vec<Value> {
@@ -99,18 +100,7 @@ fn the_python_sdk_server_over_http_answers_through_the_proxy_as_it_does_directly
     // R9 R5 with the Python SDK's server over Streamable HTTP (a 2025 session), reached
     // by the TypeScript SDK's 1.x client directly and through `reasons mcp --url`; what
     // the server received is compared message by message, less the reason.
-    let dir = tempfile::tempdir().unwrap();
-    let (direct_log, proxied_log) = (dir.path().join("direct"), dir.path().join("proxied"));
-    let (direct_server, proxied_server) = (python_http(&direct_log), python_http(&proxied_log));
-    let direct = sdk_client_over(
-        "node",
-        calls(),
-        vec!["--url".into(), direct_server.url.clone()],
-    );
-    let through = sdk_client("node", calls(), proxied_url(&[], &proxied_server.url));
-    // FastMCP validates its arguments: the call with a reason succeeds only because the
-    // proxy took the reason off.
-    assert_served_alike(&direct, &through);
+    let (_dir, direct_log, proxied_log) = python_server_served_alike("node");
     let (mut expected, received) = (bodies(&direct_log), bodies(&proxied_log));
     let received: Vec<Value> = received
         .into_iter()
@@ -228,14 +218,24 @@ fn the_python_sdk_client_reaches_a_python_sdk_server_through_the_proxy_as_direct
     // --url` over stdio, served as directly. (Its 2.x line probes with server/discover
     // first, which its server refuses with a session id on the answer: that id is no
     // session, as `a_session_the_server_ended_…` in mcp_http.rs proves.)
+    python_server_served_alike("python");
+}
+
+/// The Python SDK's server over Streamable HTTP, twice, reached by `client` (an SDK's)
+/// directly and through `reasons mcp --url`, each answered alike; the folder, and the
+/// logs of what each server received.
+fn python_server_served_alike(client: &str) -> (tempfile::TempDir, PathBuf, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let (direct_log, proxied_log) = (dir.path().join("direct"), dir.path().join("proxied"));
     let (direct_server, proxied_server) = (python_http(&direct_log), python_http(&proxied_log));
     let direct = sdk_client_over(
-        "python",
+        client,
         calls(),
         vec!["--url".into(), direct_server.url.clone()],
     );
-    let through = sdk_client("python", calls(), proxied_url(&[], &proxied_server.url));
+    let through = sdk_client(client, calls(), proxied_url(&[], &proxied_server.url));
+    // FastMCP validates its arguments: the call with a reason succeeds only because the
+    // proxy took the reason off.
     assert_served_alike(&direct, &through);
+    (dir, direct_log, proxied_log)
 }
