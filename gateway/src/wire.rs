@@ -386,10 +386,19 @@ fn write_all(stream: &OutputStream, bytes: &[u8], deadline: &Deadline) -> Result
         stream.write(&rest[..piece]).map_err(broken)?;
         rest = &rest[piece..];
     }
-    stream.flush().map_err(broken)?;
+    // Every byte is in. A body whose length was said is closed by the engine once its
+    // last byte is in: closed from here on is done, not broken.
+    let done = |checked: Result<u64, StreamError>| match checked {
+        Ok(room) => Ok(room > 0),
+        Err(StreamError::Closed) => Ok(true),
+        Err(error) => Err(broken(error)),
+    };
+    if done(stream.flush().map(|()| 0))? {
+        return Ok(());
+    }
     // A flush is done when the stream takes writes again.
     loop {
-        if stream.check_write().map_err(broken)? > 0 {
+        if done(stream.check_write())? {
             return Ok(());
         }
         if !deadline.met(&stream.subscribe()) {
