@@ -324,14 +324,7 @@ impl Front {
             };
         }
         if method == Some("initialize") {
-            self.take_a_place().await?;
-            let opened = self.open(false);
-            let mut sessions = lock(&self.sessions);
-            sessions.opening -= 1;
-            let link = opened?;
-            // Each session's id is drawn afresh: knowing one's own tells nothing of another's.
-            let session = reasons_mcp::unguessable();
-            sessions.add(session.clone(), link.clone());
+            let (link, session) = self.open_session().await?;
             return Ok((link, Some(session)));
         }
         if !modern {
@@ -349,6 +342,20 @@ impl Front {
         let link = self.open(true)?;
         *stateless = Some(link.clone());
         Ok((link, None))
+    }
+
+    /// Opens a legacy session, once it has a place ([`Front::take_a_place`]): its link,
+    /// and its id.
+    async fn open_session(&self) -> Result<(Arc<Link>, String), Refused> {
+        self.take_a_place().await?;
+        let opened = self.open(false);
+        let mut sessions = lock(&self.sessions);
+        sessions.opening -= 1;
+        let link = opened?;
+        // Each session's id is drawn afresh: knowing one's own tells nothing of another's.
+        let session = reasons_mcp::unguessable();
+        sessions.add(session.clone(), link.clone());
+        Ok((link, session))
     }
 
     /// Takes a place for a session about to open. A session whose server has gone gives

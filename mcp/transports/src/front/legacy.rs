@@ -29,19 +29,10 @@ pub const MESSAGES_PATH: &str = "/messages";
 /// Opens a session and answers with its stream: first the endpoint to POST to, then each
 /// message for the client as the session writes it.
 pub async fn on_stream(State(front): State<Arc<Front>>, RawQuery(query): RawQuery) -> Response {
-    if let Err(refused) = front.take_a_place().await {
-        return refused.into_response();
-    }
-    let opened = front.open(false);
-    let mut sessions = lock(&front.sessions);
-    sessions.opening -= 1;
-    let link = match opened {
-        Ok(link) => link,
+    let (link, session) = match front.open_session().await {
+        Ok(opened) => opened,
         Err(refused) => return refused.into_response(),
     };
-    let session = reasons_mcp::unguessable();
-    sessions.add(session.clone(), link.clone());
-    drop(sessions);
     let (lines, stream) = channel(STREAM_AHEAD);
     {
         let mut routes = lock(&link.routes);
