@@ -341,14 +341,17 @@ impl Link {
         }
         let url = &self.remote.shown;
         let initialize = outline.method.as_deref() == Some("initialize");
-        if initialize {
-            // A new session starts clean: no id or version of one the server ended, or
-            // gave a request that was not `initialize` (a probe it refused), rides on it.
+        // Whether the request goes in a session. A new session starts clean: no id or
+        // version of one the server ended, or gave a request that was not `initialize`
+        // (a probe it refused), rides on it.
+        let carried = {
             let mut session = self.lock();
-            session.id = None;
-            session.version = None;
-        }
-        let carried = self.lock().id.is_some();
+            if initialize {
+                session.id = None;
+                session.version = None;
+            }
+            session.id.is_some()
+        };
         let response = match self.request(outline).send(message) {
             Ok(response) => response,
             Err(ureq::Error::Timeout(_)) => {
@@ -395,7 +398,7 @@ impl Link {
             );
             return self.unanswered(outline, &message);
         }
-        if carried && status.as_u16() == 404 && !initialize {
+        if carried && status.as_u16() == 404 {
             // The server ended the session (it expired, or restarted): so is the
             // client's, which then initializes anew, as the specification asks of a
             // client that meets 404 (over --listen its next request is answered 404;
