@@ -1851,3 +1851,27 @@ fn goose_s_config_as_goose_s_own_writer_lays_it_out_is_wrapped_and_round_trips()
     }
     assert_eq!(unwrapped, config);
 }
+
+#[test]
+fn an_entry_that_is_no_server_is_not_counted_as_left_behind_the_proxy() {
+    // unwrap's exit says whether something still runs behind the proxy: an entry that
+    // is not a table runs nothing at all, so it is not one; wrap refuses it as before.
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("config.toml");
+    let text = "[mcp_servers]\nodd = 1\n";
+    std::fs::write(&file, text).unwrap();
+    let rows = ok(&reasons_in(
+        home.path(),
+        &["unwrap", "--config", file.to_str().unwrap()],
+    ));
+    assert!(
+        rows.contains("odd: does not run behind reasons mcp"),
+        "{rows}"
+    );
+    let said = refused(&reasons_in(
+        home.path(),
+        &["wrap", "--config", file.to_str().unwrap()],
+    ));
+    assert!(said.contains("odd: not a table"), "{said}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+}

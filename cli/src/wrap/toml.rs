@@ -23,12 +23,12 @@ pub(super) fn edit(text: &str, file: &Path, way: Way, reasons: &Wrapper) -> anyh
     let mut fates = Vec::new();
     for (name, entry) in servers.iter_mut() {
         let name = name.get().to_string();
-        let fate = match entry.as_table_like_mut() {
-            None => Fate::Skipped("not a table".into()),
-            Some(entry) => match way {
-                Way::Wrap => wrap(entry, reasons.head(&name), &reasons.command),
-                Way::Unwrap => unwrap(entry),
-            },
+        let fate = match (entry.as_table_like_mut(), way) {
+            (None, Way::Wrap) => Fate::Skipped("not a table".into()),
+            // Nothing runs a server that is not a table, behind the proxy or not.
+            (None, Way::Unwrap) => Fate::AsItWas,
+            (Some(entry), Way::Wrap) => wrap(entry, reasons.head(&name), &reasons.command),
+            (Some(entry), Way::Unwrap) => unwrap(entry),
         };
         let pointer = format!("/mcp_servers/{}", pointer_token(&name));
         fates.push((Server { name, pointer }, fate));
