@@ -702,26 +702,13 @@ fn over_cap_post(url: &str, length: usize) -> (u16, String) {
     raw_with(url, head, &"a".repeat(length))
 }
 
-/// A legacy session opened on `front`, its `initialized` sent; its id.
-fn legacy_session(front: &Listening) -> String {
-    let (status, session, _) = initialize(&front.url);
-    assert_eq!(status, 200);
-    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
-    post(
-        &front.url,
-        &[("Mcp-Session-Id", session.as_str())],
-        initialized,
-    );
-    session
-}
-
 #[test]
 fn a_reused_pending_id_is_refused_under_that_id_and_never_replaces_the_first() {
     // R19: a legacy client sends id 5 while its first id 5 still waits (a tool that
     // never answers); the second is answered with an error under 5 and never sent on,
     // so the first keeps its place for its answer.
     let (_dir, log, front) = front_logging();
-    let session = legacy_session(&front);
+    let session = legacy_session(&front.url);
     let with_session = [("Mcp-Session-Id", session.as_str())];
     let hang =
         r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"hang","arguments":{}}}"#;
@@ -758,7 +745,7 @@ fn a_session_whose_server_is_gone_takes_no_request_and_opens_no_stream() {
     // after that a GET or a POST to the session is refused with 404 (initialize again),
     // never a stream that cannot end.
     let (_dir, _log, front) = front_logging();
-    let session = legacy_session(&front);
+    let session = legacy_session(&front.url);
     let with_session = [("Mcp-Session-Id", session.as_str())];
     let die =
         r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"die","arguments":{}}}"#;
@@ -799,7 +786,7 @@ fn a_server_s_batched_answers_reach_each_request_s_own_post() {
             r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"text":"{text}","reason":"SECRET"}}{extra}}}}}"#
         )
     };
-    let session = legacy_session(&front);
+    let session = legacy_session(&front.url);
     let shared_meta = format!(",{META}");
     let pairs = [
         (vec![("Mcp-Session-Id".to_string(), session)], [1, 2], ""),
@@ -1044,13 +1031,13 @@ fn a_legacy_event_stream_ends_with_the_session_that_opened_it() {
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
     };
-    let first = legacy_session(&front);
+    let first = legacy_session(&front.url);
     until_streams(1);
     assert_eq!(delete(&front.url, &first), 200);
     until_streams(0);
     // A second session past --max-sessions 1 ends the first, and the first's stream.
-    legacy_session(&front);
-    legacy_session(&front);
+    legacy_session(&front.url);
+    legacy_session(&front.url);
     until_streams(1);
 }
 

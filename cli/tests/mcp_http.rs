@@ -581,7 +581,7 @@ fn a_session_the_server_ended_is_ended_for_the_client_and_a_new_one_starts_clean
     // Through --listen: the front's session ends with the server's, and the client's new
     // one reaches a new session of the server's.
     let front = Listening::front_to(&[], vec!["--url".into(), server.url.clone()]);
-    let first = front_session(&front.url);
+    let first = legacy_session(&front.url);
     let in_session = |session: &str, body: &str| {
         post(
             &front.url,
@@ -610,7 +610,7 @@ fn a_session_the_server_ended_is_ended_for_the_client_and_a_new_one_starts_clean
         );
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    let second = front_session(&front.url);
+    let second = legacy_session(&front.url);
     assert_ne!(second, first);
     let (status, answer) = in_session(&second, &call(5, "record", r#"{"text":"c"}"#, false));
     assert_eq!(status, 200, "{answer:?}");
@@ -632,36 +632,4 @@ fn a_session_the_server_ended_is_ended_for_the_client_and_a_new_one_starts_clean
             .iter()
             .all(|request| request["headers"].get("mcp-session-id").is_none())
     );
-}
-
-/// A new session of the front at `url`: initialized, its id.
-fn front_session(url: &str) -> String {
-    let agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .build()
-        .new_agent();
-    let response = agent
-        .post(url)
-        .header("Content-Type", "application/json")
-        .header("Accept", "application/json, text/event-stream")
-        .send(INITIALIZE)
-        .unwrap();
-    assert_eq!(response.status(), 200);
-    let session = response
-        .headers()
-        .get("mcp-session-id")
-        .unwrap()
-        .to_str()
-        .unwrap()
-        .to_string();
-    let (status, _) = post(
-        url,
-        &[
-            ("Mcp-Session-Id", &session),
-            ("MCP-Protocol-Version", "2025-06-18"),
-        ],
-        INITIALIZED,
-    );
-    assert_eq!(status, 202);
-    session
 }

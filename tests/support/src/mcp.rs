@@ -706,6 +706,21 @@ pub fn try_post(
     Ok((status, messages))
 }
 
+/// A legacy session of the front or gateway at `url`: initialized, as a client does, and
+/// its id.
+pub fn legacy_session(url: &str) -> String {
+    let (status, session, messages) = initialize(url);
+    assert_eq!(status, 200, "{messages:?}");
+    assert!(!session.is_empty(), "{messages:?}");
+    let with_session = [
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-06-18"),
+    ];
+    let (status, _) = post(url, &with_session, INITIALIZED);
+    assert_eq!(status, 202);
+    session
+}
+
 /// POSTs an `initialize` to `url`: the status, the session id the answer gives (empty
 /// if none) and its messages.
 pub fn initialize(url: &str) -> (u16, String, Vec<Value>) {
