@@ -138,7 +138,7 @@ fn codex_reads_its_wrapped_config_strictly_and_lists_its_servers_through_reasons
     // Codex refuses, under `--strict-config`, a config with any key it does not know: a
     // wrapped one, stdio and remote, is read as its own; `codex mcp list` shows each
     // running behind the proxy, and unwrap gives the file back.
-    let home = tempfile::tempdir_in(std::env::current_dir().unwrap()).unwrap();
+    let home = tempfile::tempdir().unwrap();
     let codex_home = home.path().join(".codex");
     std::fs::create_dir_all(&codex_home).unwrap();
     let remote = own_server_http(&home.path().join("remote.log"));
