@@ -47,6 +47,7 @@ pub fn post(settings: &Settings, request: IncomingRequest, out: ResponseOutparam
         return wire::refuse(out, status, &why);
     }
     let client = wire::client_headers(&request);
+    let said = request.headers().entries();
     let Ok(body) = request.consume() else {
         return wire::refuse(out, 400, "the request's body could not be read");
     };
@@ -60,6 +61,14 @@ pub fn post(settings: &Settings, request: IncomingRequest, out: ResponseOutparam
     if message.trim_ascii_start().starts_with(b"[") {
         let why = "a batch is not served over HTTP: send each message in a POST of its own";
         return wire::refuse(out, 400, why);
+    }
+    // What the headers say must be what the body says, before anything routes by either.
+    let header = |name: &str| {
+        wire::header(&said, name).map(|value| String::from_utf8_lossy(value).into_owned())
+    };
+    if let Err(rejected) = reasons_mcp::inbound::check_line(&message, header) {
+        let answer = rejected.refusal.answer();
+        return wire::json(out, rejected.status, &[], answer.as_bytes());
     }
     let mut exchange = Exchange {
         settings,
@@ -238,9 +247,25 @@ impl Exchange<'_> {
             });
         }
         if failed {
-            // What was owed an answer gets an error naming the status.
+            // What was owed an answer gets an error naming the status, unless the body
+            // is the server's own JSON-RPC answer (a 404 for a method it lacks, a 400
+            // for a revision it does not serve), which the proxy reads as it reads any.
             let why = format!("the MCP server answered HTTP {}", answer.status);
-            return self.unanswered(outline, &why);
+            let json = wire::header(&answer.headers, "content-type")
+                .is_some_and(|kind| kind.starts_with(b"application/json"));
+            let mut next = Vec::new();
+            if json && self.proxy.awaits(outline.exchange) {
+                if let Ok(body) = answer.response.consume() {
+                    if let Ok(text) = wire::read_whole(body, self.settings.max_message, &deadline) {
+                        let out = self.proxy.server_sent(text, now());
+                        next.extend(self.take(out));
+                    }
+                }
+            }
+            if self.proxy.awaits(outline.exchange) {
+                next.extend(self.unanswered(outline, &why));
+            }
+            return next;
         }
         if !self.proxy.awaits(outline.exchange) {
             // A notification or a response: the server owes nothing (202).

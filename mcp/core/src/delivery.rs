@@ -8,6 +8,10 @@
 use crate::jsonrpc::{self, Id, Message, Read};
 use std::ops::Range;
 
+/// The `_meta` key under which an event of a subscription names the request that opened
+/// it.
+const SUBSCRIPTION: &str = "io.modelcontextprotocol/subscriptionId";
+
 /// A line for the client.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Delivery {
@@ -34,6 +38,9 @@ pub enum About {
     /// The server's word that it cancelled the request `id` (no answer follows), whose
     /// id lies at `at`.
     Cancelled { id: Id, at: Range<usize> },
+    /// An event of the subscription the request `id` (a `subscriptions/listen`) opened,
+    /// which names it at `at` (2026-07-28: `_meta`'s subscription id is the request's).
+    Listened { id: Id, at: Range<usize> },
     /// No request of the client's: a server's request, another notification, an error
     /// under no id.
     Other,
@@ -42,9 +49,9 @@ pub enum About {
 impl About {
     /// What `read`, a message the proxy read, is about.
     pub(crate) fn of(read: &Read) -> About {
-        // The request a note's params name under `key`, and where.
-        let named = |params: &Option<&str>, key: &str| {
-            let named = jsonrpc::at((*params)?, &[key])?;
+        // The request a note's params name under `path`, and where.
+        let named = |params: &Option<&str>, path: &[&str]| {
+            let named = jsonrpc::at((*params)?, path)?;
             Some((Id::parse(named)?, jsonrpc::span(read.text, named)))
         };
         match &read.message {
@@ -57,13 +64,15 @@ impl About {
                 at: jsonrpc::span(read.text, named),
             },
             Ok(Message::Notification { method, params }) if method == "notifications/progress" => {
-                named(params, "progressToken")
+                named(params, &["progressToken"])
                     .map_or(About::Other, |(token, at)| About::Progress { token, at })
             }
             Ok(Message::Notification { method, params }) if method == "notifications/cancelled" => {
-                named(params, "requestId")
+                named(params, &["requestId"])
                     .map_or(About::Other, |(id, at)| About::Cancelled { id, at })
             }
+            Ok(Message::Notification { params, .. }) => named(params, &["_meta", SUBSCRIPTION])
+                .map_or(About::Other, |(id, at)| About::Listened { id, at }),
             _ => About::Other,
         }
     }
@@ -95,6 +104,7 @@ impl About {
                 at: moved(at),
             },
             About::Cancelled { id, at } => About::Cancelled { id, at: moved(at) },
+            About::Listened { id, at } => About::Listened { id, at: moved(at) },
             About::Other => About::Other,
         }
     }
@@ -166,6 +176,14 @@ mod tests {
             panic!("a cancellation");
         };
         assert_eq!((id, &cancelled[at]), (Id::parse("7").unwrap(), "7"));
+        let listened = r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"L1"}}}"#;
+        let About::Listened { id, at } = about(listened) else {
+            panic!("a subscription's event");
+        };
+        assert_eq!(
+            (id, &listened[at]),
+            (Id::parse(r#""L1""#).unwrap(), r#""L1""#)
+        );
         // A note that names no request, under no id, or whose token is no id.
         for other in [
             r#"{"jsonrpc":"2.0","method":"notifications/message","params":{}}"#,

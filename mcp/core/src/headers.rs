@@ -157,6 +157,21 @@ pub fn encode(value: &str) -> String {
     format!("=?base64?{encoded}?=")
 }
 
+/// A header value as [`encode`] wrote it: the text of a `=?base64?…?=` value, when its
+/// base64 is UTF-8; any other value as it is.
+pub fn decode(value: &str) -> Option<String> {
+    let Some(encoded) = value
+        .strip_prefix("=?base64?")
+        .and_then(|rest| rest.strip_suffix("?="))
+    else {
+        return Some(value.to_string());
+    };
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .ok()?;
+    String::from_utf8(bytes).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -173,6 +188,10 @@ mod tests {
         assert_eq!(encode("Hello, 世界"), "=?base64?SGVsbG8sIOS4lueVjA==?=");
         assert_eq!(encode(" padded "), "=?base64?IHBhZGRlZCA=?=");
         assert_eq!(encode("line1\nline2"), "=?base64?bGluZTEKbGluZTI=?=");
+        for value in ["us-west1", "Hello, 世界", " padded ", "=?base64?looks?="] {
+            assert_eq!(decode(&encode(value)).as_deref(), Some(value));
+        }
+        assert_eq!(decode("=?base64?not base64?="), None);
         assert_eq!(
             encode("=?base64?literal?="),
             "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?="

@@ -16,6 +16,7 @@ use std::ops::Range;
 /// JSON-RPC's error codes, as the proxy uses them.
 pub const PARSE_ERROR: i64 = -32700;
 pub const INVALID_REQUEST: i64 = -32600;
+pub const METHOD_NOT_FOUND: i64 = -32601;
 pub const INVALID_PARAMS: i64 = -32602;
 pub const INTERNAL_ERROR: i64 = -32603;
 
@@ -63,6 +64,8 @@ pub struct Refusal {
     pub id: Option<Id>,
     pub code: i64,
     pub message: String,
+    /// The error's `data`, as JSON text, where the specification gives the error one.
+    pub data: Option<String>,
 }
 
 impl Refusal {
@@ -72,12 +75,24 @@ impl Refusal {
             id,
             code,
             message: message.into(),
+            data: None,
+        }
+    }
+
+    /// The refusal with the error's `data`, JSON text.
+    pub fn with_data(self, data: String) -> Refusal {
+        Refusal {
+            data: Some(data),
+            ..self
         }
     }
 
     /// The error response that answers it.
     pub fn answer(&self) -> String {
-        error(self.id.as_ref(), self.code, &self.message)
+        match &self.data {
+            Some(data) => error_with_data(self.id.as_ref(), self.code, &self.message, data),
+            None => error(self.id.as_ref(), self.code, &self.message),
+        }
     }
 }
 
@@ -391,6 +406,13 @@ pub fn error(id: Option<&Id>, code: i64, message: &str) -> String {
     let message = serde_json::to_string(message).unwrap_or_default();
     let id = id.map_or("null", Id::json);
     format!(r#"{RESPONSE}{id},"error":{{"code":{code},"message":{message}}}}}"#)
+}
+
+/// An error response with `data`, JSON text.
+pub fn error_with_data(id: Option<&Id>, code: i64, message: &str, data: &str) -> String {
+    let message = serde_json::to_string(message).unwrap_or_default();
+    let id = id.map_or("null", Id::json);
+    format!(r#"{RESPONSE}{id},"error":{{"code":{code},"message":{message},"data":{data}}}}}"#)
 }
 
 /// A request of the proxy's own.

@@ -18,6 +18,7 @@ pub mod admission;
 pub mod audit;
 pub mod delivery;
 pub mod headers;
+pub mod inbound;
 pub mod jsonrpc;
 pub mod layer;
 mod now;

@@ -9,6 +9,8 @@ use reasons_transform::json;
 
 /// The `_meta` key a 2026-07-28 request carries its protocol version under.
 pub(crate) const VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
+/// The `_meta` key a 2026-07-28 request carries its client's capabilities under.
+pub(crate) const CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
 
 /// The outline of one line to the server: a message, or a batch of them.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]

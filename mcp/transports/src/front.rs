@@ -33,9 +33,11 @@ use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::sse::{Event as SseEvent, Sse};
 use axum::response::{IntoResponse, Response};
+use futures_util::StreamExt;
 use indexmap::IndexMap;
 use reasons_host::Plugin;
 use reasons_mcp::delivery::{About, Part};
+use reasons_mcp::inbound;
 use reasons_mcp::jsonrpc::{self, INVALID_REQUEST, Id, Line, Message, Parsed};
 use reasons_transform::Options;
 use std::collections::HashMap;
@@ -576,6 +578,18 @@ impl Routes {
                 };
                 (id.clone(), named(text, at, given.as_deref()), false)
             }
+            // An event of a subscription goes on the stream of the request that opened
+            // it, which stays open for the next.
+            About::Listened { id, at } => {
+                let Some((_, given)) = self.waiting.get(id) else {
+                    return self.elsewhere(text);
+                };
+                (
+                    id.clone(),
+                    named(text, at, given.as_ref().map(Id::json)),
+                    false,
+                )
+            }
             About::Other => return self.elsewhere(text),
         };
         let Some((stream, _)) = self.waiting.get(&id) else {
@@ -678,6 +692,8 @@ struct Refused {
     code: i64,
     message: String,
     id: Option<Id>,
+    /// The error's `data`, JSON text, where the specification gives it one.
+    data: Option<String>,
 }
 
 fn refuse(status: StatusCode, code: i64, message: &str) -> Refused {
@@ -686,6 +702,18 @@ fn refuse(status: StatusCode, code: i64, message: &str) -> Refused {
         code,
         message: format!("reasons mcp: {message}"),
         id: None,
+        data: None,
+    }
+}
+
+/// A request refused on the way in as the specification says ([`inbound::check`]).
+fn rejected(rejected: inbound::Rejected) -> Refused {
+    let status = StatusCode::from_u16(rejected.status).unwrap_or(StatusCode::BAD_REQUEST);
+    let refusal = rejected.refusal;
+    Refused {
+        id: refusal.id,
+        data: refusal.data,
+        ..refuse(status, refusal.code, &refusal.message)
     }
 }
 
@@ -701,7 +729,12 @@ impl Refused {
 
 impl IntoResponse for Refused {
     fn into_response(self) -> Response {
-        let body = jsonrpc::error(self.id.as_ref(), self.code, &self.message);
+        let body = match &self.data {
+            Some(data) => {
+                jsonrpc::error_with_data(self.id.as_ref(), self.code, &self.message, data)
+            }
+            None => jsonrpc::error(self.id.as_ref(), self.code, &self.message),
+        };
         (
             self.status,
             [(header::CONTENT_TYPE, "application/json")],
@@ -785,7 +818,7 @@ async fn on_post(
         method,
         id,
         route,
-    } = match one_message(&front, body) {
+    } = match one_message(&front, &headers, body) {
         Ok(posted) => posted,
         Err(refused) => return refused.into_response(),
     };
@@ -809,6 +842,7 @@ async fn on_post(
         return StatusCode::ACCEPTED.into_response();
     };
     let (answers, stream) = channel(STREAM_AHEAD);
+    let given = id.clone();
     let admitted = lock(&link.routes).admit(id, line, route.token, answers);
     let (id, line) = match admitted {
         Ok(admitted) => admitted,
@@ -823,7 +857,11 @@ async fn on_post(
         lock(&link.routes).waiting.shift_remove(&id);
         return session_gone().into_response();
     }
-    let mut response = sse(stream, cancel).into_response();
+    let mut response = if route.modern {
+        modern_answer(&given, stream, cancel).await
+    } else {
+        sse(None, stream, cancel).into_response()
+    };
     if let Some(session) = session.and_then(|session| HeaderValue::from_str(&session).ok()) {
         response.headers_mut().insert("mcp-session-id", session);
     }
@@ -847,6 +885,7 @@ struct Posted {
 /// on (`one_line`).
 fn one_message(
     front: &Front,
+    headers: &HeaderMap,
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Posted, Refused> {
     let body = body.map_err(|rejection| {
@@ -869,6 +908,14 @@ fn one_message(
     };
     let route =
         reasons_mcp::admission::route(&read).map_err(|refusal| refused_by_reading(&refusal))?;
+    // What the headers say must be what the body says, before anything routes by either.
+    let header = |name: &str| {
+        let values: Vec<&str> = (headers.get_all(name).iter())
+            .map(|value| value.to_str().unwrap_or("\u{fffd}"))
+            .collect();
+        (!values.is_empty()).then(|| values.join(", "))
+    };
+    inbound::check(&read, header).map_err(rejected)?;
     Ok(Posted {
         line,
         method,
@@ -892,7 +939,7 @@ async fn on_get(State(front): State<Arc<Front>>, headers: HeaderMap) -> Response
         return session_gone().into_response();
     }
     routes.stream = Some(lines);
-    sse(stream, None).into_response()
+    sse(None, stream, None).into_response()
 }
 
 /// The answer to an `initialize` that finds no place: 503, try again.
@@ -939,18 +986,46 @@ async fn forward(feed: &Feed, line: Parsed) -> bool {
     }
 }
 
-/// An SSE response carrying each line of `lines` as an event, until it ends; `cancel`
-/// goes with it, to cancel its request if the client closes it first.
+/// The answer to a 2026-07-28 request, given id `given`: one JSON body when the answer
+/// comes first, under the status the specification gives its error (404 for a method
+/// the server does not have, which a server on stdio cannot say itself); otherwise an
+/// event stream, from what came first. `cancel` is held while the first waits, so that
+/// a client that leaves first cancels its request.
+async fn modern_answer(
+    given: &Id,
+    mut lines: Receiver<Vec<u8>>,
+    cancel: Option<Cancel>,
+) -> Response {
+    let Some(first) = lines.recv().await else {
+        return sse(None, lines, cancel).into_response();
+    };
+    match inbound::answer_status(&first, given) {
+        Some(status) => (
+            StatusCode::from_u16(status).unwrap_or(StatusCode::OK),
+            [(header::CONTENT_TYPE, "application/json")],
+            first,
+        )
+            .into_response(),
+        None => sse(Some(first), lines, cancel).into_response(),
+    }
+}
+
+/// An SSE response carrying `first`, then each line of `lines`, as an event, until it
+/// ends; `cancel` goes with it, to cancel its request if the client closes it first.
 fn sse(
+    first: Option<Vec<u8>>,
     lines: Receiver<Vec<u8>>,
     cancel: Option<Cancel>,
 ) -> Sse<impl futures_util::Stream<Item = Result<SseEvent, Infallible>>> {
-    let events = futures_util::stream::unfold((lines, cancel), |(mut lines, cancel)| async move {
+    let rest = futures_util::stream::unfold((lines, cancel), |(mut lines, cancel)| async move {
         let line = lines.recv().await?;
+        Some((line, (lines, cancel)))
+    });
+    let events = futures_util::stream::iter(first).chain(rest).map(|line| {
         let event = SseEvent::default()
             .event("message")
             .data(String::from_utf8_lossy(&line));
-        Some((Ok(event), (lines, cancel)))
+        Ok(event)
     });
     Sse::new(events)
 }

@@ -109,7 +109,7 @@ pub async fn on_message(
     };
     let Posted {
         line, id, route, ..
-    } = match one_message(&front, body) {
+    } = match one_message(&front, &headers, body) {
         Ok(posted) => posted,
         Err(refused) => return refused.into_response(),
     };

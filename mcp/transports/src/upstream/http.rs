@@ -385,9 +385,13 @@ impl Link {
         let body = response.into_body();
         // A server of the legacy HTTP+SSE transport has nothing to POST `initialize` to
         // (404, 405): its stream is asked for, and every message goes where it says. An
-        // answer that means something else (401, a 400 with an error) stands.
+        // answer that means something else (401, a 400 with an error) stands, as does a
+        // 2026-07-28 server's 404 for an `initialize` in that revision's envelope, which
+        // only says that revision has no such method.
         let absent = matches!(status.as_u16(), 404 | 405);
-        if absent && outline.method.as_deref() == Some("initialize") {
+        let handshake =
+            outline.method.as_deref() == Some("initialize") && outline.version.is_none();
+        if absent && handshake {
             drop(body);
             let why = match self.open_legacy() {
                 Ok(endpoint) => return self.post_legacy(message, outline, &endpoint),
