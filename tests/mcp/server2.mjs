@@ -6,9 +6,9 @@
 // 127.0.0.1 (printing `PORT <n>` once it listens, path /mcp) and appends the body of
 // each POST it gets to LOG, one line each.
 import { appendFileSync } from "node:fs";
-import { createServer } from "node:http";
 import { McpServer, createMcpHandler } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
+import { serveFetch } from "./serve-fetch.mjs";
 
 const object = (properties) => ({ type: "object", properties });
 const tools = [
@@ -31,24 +31,9 @@ const factory = () => {
 if (process.argv[2] === "--http") {
   const log = process.argv[3];
   const handler = createMcpHandler(factory);
-  const server = createServer(async (req, res) => {
-    const chunks = [];
-    for await (const chunk of req) chunks.push(chunk);
-    const body = Buffer.concat(chunks).toString("utf8");
-    if (req.method === "POST") appendFileSync(log, body.replace(/\n/g, " ") + "\n");
-    const request = new Request(`http://${req.headers.host}${req.url}`, {
-      method: req.method,
-      headers: Object.entries(req.headers).flatMap(([name, value]) =>
-        [value].flat().map((one) => [name, one]),
-      ),
-      body: req.method === "POST" ? body : undefined,
-    });
-    const response = await handler.fetch(request);
-    res.writeHead(response.status, Object.fromEntries(response.headers));
-    if (response.body) for await (const chunk of response.body) res.write(chunk);
-    res.end();
+  serveFetch(handler.fetch, (method, body) => {
+    if (method === "POST") appendFileSync(log, body.replace(/\n/g, " ") + "\n");
   });
-  server.listen(0, "127.0.0.1", () => console.log(`PORT ${server.address().port}`));
 } else {
   serveStdio(factory);
 }
