@@ -32,7 +32,8 @@ pub const UNSUPPORTED_VERSION: i64 = -32022;
 #[derive(Debug)]
 pub struct Rejected {
     pub status: u16,
-    pub refusal: Refusal,
+    /// Boxed, as a `Result`'s error is best kept small.
+    pub refusal: Box<Refusal>,
 }
 
 /// Checks `read`, a message a client POSTed, against the headers it came with
@@ -49,7 +50,7 @@ pub fn check(read: &Read, header: impl Fn(&str) -> Option<String>) -> Result<(),
     };
     let refuse = |status: u16, code: i64, message: String| Rejected {
         status,
-        refusal: Refusal::new(id.cloned(), code, message),
+        refusal: Box::new(Refusal::new(id.cloned(), code, message)),
     };
     let members = params
         .and_then(|params| jsonrpc::unique(params).ok())
@@ -128,7 +129,7 @@ fn mismatch(refuse: impl Fn(u16, i64, String) -> Rejected, why: String) -> Rejec
 impl Rejected {
     fn with_data(self, data: serde_json::Value) -> Rejected {
         Rejected {
-            refusal: self.refusal.with_data(data.to_string()),
+            refusal: Box::new(self.refusal.with_data(data.to_string())),
             ..self
         }
     }

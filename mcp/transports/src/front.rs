@@ -692,8 +692,9 @@ struct Refused {
     code: i64,
     message: String,
     id: Option<Id>,
-    /// The error's `data`, JSON text, where the specification gives it one.
-    data: Option<String>,
+    /// The error's `data`, JSON text, where the specification gives it one (boxed: a
+    /// `Result`'s error is best kept small).
+    data: Option<Box<str>>,
 }
 
 fn refuse(status: StatusCode, code: i64, message: &str) -> Refused {
@@ -709,10 +710,10 @@ fn refuse(status: StatusCode, code: i64, message: &str) -> Refused {
 /// A request refused on the way in as the specification says ([`inbound::check`]).
 fn rejected(rejected: inbound::Rejected) -> Refused {
     let status = StatusCode::from_u16(rejected.status).unwrap_or(StatusCode::BAD_REQUEST);
-    let refusal = rejected.refusal;
+    let refusal = *rejected.refusal;
     Refused {
         id: refusal.id,
-        data: refusal.data,
+        data: refusal.data.map(String::into_boxed_str),
         ..refuse(status, refusal.code, &refusal.message)
     }
 }
