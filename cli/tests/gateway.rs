@@ -124,9 +124,14 @@ fn a_2026_request_carries_headers_rebuilt_from_what_was_forwarded() {
             r#"{"text":"t","region":"eu","reason":"secret"}"#,
             true,
         );
+        // R18: an Mcp-Name that disagrees with the body is refused as the specification
+        // says, and nothing goes upstream.
+        let (status, messages) = post(&gateway.url, &[("Mcp-Name", "secret")], &record);
+        assert_eq!(status, 400, "{messages:?}");
+        assert_eq!(the_answer(&messages)["error"]["code"], -32020);
+        assert_eq!(calls_received(&log).len(), 0);
         let forged = [
             ("Mcp-Param-Reason", "secret"),
-            ("Mcp-Name", "secret"),
             // The client's credentials go upstream.
             ("Authorization", "Bearer the-clients"),
         ];

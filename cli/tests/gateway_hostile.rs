@@ -51,12 +51,21 @@ fn with<B>(
     request
 }
 
-/// A POST of a message to `url` with `headers`, as an MCP client makes it.
-fn posting(url: &str, headers: &[(&str, &str)]) -> ureq::RequestBuilder<ureq::typestate::WithBody> {
+/// A POST of the message `body` to `url` with `headers`, as an MCP client makes it (with
+/// the 2026-07-28 request headers of `body` that `headers` does not give).
+fn posting(
+    url: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> ureq::RequestBuilder<ureq::typestate::WithBody> {
     let request = agent()
         .post(url)
         .header("Content-Type", "application/json")
         .header("Accept", "application/json, text/event-stream");
+    let mirrored = mirrored(body, headers);
+    let request = mirrored.iter().fold(request, |request, (name, value)| {
+        request.header(*name, value)
+    });
     with(request, headers)
 }
 
@@ -68,7 +77,7 @@ fn raw(url: &str, headers: &[(&str, &str)], body: &str) -> Raw {
             headers,
         )
         .call(),
-        false => posting(url, headers).send(body),
+        false => posting(url, headers, body).send(body),
     }
     .unwrap();
     Raw {
@@ -367,7 +376,7 @@ struct Events(Box<dyn BufRead + Send>);
 impl Events {
     /// POSTs `body` to `url` with `headers`, its answer to be read as an event stream.
     fn of(url: &str, headers: &[(&str, &str)], body: &str) -> Events {
-        let answer = posting(url, headers).send(body).unwrap();
+        let answer = posting(url, headers, body).send(body).unwrap();
         assert_eq!(answer.status(), 200);
         let kind = answer.headers().get("content-type").unwrap();
         assert_eq!(kind, "text/event-stream");

@@ -191,21 +191,9 @@ fn a_2026_client_whose_first_request_is_a_call_is_served_by_a_server_that_wants_
     let log = dir.path().join("front");
     let server = own_server2_http(&log);
     let front = Listening::front_to(&[], vec!["--url".into(), server.url.clone()]);
-    let mut answer = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .build()
-        .new_agent()
-        .post(&front.url)
-        .header("Content-Type", "application/json")
-        .header("Accept", "application/json, text/event-stream")
-        .send(call)
-        .unwrap();
-    let text = answer.body_mut().read_to_string().unwrap();
-    let data = text
-        .lines()
-        .find_map(|line| line.strip_prefix("data: "))
-        .unwrap_or_else(|| panic!("no answer: {text}"));
-    answered(&serde_json::from_str(data).unwrap());
+    let (status, messages) = post(&front.url, &[], call);
+    assert_eq!(status, 200, "{messages:?}");
+    answered(the_answer(&messages));
     for log in ["stdio", "front"] {
         let sent = std::fs::read_to_string(dir.path().join(log)).unwrap();
         assert!(!sent.contains("SECRET"), "{log}: {sent}");

@@ -75,7 +75,7 @@ fn front_logging() -> (tempfile::TempDir, std::path::PathBuf, Listening) {
     (dir, log, front)
 }
 
-const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}"#;
+const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
 
 #[test]
 fn stateless_2026_requests_keep_their_own_ids_and_lose_the_reason() {
@@ -197,6 +197,10 @@ fn target_of(url: &str) -> &str {
 fn raw(url: &str, method: &str, headers: &[(&str, &str)], body: &str) -> (u16, String) {
     let mut request = format!("{method} /mcp HTTP/1.1\r\n");
     for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    // A 2026-07-28 page's request carries the headers its body asks for, as a client's.
+    for (name, value) in mirrored(body, headers) {
         request.push_str(&format!("{name}: {value}\r\n"));
     }
     raw_with(url, &request, body)
@@ -462,7 +466,7 @@ fn clients_of_the_shared_session_see_only_their_own_messages() {
     let front = Listening::front(&[], everything());
     let call = |token: &str| {
         format!(
-            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"trigger-long-running-operation","arguments":{{"duration":1,"steps":4}},"_meta":{{"progressToken":"{token}","io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}}}}"#
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"trigger-long-running-operation","arguments":{{"duration":1,"steps":4}},"_meta":{{"progressToken":"{token}","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#
         )
     };
     let list = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{{META}}}}}"#);
@@ -548,7 +552,7 @@ fn clients_of_the_shared_session_that_pick_the_same_progress_token_keep_their_no
     let front = Listening::front(&[], everything());
     let call = |steps: u32| {
         format!(
-            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"trigger-long-running-operation","arguments":{{"duration":1,"steps":{steps}}},"_meta":{{"progressToken":"p","io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}}}}"#
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"trigger-long-running-operation","arguments":{{"duration":1,"steps":{steps}}},"_meta":{{"progressToken":"p","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#
         )
     };
     let list = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{{META}}}}}"#);
@@ -670,12 +674,18 @@ fn the_front_refuses_nothing_stdio_relays() {
         r#""reason":"why""#,
         &format!(r#""deep":{deep},"reason":"why""#),
     );
+    // Given, as serde_json (which mirrored() reads bodies with) refuses a lone surrogate.
+    let headers = [
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "record"),
+    ];
     for (body, mark) in [
         (call(1, &format!("big{}", "a".repeat(3 << 20))), "big"),
         (call(3, r"cut \ud83d"), r"cut \ud83d"),
         (nested, "nested"),
     ] {
-        let (status, answer) = post(&front.url, &[], &body);
+        let (status, answer) = post(&front.url, &headers, &body);
         assert_eq!(status, 200, "{mark}: {answer:?}");
         assert!(answer[0]["result"].is_object(), "{mark}: {answer:?}");
     }
@@ -826,23 +836,24 @@ fn a_server_s_batched_answers_reach_each_request_s_own_post() {
     }
 }
 
-/// Opens a POST of `body` to `url` and returns its connection once its head is read,
-/// for the test to hold open or close.
+/// Sends a POST of `body` to `url` and returns its connection, for the test to hold open
+/// or close. (A 2026-07-28 answer's head waits for its first message, which says
+/// whether it is one JSON body or a stream.)
 fn open_post(url: &str, body: &str) -> std::net::TcpStream {
-    use std::io::{BufRead, Write};
+    use std::io::Write;
     let port = port_of(url);
     let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let mirrored: String = mirrored(body, &[])
+        .into_iter()
+        .map(|(name, value)| format!("{name}: {value}\r\n"))
+        .collect();
     let request = format!(
         "POST {} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{body}",
+         Accept: application/json, text/event-stream\r\n{mirrored}Content-Length: {}\r\n\r\n{body}",
         target_of(url),
         body.len()
     );
     stream.write_all(request.as_bytes()).unwrap();
-    let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
-    let mut line = String::new();
-    reader.read_line(&mut line).unwrap();
-    assert!(line.contains(" 200 "), "{line}");
     stream
 }
 

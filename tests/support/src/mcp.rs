@@ -387,6 +387,17 @@ pub fn own_server_http(log: &Path) -> Listening {
     )
 }
 
+/// The server the conformance tests compare against, with every tool, resource and
+/// prompt the suite's server scenarios ask for (both revisions), over stdio.
+pub fn conformance_server() -> Vec<String> {
+    node("conformance-server.mjs", &[])
+}
+
+/// [`conformance_server`] over Streamable HTTP.
+pub fn conformance_server_http() -> Listening {
+    Listening::start(&node("conformance-server.mjs", &["--http"]), "/mcp")
+}
+
 /// The tests' own server on the TypeScript SDK's 2.x line (2026-07-28), over stdio.
 pub fn own_server2() -> Vec<String> {
     node("server2.mjs", &[])
@@ -702,8 +713,43 @@ pub fn try_post(
     for (name, value) in headers {
         request = request.header(*name, *value);
     }
+    for (name, value) in mirrored(body, headers) {
+        request = request.header(name, value);
+    }
     let (status, _, messages) = answered(request.send(body)?);
     Ok((status, messages))
+}
+
+/// The headers a 2026-07-28 client sends with `body` (Streamable HTTP, "Request
+/// Metadata"), as the specification spells them, when it is such a request and the
+/// values are plain ASCII; but those among `given`: a test that gives one of them itself
+/// sends its own.
+pub fn mirrored(body: &str, given: &[(&str, &str)]) -> Vec<(&'static str, String)> {
+    let Ok(message) = serde_json::from_str::<Value>(body) else {
+        return Vec::new();
+    };
+    let params = &message["params"];
+    let Some(version) = params["_meta"]["io.modelcontextprotocol/protocolVersion"].as_str() else {
+        return Vec::new();
+    };
+    let method = message["method"].as_str().unwrap_or_default();
+    let mut headers = vec![
+        ("MCP-Protocol-Version", version.to_string()),
+        ("Mcp-Method", method.to_string()),
+    ];
+    let name = match method {
+        "tools/call" | "prompts/get" => params["name"].as_str(),
+        "resources/read" => params["uri"].as_str(),
+        _ => None,
+    };
+    headers.extend(name.map(|name| ("Mcp-Name", name.to_string())));
+    headers.retain(|(name, value)| {
+        value.bytes().all(|byte| (0x21..=0x7e).contains(&byte))
+            && !given
+                .iter()
+                .any(|(given, _)| given.eq_ignore_ascii_case(name))
+    });
+    headers
 }
 
 /// A legacy session of the front or gateway at `url`: initialized, as a client does, and
