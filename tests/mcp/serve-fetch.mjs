@@ -6,7 +6,12 @@
 import { createServer } from "node:http";
 
 export function serveFetch(fetch, onBody = () => {}) {
-  const server = createServer(async (req, res) => {
+  const server = createServer((req, res) => {
+    // A client that goes away mid-request (the conformance suite aborts some on purpose)
+    // ends that request, not the server.
+    serve(req, res).catch(() => res.destroy());
+  });
+  const serve = async (req, res) => {
     const chunks = [];
     for await (const chunk of req) chunks.push(chunk);
     const body = Buffer.concat(chunks).toString("utf8");
@@ -30,7 +35,7 @@ export function serveFetch(fetch, onBody = () => {}) {
       // The client went away mid-stream.
     }
     res.end();
-  });
+  };
   server.listen(0, "127.0.0.1", () => console.log(`PORT ${server.address().port}`));
   return server;
 }
