@@ -495,28 +495,14 @@ fn what_a_server_does_to_a_call_through_the_front_still_answers_it() {
         &["--max-message-mib", "1"],
         vec!["--url".into(), server.url.clone()],
     );
-    let agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .build()
-        .new_agent();
     for (id, tool, says) in [
         (2, "fail", "answered HTTP 500"),
         (3, "endless", "1 MiB cap"),
         (4, "batch", "real"),
     ] {
-        let mut answer = agent
-            .post(&front.url)
-            .header("Content-Type", "application/json")
-            .header("Accept", "application/json, text/event-stream")
-            .send(call(id, tool, "{}", true))
-            .unwrap();
-        assert_eq!(answer.status(), 200, "{tool}");
-        let text = answer.body_mut().read_to_string().unwrap();
-        let answers: Vec<Value> = text
-            .lines()
-            .filter_map(|line| line.strip_prefix("data: "))
-            .map(|data| serde_json::from_str(data).unwrap())
-            .collect();
+        let (status, answers) = post(&front.url, &[], &call(id, tool, "{}", true));
+        assert_eq!(status, 200, "{tool}");
+        let text = format!("{answers:?}");
         assert_eq!(answers.len(), 1, "{tool}: {text}");
         assert_eq!(answers[0]["id"], id, "{tool}: {text}");
         let message = answers[0]["error"]["message"]
@@ -631,5 +617,56 @@ fn a_session_the_server_ended_is_ended_for_the_client_and_a_new_one_starts_clean
         initializes
             .iter()
             .all(|request| request["headers"].get("mcp-session-id").is_none())
+    );
+}
+
+#[test]
+fn a_call_whose_stream_the_server_closes_is_resumed_from_its_last_event() {
+    // R19 (2025-11-25's SSE polling): the server ends a call's stream after an event id,
+    // for the client to come back for the answer with `Last-Event-ID`; the proxy does,
+    // and the call that ran is answered, where it was told "its event stream ended
+    // first" and the result lost.
+    let server = conformance_server_http();
+    let mut session = Session::start(&proxied_url(&[], &server.url));
+    session.ask(&INITIALIZE.replace("2025-06-18", "2025-11-25"));
+    session.send(INITIALIZED);
+    let call = call(2, "test_reconnection", r#"{"reason":"why"}"#, false);
+    let answer: Value = serde_json::from_str(&session.ask(&call)).unwrap();
+    assert_eq!(
+        answer["result"]["content"][0]["text"], "Reconnection test completed successfully.",
+        "{answer}"
+    );
+}
+
+#[test]
+fn a_server_that_polls_is_asked_again_for_as_long_as_it_answers() {
+    // R20 (2025-11-25's SSE polling): a GET stream that gives an event id and ends is a
+    // server asking to be asked again, not a stream that brought nothing: the proxy goes
+    // on past the five tries it gives a stream that ends with no event, and the note the
+    // eighth poll carries reaches the client.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("http.jsonl");
+    let server = http_echo_with(&log, &["--poll"]);
+    let mut session = Session::start(&proxied_url(&[], &server.url));
+    session.ask(INITIALIZE);
+    session.send(INITIALIZED);
+    let note: Value = loop {
+        let line = session.next_line().expect("the note, before the end");
+        let message: Value = serde_json::from_str(&line).unwrap();
+        if message["method"] == "notifications/message" {
+            break message;
+        }
+    };
+    assert_eq!(note["params"]["data"], "after seven polls");
+    let polls: Vec<Value> = http_received(&log)
+        .into_iter()
+        .filter(|request| request["method"] == "GET")
+        .collect();
+    assert!(polls.len() >= 8, "{polls:#?}");
+    // Each poll after the first resumes from the id the one before gave.
+    assert_eq!(
+        polls[7]["headers"]["last-event-id"], "p7",
+        "{:#?}",
+        polls[7]
     );
 }

@@ -278,7 +278,7 @@ function factory(changes) {
       case "test_error_handling":
         return { ...reply(text("This tool intentionally returns an error for testing")), isError: true };
       case "test_reconnection":
-        ctx.http?.closeSSEStream?.();
+        ctx.http?.closeSSE?.();
         await sleep(200);
         return reply(text("Reconnection test completed successfully."));
       case "test_sampling": {

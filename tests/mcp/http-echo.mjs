@@ -43,6 +43,10 @@ const log = process.argv[2];
 const flags = process.argv.slice(3);
 // With --hang-up, every GET stream ends at once without an event.
 const hangUp = flags.includes("--hang-up");
+// With --poll, every GET stream is a poll (2025-11-25): it sends an event id with no
+// message and ends, asking to be asked again in 100 ms; the eighth also carries a note.
+const poll = flags.includes("--poll");
+let polls = 0;
 // With --hang-delete, a DELETE is never answered.
 const hangDelete = flags.includes("--hang-delete");
 // With --hang-list, a tools/list is never answered, and kept open.
@@ -143,6 +147,11 @@ const server = createServer((req, res) => {
       const note = (data) => JSON.stringify({ jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data } });
       res.writeHead(200, { "content-type": "text/event-stream", "x-accel-buffering": "no" });
       if (hangUp) return res.end();
+      if (poll) {
+        polls += 1;
+        const after = polls === 8 ? `id: m${polls}\nevent: message\ndata: ${note("after seven polls")}\n\n` : "";
+        return res.end(`retry: 100\nid: p${polls}\ndata:\n\n${after}`);
+      }
       if (req.headers["last-event-id"] === undefined) {
         // The first stream sends one event and hangs up, as a server behind a proxy
         // that cuts long requests does: the client is to come back for the rest.

@@ -23,9 +23,10 @@ mod legacy;
 
 use crate::outbox::{self, Backlog, Feed};
 use crate::{Ended, Ending, Error, Event};
-use reasons_mcp::headers;
+use reasons_mcp::jsonrpc::Id;
 use reasons_mcp::sse;
 use reasons_mcp::{Learnt, Outline};
+use reasons_mcp::{headers, inbound};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -434,8 +435,10 @@ impl Link {
         }
         let why = if stream {
             let read = super::event_stream(body);
-            match sse::read(read, self.max_message, |data| self.pass(data.into_bytes())) {
-                Ok(()) => "its event stream ended first".to_string(),
+            let (mut place, mut owed) = (sse::Place::default(), outline.ids.clone());
+            let seen = |data: String| self.pass_owed(&mut owed, data);
+            match sse::read_from(read, &mut place, self.max_message, seen) {
+                Ok(()) => self.resume(&mut place, &mut owed),
                 Err(sse::Broken::Silent) => self.silent(),
                 Err(error) => format!("its event stream broke off: {error}"),
             }
@@ -521,6 +524,64 @@ impl Link {
         self.events.line(Event::Server(line));
     }
 
+    /// [`pass`](Self::pass)es `data`, a message of a POST's stream, and strikes from
+    /// `owed` the request it answers.
+    fn pass_owed(&self, owed: &mut Vec<Id>, data: String) {
+        owed.retain(|id| inbound::answer_status(data.as_bytes(), id).is_none());
+        self.pass(data.into_bytes());
+    }
+
+    /// Follows a POST's stream that ended owing answers, as 2025-11-25's polling has a
+    /// server end it: where the server gave its events ids, a GET with `Last-Event-ID`
+    /// (after the wait it named) has it send what came since, until every answer in
+    /// `owed` came, the server refuses, or [`RECONNECTS`] tries in a row bring no event.
+    /// Why what is still owed is owed.
+    fn resume(&self, place: &mut sse::Place, owed: &mut Vec<Id>) -> String {
+        let ended = "its event stream ended first".to_string();
+        let mut fruitless = 0;
+        while !owed.is_empty() && fruitless < RECONNECTS {
+            let Some(last) = place.last_event_id.clone() else {
+                return ended;
+            };
+            std::thread::sleep(
+                place
+                    .retry
+                    .unwrap_or(DEFAULT_RETRY)
+                    .clamp(MIN_RETRY, MAX_RETRY),
+            );
+            let request = {
+                let session = self.lock();
+                if session.closed {
+                    return ended;
+                }
+                let get = (self.agent.get(&self.remote.url))
+                    .header("Accept", "text/event-stream")
+                    .header("Last-Event-ID", &last);
+                self.carrying(get, &session, None)
+            };
+            fruitless += 1;
+            let Ok(response) = request.call() else {
+                continue;
+            };
+            let status = response.status();
+            if !status.is_success() || !is_event_stream(&response) {
+                return format!("{ended}, and resuming it (Last-Event-ID) got HTTP {status}");
+            }
+            let body = super::event_stream(response.into_body());
+            let seen = |data: String| self.pass_owed(owed, data);
+            if let Err(sse::Broken::Silent) = sse::read_from(body, place, self.max_message, seen) {
+                return self.silent();
+            }
+            if place.last_event_id.as_ref() != Some(&last) {
+                fruitless = 0;
+            }
+        }
+        if owed.is_empty() {
+            return ended;
+        }
+        format!("{ended}, and {RECONNECTS} resumptions (Last-Event-ID) in a row brought nothing")
+    }
+
     /// Tells the loop that `outline`'s line gets no more answers, for `why`: the proxy
     /// answers each of its requests it has not answered with an error saying so.
     fn unanswered(&self, outline: &Outline, why: &str) {
@@ -585,11 +646,17 @@ impl Link {
             return Stream::Fruitless;
         }
         let body = super::event_stream(response.into_body());
+        let before = place.last_event_id.clone();
         let mut delivered = Stream::Fruitless;
         let _ = sse::read_from(body, place, self.max_message, |data| {
             delivered = Stream::Delivered;
             self.pass(data.into_bytes());
         });
+        // A server that polls (2025-11-25) ends each stream after an event id and no
+        // message: it is there, and asked again, as it asks.
+        if place.last_event_id != before {
+            delivered = Stream::Delivered;
+        }
         delivered
     }
 }
@@ -604,7 +671,8 @@ enum Stream {
     Refused,
 }
 
-/// How many GET streams in a row may end without an event before the proxy stops asking.
+/// How many GET streams in a row may end without an event before the proxy stops asking
+/// (a POST's stream resumed, or the session's own).
 const RECONNECTS: u32 = 5;
 
 /// The wait before asking for the GET stream again, when the server named none.
