@@ -73,7 +73,7 @@ pub fn post(settings: &Settings, request: IncomingRequest, out: ResponseOutparam
     let mut exchange = Exchange {
         settings,
         client,
-        proxy: Proxy::new(layer(settings), Audit::default(), now()),
+        proxy: Proxy::new(layer(settings), Audit::default(), now()).over_http(),
         reply: Pending::Waiting(out, None),
         relayed: None,
         failed: None,
@@ -103,7 +103,7 @@ pub fn stream(settings: &Settings, request: IncomingRequest, out: ResponseOutpar
     if answer.status != 200 || !answer.is_stream() {
         return relay_as_is(settings, answer, out);
     }
-    let mut proxy = Proxy::new(layer(settings), Audit::default(), now());
+    let mut proxy = Proxy::new(layer(settings), Audit::default(), now()).over_http();
     let headers = wire::response_headers(&answer.headers, "text/event-stream");
     let Some(mut reply) = Reply::open(out, 200, &headers, settings.read_timeout) else {
         return;
@@ -254,13 +254,13 @@ impl Exchange<'_> {
             let json = wire::header(&answer.headers, "content-type")
                 .is_some_and(|kind| kind.starts_with(b"application/json"));
             let mut next = Vec::new();
-            if json && self.proxy.awaits(outline.exchange) {
-                if let Ok(body) = answer.response.consume() {
-                    if let Ok(text) = wire::read_whole(body, self.settings.max_message, &deadline) {
-                        let out = self.proxy.server_sent(text, now());
-                        next.extend(self.take(out));
-                    }
-                }
+            if json
+                && self.proxy.awaits(outline.exchange)
+                && let Ok(body) = answer.response.consume()
+                && let Ok(text) = wire::read_whole(body, self.settings.max_message, &deadline)
+            {
+                let out = self.proxy.server_sent(text, now());
+                next.extend(self.take(out));
             }
             if self.proxy.awaits(outline.exchange) {
                 next.extend(self.unanswered(outline, &why));

@@ -7,7 +7,7 @@ use crate::jsonrpc::{self, Page};
 use crate::outline::Outline;
 use base64::Engine;
 use reasons_transform::json;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// The request headers `outline`'s message carries: `Mcp-Method`, `Mcp-Name` for the
 /// methods that name what they act on, and a call's `Mcp-Param-*` (its outline's).
@@ -30,6 +30,8 @@ pub fn standard(outline: &Outline) -> Vec<(String, String)> {
 #[derive(Debug, Default)]
 pub struct ParamHeaders {
     by_tool: HashMap<String, Vec<Mirrored>>,
+    /// The tools whose annotations break the rules, which an HTTP client drops.
+    broken: HashSet<String>,
 }
 
 /// One parameter mirrored into a header.
@@ -38,6 +40,9 @@ struct Mirrored {
     header: String,
     /// The chain of `properties` keys from the schema's root.
     path: Vec<String>,
+    /// Whether the property is of a type a header may carry: a string, an integer or a
+    /// boolean, as its schema says (`type`).
+    primitive: bool,
 }
 
 impl ParamHeaders {
@@ -56,16 +61,29 @@ impl ParamHeaders {
             let mut mirrored = Vec::new();
             let readable = jsonrpc::at(tool, &["inputSchema"])
                 .is_none_or(|schema| collect(schema, &mut Vec::new(), &mut mirrored));
-            let mut seen = std::collections::HashSet::new();
+            let mut seen = HashSet::new();
             let valid = readable
                 && mirrored.iter().all(|one| {
-                    is_token(&one.header) && seen.insert(one.header.to_ascii_lowercase())
+                    one.primitive
+                        && is_token(&one.header)
+                        && seen.insert(one.header.to_ascii_lowercase())
                 });
-            if !valid {
+            if valid {
+                self.broken.remove(&name);
+            } else {
                 mirrored.clear();
+                self.broken.insert(name.clone());
             }
             self.by_tool.insert(name, mirrored);
         }
+    }
+
+    /// Whether `tool`'s `x-mcp-header` annotations break the rules (2026-07-28: a header
+    /// name that is no token or repeats, in any case; one on a property that is not a
+    /// string, an integer or a boolean; a schema that cannot be read one way), for which
+    /// an HTTP client MUST drop it from the tools it lists.
+    pub fn breaks_rules(&self, tool: &str) -> bool {
+        self.broken.contains(tool)
     }
 
     /// The `Mcp-Param-*` headers of a call to `tool` with `arguments` (their JSON text).
@@ -119,10 +137,12 @@ fn collect(schema: &str, path: &mut Vec<String>, into: &mut Vec<Mirrored>) -> bo
             return false;
         }
         if let Some(header) = jsonrpc::at(property, &["x-mcp-header"]) {
+            let kind = jsonrpc::at(property, &["type"]).and_then(json::string);
             into.push(Mirrored {
                 // Not a string: an empty name, which fails the token check.
                 header: json::string(header).unwrap_or_default(),
                 path: path.clone(),
+                primitive: matches!(kind.as_deref(), Some("string" | "integer" | "boolean")),
             });
         }
         if !collect(property, path, into) {
@@ -240,6 +260,76 @@ mod tests {
         assert!(headers.of("twice", arguments).is_empty());
         assert!(headers.of("spaced", arguments).is_empty());
         assert!(headers.of("repeats", arguments).is_empty());
+        for tool in ["twice", "spaced", "repeats"] {
+            assert!(headers.breaks_rules(tool), "{tool}");
+        }
+    }
+
+    #[test]
+    fn each_way_an_annotation_breaks_the_rules_is_known() {
+        // The conformance suite's invalid declarations (http-invalid-tool-headers): a
+        // name empty, spaced, with a colon, a control character or beyond ASCII; one
+        // repeated in the same or another case; one on a number, null, object or array.
+        let on = |kind: &str, header: &str| json!({"type": kind, "x-mcp-header": header});
+        let broken = [
+            vec![("v", on("string", ""))],
+            vec![("v", on("string", "My Region"))],
+            vec![("v", on("string", "Region:Primary"))],
+            vec![("v", on("string", "Region\t1"))],
+            vec![("v", on("string", "Région"))],
+            vec![("a", on("string", "Region")), ("b", on("string", "Region"))],
+            vec![
+                ("a", on("string", "MyField")),
+                ("b", on("string", "myfield")),
+            ],
+            vec![("v", on("number", "Score"))],
+            vec![("v", on("null", "Nil"))],
+            vec![("v", on("object", "Data"))],
+            vec![("v", on("array", "Items"))],
+            vec![("v", json!({"x-mcp-header": "Untyped"}))],
+        ];
+        assert_eq!(broken.len(), 12);
+        let valid = [
+            vec![("v", on("string", "Region"))],
+            vec![
+                ("v", on("integer", "Priority")),
+                ("w", on("boolean", "Verbose")),
+            ],
+            vec![("v", json!({"type": "string"}))],
+        ];
+        let tool = |name: String, properties: &[(&str, serde_json::Value)]| {
+            let properties: serde_json::Map<String, serde_json::Value> = properties
+                .iter()
+                .map(|(key, value)| (key.to_string(), value.clone()))
+                .collect();
+            json!({"name": name, "inputSchema": {"type": "object", "properties": properties}})
+        };
+        let mut tools: Vec<serde_json::Value> = Vec::new();
+        for (at, properties) in broken.iter().enumerate() {
+            tools.push(tool(format!("broken{at}"), properties));
+        }
+        for (at, properties) in valid.iter().enumerate() {
+            tools.push(tool(format!("valid{at}"), properties));
+        }
+        let mut headers = ParamHeaders::default();
+        headers.learn(&result(json!({ "tools": tools })));
+        for (at, properties) in broken.iter().enumerate() {
+            assert!(
+                headers.breaks_rules(&format!("broken{at}")),
+                "{properties:?}"
+            );
+        }
+        for (at, properties) in valid.iter().enumerate() {
+            assert!(
+                !headers.breaks_rules(&format!("valid{at}")),
+                "{properties:?}"
+            );
+        }
+        // A tool listed again without the fault is no longer held to it.
+        headers.learn(&result(
+            json!({"tools": [tool("broken0".into(), &valid[0])]}),
+        ));
+        assert!(!headers.breaks_rules("broken0"));
     }
 
     #[test]

@@ -154,6 +154,9 @@ pub struct Proxy<L> {
     now: Now,
     /// What the human running the proxy is to be told, with the next lines out.
     notes: Vec<String>,
+    /// Whether the server is reached over Streamable HTTP, where a tool whose
+    /// `x-mcp-header` annotations break the rules is dropped ([`Proxy::over_http`]).
+    over_http: bool,
 }
 
 impl<L: Layer> Proxy<L> {
@@ -179,7 +182,27 @@ impl<L: Layer> Proxy<L> {
             sent: 0,
             params: ParamHeaders::default(),
             hold: HOLD_AT_MOST,
+            over_http: false,
         }
+    }
+
+    /// The proxy of a server reached over Streamable HTTP. As an HTTP client of it in
+    /// 2026-07-28, it MUST drop a tool whose `x-mcp-header` annotations break the rules:
+    /// such a tool is left out of every listing a 2026-07-28 client gets, and a call to it
+    /// is refused, since no header the server could read can be built for it.
+    pub fn over_http(self) -> Proxy<L> {
+        Proxy {
+            over_http: true,
+            ..self
+        }
+    }
+
+    /// Whether `tool` is one the proxy drops, as [`Proxy::over_http`] says. A legacy
+    /// session (one that began with `initialize`) sends no such headers, and keeps it.
+    pub(crate) fn drops(&self, tool: &str) -> bool {
+        self.over_http
+            && matches!(self.handshake, Handshake::None)
+            && self.params.breaks_rules(tool)
     }
 
     /// The calls recorded so far.
@@ -413,6 +436,13 @@ impl<L: Layer> Proxy<L> {
         if let Release::Refuse(why) = release {
             let why = format!("{why}; the call was not sent");
             return refuse(self, reason, INTERNAL_ERROR, why);
+        }
+        if self.drops(name) {
+            let why = format!(
+                "the tool `{name}` declares x-mcp-header annotations that break the rules of \
+                 MCP 2026-07-28, so an HTTP client drops it from its tools; the call was not sent"
+            );
+            return refuse(self, reason, INVALID_PARAMS, why);
         }
         let Some(members) = members else {
             let why = "the arguments are not readable JSON".to_string();

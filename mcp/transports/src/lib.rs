@@ -303,6 +303,7 @@ impl Session {
         let layer = ComponentLayer::new(plugin, options.clone())?;
         let log = settings.audit.as_deref().map(audit_log).transpose()?;
         let audit = Audit::new(log, settings.stats).named(settings.name.clone());
+        let mut over_http = false;
         let server = match &settings.server {
             Server::Command(command) => {
                 let (program, arguments) = command.split_first().ok_or_else(|| {
@@ -317,11 +318,13 @@ impl Session {
                 Upstream::Process(process)
             }
             Server::Url(remote) => {
+                over_http = true;
                 Upstream::Http(Http::connect(remote.clone(), events, settings.max_message))
             }
         };
+        let proxy = Proxy::new(layer, audit, now());
         Ok(Session {
-            proxy: Proxy::new(layer, audit, now()),
+            proxy: if over_http { proxy.over_http() } else { proxy },
             server,
             max_message: settings.max_message,
             write_timeout: settings.write_timeout,

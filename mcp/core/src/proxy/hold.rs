@@ -223,7 +223,13 @@ impl<L: Layer> Proxy<L> {
                 .and_then(|catalogue| catalogue.declarations.get(tool))
                 .map_or(tool.to_string(), Json::clone)
         };
-        let tools: Vec<String> = page.tools.iter().map(|tool| augmented(tool)).collect();
+        let kept = |tool: &&&str| name_of(tool).is_none_or(|name| !self.drops(&name));
+        let tools: Vec<String> = page
+            .tools
+            .iter()
+            .filter(kept)
+            .map(|tool| augmented(tool))
+            .collect();
         let tools = format!("[{}]", tools.join(","));
         let about = About::of(read).after(jsonrpc::span(read.text, page.array), tools.len());
         (jsonrpc::replace(read.text, page.array, &tools), about)

@@ -841,3 +841,51 @@ fn the_proxys_own_listing_is_outlined_under_its_callers_version() {
 }
 
 mod owed;
+
+#[test]
+fn over_http_a_tool_whose_header_annotations_break_the_rules_is_dropped_and_never_called() {
+    // R18 (2026-07-28, Streamable HTTP): an HTTP client MUST drop a tool whose
+    // x-mcp-header annotations break the rules. Over HTTP, such a tool is left out of
+    // the listing a 2026-07-28 client sees, and a call to it is refused, never sent; a
+    // server reached over stdio, and a legacy session, keep it (R20: no header is built
+    // for either).
+    const BROKEN: &str = r#"{"name":"broken","inputSchema":{"type":"object","properties":{"score":{"type":"number","x-mcp-header":"Score"}}}}"#;
+    let list =
+        r#"{"jsonrpc":"2.0","id":"l","method":"tools/list","params":{"_meta":{"v":"2026-07-28"}}}"#;
+    let listed_names = |wire: &Wire| -> Vec<String> {
+        assert_eq!(wire.client.len(), 1, "{wire:?}");
+        let answer: Value = serde_json::from_str(&wire.client[0]).unwrap();
+        let tools = answer["result"]["tools"].as_array().unwrap();
+        tools
+            .iter()
+            .map(|tool| tool["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"broken","arguments":{"score":1.5,"reason":"SECRET"},"_meta":{"v":"2026-07-28"}}}"#;
+
+    let mut http = proxy().over_http();
+    assert_eq!(client(&mut http, list).server, [list]);
+    let answered = server(&mut http, &listing(r#""l""#, &[PLAIN, BROKEN], ""));
+    assert_eq!(listed_names(&answered), ["plain"]);
+    let refused = client(&mut http, call);
+    assert!(refused.server.is_empty(), "{refused:?}");
+    assert_eq!(refused.client.len(), 1, "{refused:?}");
+    let (id, code, message) = error_of(&refused.client[0]);
+    assert_eq!((id, code), (json!(2), INVALID_PARAMS));
+    assert!(message.contains("x-mcp-header"), "{message}");
+
+    // Over stdio the same listing and call go as ever, stripped.
+    let mut stdio = proxy();
+    assert_eq!(client(&mut stdio, list).server, [list]);
+    let answered = server(&mut stdio, &listing(r#""l""#, &[PLAIN, BROKEN], ""));
+    assert_eq!(listed_names(&answered), ["plain", "broken"]);
+    let sent = client(&mut stdio, call);
+    assert_eq!(sent.server.len(), 1, "{sent:?}");
+    assert!(!leaked(&sent.server, "SECRET"));
+
+    // A legacy session over HTTP keeps it too.
+    let mut legacy = ready(Options::default(), &[PLAIN, BROKEN]).over_http();
+    let legacy_call = call.replace(r#","_meta":{"v":"2026-07-28"}"#, "");
+    let sent = client(&mut legacy, &legacy_call);
+    assert_eq!(sent.server.len(), 1, "{sent:?}");
+}
