@@ -209,6 +209,43 @@ fn the_python_sdk_client_reaches_a_python_sdk_server_through_the_proxy_as_direct
     python_server_served_alike("python");
 }
 
+#[test]
+fn the_python_2x_client_settles_the_same_revision_through_every_path_and_loses_only_the_reason() {
+    // R9 R5 R20 and the specification's fallback between eras: the Python SDK's 2.x
+    // client probes server/discover and falls back to `initialize` when the server
+    // answers the probe with an error. Against its own 2.x server (2026-07-28) and the
+    // 1.x FastMCP server (which refuses the probe with a session id on the answer: the
+    // finding that broke `--url`), through `reasons mcp --url` over stdio and through
+    // the HTTP front before a server on stdio, it settles the revision it settles
+    // directly and is answered as directly.
+    let alike = |direct: &Value, through: &Value, era: &str| {
+        let version = direct["version"].as_str().unwrap_or_default();
+        assert!(version.starts_with(era), "{direct}");
+        assert_eq!(through["version"], direct["version"]);
+        assert_served_alike(direct, through);
+    };
+    let modern = python2_http();
+    let url = |server: &Listening| vec!["--url".to_string(), server.url.clone()];
+    alike(
+        &sdk_client_over("python2", calls(), url(&modern)),
+        &sdk_client("python2", calls(), proxied_url(&[], &modern.url)),
+        "2026-07-28",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let legacy = python_http(&dir.path().join("log"));
+    alike(
+        &sdk_client_over("python2", calls(), url(&legacy)),
+        &sdk_client("python2", calls(), proxied_url(&[], &legacy.url)),
+        "2025-",
+    );
+    let front = Listening::front(&[], python2_server());
+    alike(
+        &sdk_client("python2", calls(), python2_server()),
+        &sdk_client_over("python2", calls(), vec!["--url".into(), front.url.clone()]),
+        "2026-07-28",
+    );
+}
+
 /// The Python SDK's server over Streamable HTTP, twice, reached by `client` (an SDK's)
 /// directly and through `reasons mcp --url`, each answered alike; the folder, and the
 /// logs of what each server received.

@@ -1,30 +1,19 @@
 """An MCP server of the tests' own on the Python SDK (FastMCP), over Streamable HTTP on
 127.0.0.1 at the port in $PORT, path /mcp:
-    note    owns a `reason` parameter, which must reach it untouched (R5)
-    record  answers with the arguments it received, as JSON text
+    note, record  as own_tools.py says
 With $REASONS_TEST_LOG set, the body of every POST it gets is appended to that file, one
 line each, for a test to compare sessions by.
 """
 
-import json
 import os
 
 import uvicorn
 from mcp.server.fastmcp import FastMCP
 
+from own_tools import register
+
 server = FastMCP("own-python", host="127.0.0.1", port=int(os.environ["PORT"]), log_level="WARNING")
-
-
-@server.tool()
-def note(reason: str) -> str:
-    """Notes why."""
-    return json.dumps({"reason": reason}, separators=(",", ":"))
-
-
-@server.tool()
-def record(text: str) -> str:
-    """Says what it got."""
-    return json.dumps({"text": text}, separators=(",", ":"))
+register(server)
 
 
 def logged(app, log):

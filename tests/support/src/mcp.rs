@@ -378,6 +378,23 @@ pub fn python_http(log: &Path) -> Listening {
     Listening::on_free_port(&["env".into(), log, python, script], "/mcp")
 }
 
+/// The tests' own server on the Python SDK's 2.x line (MCPServer), over stdio.
+pub fn python2_server() -> Vec<String> {
+    let folder = installed("python2");
+    vec![
+        folder.join(".venv/bin/python").display().to_string(),
+        folder.join("server.py").display().to_string(),
+        "--stdio".to_string(),
+    ]
+}
+
+/// [`python2_server`] over Streamable HTTP.
+pub fn python2_http() -> Listening {
+    let mut command = python2_server();
+    command.pop();
+    Listening::on_free_port(&command, "/mcp")
+}
+
 /// The tests' own server on the TypeScript SDK's 1.x line over Streamable HTTP, a
 /// session per `initialize`, logging the body of each POST it gets to `log`.
 pub fn own_server_http(log: &Path) -> Listening {
@@ -507,19 +524,24 @@ pub fn sdk_client_over(
     let dir = tempfile::tempdir().unwrap();
     let scenario = dir.path().join("scenario.json");
     std::fs::write(&scenario, serde_json::json!({ "calls": calls }).to_string()).unwrap();
+    // `python2` is the Python SDK's 2.x client, in a folder of its own.
+    let folder = match client {
+        "python2" => installed("python2"),
+        _ => peers(),
+    };
     let program = match client {
-        "python" => peers().join(".venv/bin/python").display().to_string(),
+        "python" | "python2" => folder.join(".venv/bin/python").display().to_string(),
         _ => "node".to_string(),
     };
     // `node2` is the TypeScript SDK's 2.x client, pinned to 2026-07-28.
     let (script, line) = match client {
-        "python" => ("client.py", None),
+        "python" | "python2" => ("client.py", None),
         "node2" => ("client.mjs", Some("--v2")),
         _ => ("client.mjs", None),
     };
     let output = output_within(
         Command::new(program)
-            .arg(peers().join(script))
+            .arg(folder.join(script))
             .arg(&scenario)
             .args(line)
             .args(&transport),
