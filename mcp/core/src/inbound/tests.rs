@@ -3,9 +3,8 @@ use crate::jsonrpc::{Line, read_line};
 
 const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
 
-/// What `check` makes of `body` under `headers` (name, value): `Ok(())`, or the status,
-/// the error's code and its id's JSON.
-fn checked(body: &str, headers: &[(&str, &str)]) -> Result<(), (u16, i64, String)> {
+/// What `check` makes of `body` under `headers` (name, value).
+fn rejected(body: &str, headers: &[(&str, &str)]) -> Result<(), Rejected> {
     let Ok(Line::One(read)) = read_line(body.as_bytes()) else {
         panic!("one message: {body}");
     };
@@ -15,7 +14,12 @@ fn checked(body: &str, headers: &[(&str, &str)]) -> Result<(), (u16, i64, String
             .find(|(given, _)| given.eq_ignore_ascii_case(name))
             .map(|(_, value)| value.to_string())
     };
-    check(&read, header).map_err(|rejected| {
+    check(&read, header)
+}
+
+/// [`rejected`]: `Ok(())`, or the status, the error's code and its id's JSON.
+fn checked(body: &str, headers: &[(&str, &str)]) -> Result<(), (u16, i64, String)> {
+    rejected(body, headers).map_err(|rejected| {
         let id = rejected.refusal.id.map(|id| id.json().to_string());
         (
             rejected.status,
@@ -148,16 +152,7 @@ fn an_envelope_missing_or_of_an_unknown_revision_is_refused() {
         checked(future, &headers),
         Err((400, UNSUPPORTED_VERSION, "5".into()))
     );
-    let Ok(Line::One(read)) = read_line(future.as_bytes()) else {
-        panic!("one message");
-    };
-    let refused = check(&read, |name| {
-        headers
-            .iter()
-            .find(|(given, _)| given.eq_ignore_ascii_case(name))
-            .map(|(_, value)| value.to_string())
-    })
-    .unwrap_err();
+    let refused = rejected(future, &headers).unwrap_err();
     let answer: serde_json::Value = serde_json::from_str(&refused.refusal.answer()).unwrap();
     assert_eq!(
         answer["error"]["data"],
