@@ -215,8 +215,8 @@ fn the_python_2x_client_settles_the_same_revision_through_every_path_and_loses_o
     // client probes server/discover and falls back to `initialize` when the server
     // answers the probe with an error. Against its own 2.x server (2026-07-28) and the
     // 1.x FastMCP server (which refuses the probe with a session id on the answer: the
-    // finding that broke `--url`), through `reasons mcp --url` over stdio and through
-    // the HTTP front before a server on stdio, it settles the revision it settles
+    // finding that broke `--url`), through `reasons mcp --url` over stdio, the HTTP
+    // front before a server on stdio and the gateway, it settles the revision it settles
     // directly and is answered as directly.
     let alike = |direct: &Value, through: &Value, era: &str| {
         let version = direct["version"].as_str().unwrap_or_default();
@@ -241,9 +241,23 @@ fn the_python_2x_client_settles_the_same_revision_through_every_path_and_loses_o
     let front = Listening::front(&[], python2_server());
     alike(
         &sdk_client("python2", calls(), python2_server()),
-        &sdk_client_over("python2", calls(), vec!["--url".into(), front.url.clone()]),
+        &sdk_client_over("python2", calls(), url(&front)),
         "2026-07-28",
     );
+    // And through the gateway, before either server.
+    let wasm = gateway_wasm(dir.path());
+    for (server, era) in [(&modern, "2026-07-28"), (&legacy, "2025-")] {
+        let gateway = Listening::gateway(
+            Engine::Wasmtime,
+            &wasm,
+            &[("REASONS_UPSTREAM", &server.url)],
+        );
+        alike(
+            &sdk_client_over("python2", calls(), url(server)),
+            &sdk_client_over("python2", calls(), url(&gateway)),
+            era,
+        );
+    }
 }
 
 /// The Python SDK's server over Streamable HTTP, twice, reached by `client` (an SDK's)
