@@ -670,3 +670,26 @@ fn a_server_that_polls_is_asked_again_for_as_long_as_it_answers() {
         polls[7]
     );
 }
+
+#[test]
+fn a_server_that_asks_for_credentials_is_named_with_the_way_out() {
+    // R19: a server that signs its users in answers 401 with a Bearer challenge; every
+    // request is answered with an error naming the status, the challenge and what the
+    // user can do, where it was "the MCP server exited before answering".
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("http.jsonl");
+    let server = http_echo_with(&log, &["--unauthorized"]);
+    let mut session = Session::start(&proxied_url(&[], &server.url));
+    for request in [INITIALIZE.to_string(), call(2, "record", "{}", true)] {
+        let answer: Value = serde_json::from_str(&session.ask(&request)).unwrap();
+        let message = answer["error"]["message"].as_str().unwrap_or_default();
+        for named in [
+            "answered HTTP 401",
+            "asks for credentials",
+            "resource_metadata=",
+            "--bearer-env",
+        ] {
+            assert!(message.contains(named), "{named}: {answer}");
+        }
+    }
+}

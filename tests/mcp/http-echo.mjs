@@ -56,6 +56,9 @@ const endlessPages = flags.includes("--endless-pages");
 let pages = 0;
 // With --refuse-posts, every POST is answered 501 with no JSON-RPC body, once it is read.
 const refusePosts = flags.includes("--refuse-posts");
+// With --unauthorized, every POST is answered 401 with a Bearer challenge naming the
+// resource's metadata, and an OAuth error body, as a server that signs users in does.
+const unauthorized = flags.includes("--unauthorized");
 // With --cacheable=<ttlMs>,<scope>, every listing says it may be reused for that long by
 // that scope (2026-07-28's cacheable results).
 const cacheable = flags.find((flag) => flag.startsWith("--cacheable="))?.split("=")[1].split(",");
@@ -164,6 +167,14 @@ const server = createServer((req, res) => {
     }
     if (req.method === "DELETE") return hangDelete ? undefined : json(res, 200, {});
     if (refusePosts) return res.writeHead(501).end("no POST here");
+    if (unauthorized) {
+      const metadata = `http://${req.headers.host}/.well-known/oauth-protected-resource/mcp`;
+      res.writeHead(401, {
+        "content-type": "application/json",
+        "www-authenticate": `Bearer error="invalid_token", resource_metadata="${metadata}"`,
+      });
+      return res.end(JSON.stringify({ error: "invalid_token", error_description: "Missing Authorization header" }));
+    }
     const message = JSON.parse(body);
     const { id, method, params = {} } = message;
     const meta = params._meta ?? {};

@@ -383,6 +383,7 @@ impl Link {
             return self.unanswered(outline, &format!("the MCP server at {url} {why}"));
         }
         let stream = is_event_stream(&response);
+        let challenge = text_header(&response, "www-authenticate");
         let body = response.into_body();
         // A server of the legacy HTTP+SSE transport has nothing to POST `initialize` to
         // (404, 405): its stream is asked for, and every message goes where it says. An
@@ -428,10 +429,8 @@ impl Link {
                 let exchange = outline.exchange;
                 self.events.line(Event::ServerAnswered { line, exchange });
             }
-            return self.unanswered(
-                outline,
-                &format!("the MCP server at {url} answered HTTP {status}"),
-            );
+            let why = format!("the MCP server at {url} answered HTTP {status}");
+            return self.unanswered(outline, &with_way_out(why, status.as_u16(), challenge));
         }
         let why = if stream {
             let read = super::event_stream(body);
@@ -682,6 +681,30 @@ const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 /// a `retry: 0` would have it ask without pause, a huge one never.
 const MIN_RETRY: Duration = Duration::from_millis(100);
 const MAX_RETRY: Duration = Duration::from_secs(60);
+
+/// `why` a request went unanswered, with the way out when the server asked for
+/// credentials (401) or refused the ones given (403): the proxy does not sign in for the
+/// user, so the user gives them, as its client would have sent them.
+fn with_way_out(why: String, status: u16, challenge: Option<String>) -> String {
+    let asked = match status {
+        401 => "it asks for credentials",
+        403 => "it refused the credentials given",
+        _ => return why,
+    };
+    // The server's own words, short and on one line: they reach the client's model.
+    let challenge: String = challenge
+        .map(|challenge| format!(" (WWW-Authenticate: {challenge})"))
+        .unwrap_or_default()
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(300)
+        .collect();
+    format!(
+        "{why}: {asked}{challenge}, and reasons mcp does not sign in for you; give the \
+         token your client would send with --bearer-env VARIABLE or --header-env \
+         'Authorization=VARIABLE'"
+    )
+}
 
 /// Whether `response` is an event stream (SSE).
 fn is_event_stream(response: &ureq::http::Response<ureq::Body>) -> bool {
