@@ -278,3 +278,71 @@ fn python_server_served_alike(client: &str) -> (tempfile::TempDir, PathBuf, Path
     assert_served_alike(&direct, &through);
     (dir, direct_log, proxied_log)
 }
+
+#[test]
+fn a_call_that_asks_for_input_keeps_the_reason_out_of_every_round_on_every_path() {
+    // R9 R18 with 2026-07-28's multi-round results: a call answered `input_required` is
+    // made again with the client's input and the server's requestState; each round is a
+    // call, stripped alike, and what the server hands out (its requests, its state)
+    // reaches the client untouched, over stdio, through the HTTP front and the gateway.
+    let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}"#;
+    let first = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"ask","arguments":{{"text":"t","reason":"SECRET"}},{meta}}}}}"#
+    );
+    let again = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"ask","arguments":{{"text":"t","reason":"SECRET"}},"inputResponses":{{"confirm":{{"action":"accept","content":{{"go":true}}}}}},"requestState":"state-of-ask",{meta}}}}}"#
+    );
+    // Both rounds as a path answers them; the server's log after.
+    let rounds = |ask: &mut dyn FnMut(&str) -> Value, log: &std::path::Path| {
+        let asked = ask(&first);
+        let result = &asked["result"];
+        assert_eq!(result["resultType"], "input_required", "{asked}");
+        assert_eq!(result["requestState"], "state-of-ask", "{asked}");
+        assert_eq!(
+            result["inputRequests"]["confirm"]["params"]["message"],
+            "Go on?"
+        );
+        let done = ask(&again);
+        let text = done["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default();
+        assert_eq!(
+            serde_json::from_str::<Value>(text).unwrap_or_default(),
+            json!({
+                "arguments": {"text": "t"},
+                "requestState": "state-of-ask",
+                "got": {"action": "accept", "content": {"go": true}},
+            }),
+            "{done}"
+        );
+        let received = std::fs::read_to_string(log).unwrap();
+        assert_eq!(received.matches("\"ask\"").count(), 2, "{received}");
+        assert!(!received.contains("SECRET"), "{received}");
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("stdio");
+    let mut session = Session::start(&proxied(&[], teed(&log, own_server2())));
+    rounds(
+        &mut |body| serde_json::from_str(&session.ask(body)).unwrap(),
+        &log,
+    );
+    let log = dir.path().join("front");
+    let front = Listening::front(&[], teed(&log, own_server2()));
+    fn over(url: &str) -> impl FnMut(&str) -> Value + '_ {
+        move |body| {
+            let (status, messages) = post(url, &[], body);
+            assert_eq!(status, 200, "{messages:?}");
+            the_answer(&messages).clone()
+        }
+    }
+    rounds(&mut over(&front.url), &log);
+    let log = dir.path().join("http");
+    let server = own_server2_http(&log);
+    let wasm = gateway_wasm(dir.path());
+    let gateway = Listening::gateway(
+        Engine::Wasmtime,
+        &wasm,
+        &[("REASONS_UPSTREAM", &server.url)],
+    );
+    rounds(&mut over(&gateway.url), &log);
+}

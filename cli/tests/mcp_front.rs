@@ -1323,3 +1323,46 @@ fn the_legacy_transport_admits_as_the_streamable_one_and_ends_with_its_stream() 
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
+
+#[test]
+fn a_2026_request_whose_headers_disagree_with_its_body_reaches_no_server() {
+    // R18 (2026-07-28, Streamable HTTP): the front rebuilds the headers the server sees
+    // from the body, so a disagreement would never reach it; the front refuses it as the
+    // server would, with 400 and its error, under the request's id, and nothing is sent.
+    // A revision the proxy does not read is refused alike, naming the ones it does.
+    let (_dir, log, front) = front_logging();
+    let call = format!(
+        r#"{{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{{"name":"record","arguments":{{"text":"t","reason":"why"}},{META}}}}}"#
+    );
+    let cases = [
+        (vec![("Mcp-Name", "note")], -32020),
+        (vec![("Mcp-Method", "tools/list")], -32020),
+        (vec![("MCP-Protocol-Version", "2025-11-25")], -32020),
+    ];
+    assert_eq!(cases.len(), 3);
+    for (headers, code) in &cases {
+        let (status, answer) = post(&front.url, headers, &call);
+        assert_eq!(status, 400, "{headers:?}: {answer:?}");
+        assert_eq!(answer[0]["id"], 5, "{answer:?}");
+        assert_eq!(answer[0]["error"]["code"], *code, "{answer:?}");
+    }
+    let future = call.replace("2026-07-28", "2099-01-01");
+    let (status, answer) = post(&front.url, &[], &future);
+    assert_eq!(status, 400, "{answer:?}");
+    assert_eq!(answer[0]["error"]["code"], -32022, "{answer:?}");
+    assert_eq!(
+        answer[0]["error"]["data"]["supported"],
+        json!(["2026-07-28"])
+    );
+    assert!(
+        !log.exists()
+            || received(&log)
+                .iter()
+                .all(|line| !line.contains("tools/call")),
+        "a call reached the server"
+    );
+    // The same call with its headers agreeing is served.
+    let (status, answer) = post(&front.url, &[], &call);
+    assert_eq!(status, 200, "{answer:?}");
+    assert_eq!(arguments_received(&log), [json!({"text": "t"})]);
+}
