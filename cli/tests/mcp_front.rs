@@ -1366,3 +1366,102 @@ fn a_2026_request_whose_headers_disagree_with_its_body_reaches_no_server() {
     assert_eq!(status, 200, "{answer:?}");
     assert_eq!(arguments_received(&log), [json!({"text": "t"})]);
 }
+
+/// Sends `request` (its first line and headers, without `Host`) with `body` to the front
+/// at `url`, and reads its SSE answer line by line, handing each to `take` until it says
+/// stop; the connection is then dropped, as a client whose connection breaks drops it.
+fn read_events(url: &str, request: &str, body: &str, mut take: impl FnMut(&str) -> bool) {
+    use std::io::{BufRead, Write};
+    let port = port_of(url);
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .unwrap();
+    let (line, headers) = request.split_once("\r\n").unwrap();
+    let line = line.replacen(" /mcp ", &format!(" {} ", target_of(url)), 1);
+    let head = format!(
+        "{line}\r\nHost: 127.0.0.1:{port}\r\n{headers}Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    for line in std::io::BufReader::new(stream).lines() {
+        if !take(&line.expect("the stream goes on until the test has what it came for")) {
+            return;
+        }
+    }
+}
+
+#[test]
+fn a_client_whose_stream_broke_comes_back_for_the_rest_with_its_last_event_id() {
+    // R19 (2025-11-25's resumable streams): a session of 2025-11-25 has each request's
+    // stream open with an event id and the wait before coming back, and number every
+    // event; a client whose connection broke mid-call comes back with a GET carrying the
+    // last id it had, and gets what came since, the answer included, once.
+    let front = Listening::front(&[], everything());
+    let agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .new_agent();
+    let initialize = INITIALIZE.replace("2025-06-18", "2025-11-25");
+    let answer = agent
+        .post(&front.url)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .send(&initialize)
+        .unwrap();
+    let (status, session, _) = answered(answer);
+    assert_eq!(status, 200);
+    let headers = format!(
+        "Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-11-25\r\n\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+    );
+    let with_session = [
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ];
+    assert_eq!(post(&front.url, &with_session, INITIALIZED).0, 202);
+    // Once after the call was answered, once while it still runs (what is still to
+    // come then comes on the new stream).
+    for (id, away) in [(9, 3000), (10, 200)] {
+        let call = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"trigger-long-running-operation","arguments":{{"duration":2,"steps":2,"reason":"why"}},"_meta":{{"progressToken":"p{id}"}}}}}}"#
+        );
+        // The POST's stream: the priming event (an id, a retry, no message); the break.
+        let (mut primed, mut retry) = (None, false);
+        let post = format!("POST /mcp HTTP/1.1\r\n{headers}");
+        read_events(&front.url, &post, &call, |line| {
+            retry |= line.starts_with("retry:");
+            if let Some(id) = line.strip_prefix("id: ") {
+                primed = Some(id.to_string());
+            }
+            // Until the event with the id has ended.
+            primed.is_none() || !line.is_empty()
+        });
+        let primed = primed.expect("the stream opened with an event id");
+        assert!(retry, "the priming event names the wait");
+        std::thread::sleep(std::time::Duration::from_millis(away));
+        // Back: everything since, the answer once, each with an id.
+        let (mut ids, mut messages) = (Vec::new(), Vec::<Value>::new());
+        let get = format!("GET /mcp HTTP/1.1\r\n{headers}Last-Event-ID: {primed}\r\n");
+        read_events(&front.url, &get, "", |line| {
+            if let Some(id) = line.strip_prefix("id: ") {
+                ids.push(id.to_string());
+            }
+            if let Some(data) = line.strip_prefix("data: ") {
+                messages.push(serde_json::from_str(data).unwrap());
+            }
+            // Until the event with the answer has ended.
+            !(line.is_empty() && messages.iter().any(|message| message["id"] == id))
+        });
+        let answers: Vec<&Value> = messages.iter().filter(|m| m["id"] == id).collect();
+        assert_eq!(answers.len(), 1, "{messages:#?}");
+        assert!(answers[0]["result"]["content"].is_array(), "{messages:#?}");
+        let progress = messages
+            .iter()
+            .filter(|m| m["params"]["progressToken"] == format!("p{id}"))
+            .count();
+        assert_eq!(progress, 2, "{messages:#?}");
+        assert_eq!(ids.len(), messages.len(), "{ids:?} {messages:#?}");
+        assert!(!ids.contains(&primed), "{ids:?}");
+    }
+}

@@ -22,6 +22,7 @@ mod admission;
 mod legacy;
 #[cfg(test)]
 mod properties;
+mod resume;
 mod token;
 
 use super::outbox::{self, Feed};
@@ -31,7 +32,6 @@ use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::sse::{Event as SseEvent, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
 use indexmap::IndexMap;
@@ -471,6 +471,11 @@ struct Routes {
     shared: bool,
     /// Whether the session's loop has ended: no request is taken any more.
     ended: bool,
+    /// What each resumable stream carried, for a client that comes back for it.
+    kept: resume::Kept,
+    /// The protocol version the session's client asked for in `initialize`: what its
+    /// streams may carry, where a request does not say (`MCP-Protocol-Version`).
+    version: Option<String>,
 }
 
 impl Routes {
@@ -595,6 +600,10 @@ impl Routes {
         let Some((stream, _)) = self.waiting.get(&id) else {
             return self.elsewhere(text);
         };
+        self.kept.record(&id, &line);
+        if ends {
+            self.kept.finish(&id);
+        }
         if !put(stream, line) {
             // Its client reads nothing of it: the stream ends here, and what else comes
             // for the request goes where a message about no request goes.
@@ -630,7 +639,8 @@ impl Routes {
             return;
         }
         // A stream left unread holds what it holds; what does not fit is not sent there.
-        if let Some((stream, _)) = self.waiting.values().last() {
+        if let Some((id, (stream, _))) = self.waiting.last() {
+            self.kept.record(id, text);
             let _ = put(stream, text.to_vec());
         }
     }
@@ -844,6 +854,10 @@ async fn on_post(
     };
     let (answers, stream) = channel(STREAM_AHEAD);
     let given = id.clone();
+    if method.as_deref() == Some("initialize") {
+        let asked = jsonrpc::at(line.text(), &["params", "protocolVersion"]);
+        lock(&link.routes).version = asked.and_then(reasons_transform::json::string);
+    }
     let admitted = lock(&link.routes).admit(id, line, route.token, answers);
     let (id, line) = match admitted {
         Ok(admitted) => admitted,
@@ -861,7 +875,18 @@ async fn on_post(
     let mut response = if route.modern {
         modern_answer(&given, stream, cancel).await
     } else {
-        sse(None, stream, cancel).into_response()
+        // A session of 2025-11-25 or later is told its stream can be resumed.
+        let said = headers
+            .get("mcp-protocol-version")
+            .and_then(|v| v.to_str().ok());
+        let mut routes = lock(&link.routes);
+        let version = said.or(routes.version.as_deref());
+        // Not `initialize`'s: the revision is not settled until it is answered.
+        let initialize = method.as_deref() == Some("initialize");
+        let numbering = (!stateless && !initialize && resume::resumable(version))
+            .then(|| routes.kept.open(id.clone()));
+        drop(routes);
+        sse(Vec::new(), stream, cancel, numbering).into_response()
     };
     if let Some(session) = session.and_then(|session| HeaderValue::from_str(&session).ok()) {
         response.headers_mut().insert("mcp-session-id", session);
@@ -935,12 +960,24 @@ async fn on_get(State(front): State<Arc<Front>>, headers: HeaderMap) -> Response
     };
     let (lines, stream) = channel(STREAM_AHEAD);
     let mut routes = lock(&link.routes);
+    // A client that comes back for a request's stream (`Last-Event-ID` of one of its
+    // events) gets what came after it, then what is still to come, here.
+    let last = headers
+        .get("last-event-id")
+        .and_then(|last| last.to_str().ok());
+    if let Some(resumed) = last.and_then(|last| routes.kept.after(last)) {
+        let waiting = routes.waiting.get_mut(&resumed.request);
+        if let Some((stream, _)) = waiting.filter(|_| !resumed.done) {
+            *stream = lines;
+        }
+        return sse(resumed.messages, stream, None, Some(resumed.numbering)).into_response();
+    }
     if routes.ended {
         // A stream opened on a session that is over would never end.
         return session_gone().into_response();
     }
     routes.stream = Some(lines);
-    sse(None, stream, None).into_response()
+    sse(Vec::new(), stream, None, None).into_response()
 }
 
 /// The answer to an `initialize` that finds no place: 503, try again.
@@ -998,7 +1035,7 @@ async fn modern_answer(
     cancel: Option<Cancel>,
 ) -> Response {
     let Some(first) = lines.recv().await else {
-        return sse(None, lines, cancel).into_response();
+        return sse(Vec::new(), lines, cancel, None).into_response();
     };
     match inbound::answer_status(&first, given) {
         Some(status) => (
@@ -1007,28 +1044,57 @@ async fn modern_answer(
             first,
         )
             .into_response(),
-        None => sse(Some(first), lines, cancel).into_response(),
+        None => sse(vec![first], lines, cancel, None).into_response(),
     }
 }
 
 /// An SSE response carrying `first`, then each line of `lines`, as an event, until it
 /// ends; `cancel` goes with it, to cancel its request if the client closes it first.
+/// A stream numbered (a resumable one, [`resume`]) gives each event its id, from the
+/// numbering's next, and a new one opens with the priming event: an id, the wait before
+/// coming back, and an empty `data:` line, which axum's events cannot write (an event
+/// without one is not dispatched, so its id would not reach the client's code).
 fn sse(
-    first: Option<Vec<u8>>,
+    first: Vec<Vec<u8>>,
     lines: Receiver<Vec<u8>>,
     cancel: Option<Cancel>,
-) -> Sse<impl futures_util::Stream<Item = Result<SseEvent, Infallible>>> {
+    numbering: Option<resume::Numbering>,
+) -> Response {
+    let priming = numbering
+        .filter(|numbering| numbering.prime)
+        .map(|numbering| {
+            let id = resume::event_id(numbering.number, 0);
+            let retry = resume::RETRY.as_millis();
+            format!("id: {id}\nretry: {retry}\ndata: \n\n")
+        });
     let rest = futures_util::stream::unfold((lines, cancel), |(mut lines, cancel)| async move {
         let line = lines.recv().await?;
         Some((line, (lines, cancel)))
     });
-    let events = futures_util::stream::iter(first).chain(rest).map(|line| {
-        let event = SseEvent::default()
-            .event("message")
-            .data(String::from_utf8_lossy(&line));
-        Ok(event)
-    });
-    Sse::new(events)
+    let events = futures_util::stream::iter(first)
+        .chain(rest)
+        .enumerate()
+        .map(move |(at, line)| {
+            // A line the session wrote has no line break in it (`one_line`); lossy UTF-8
+            // as the client reads text.
+            let data = String::from_utf8_lossy(&line).replace(['\r', '\n'], " ");
+            let id = numbering.map_or(String::new(), |numbering| {
+                let seq = numbering.next + at as u64;
+                format!("id: {}\n", resume::event_id(numbering.number, seq))
+            });
+            format!("event: message\n{id}data: {data}\n\n")
+        });
+    let body = futures_util::stream::iter(priming)
+        .chain(events)
+        .map(|event| Ok::<_, Infallible>(Bytes::from(event)));
+    (
+        [
+            (header::CONTENT_TYPE, "text/event-stream"),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        axum::body::Body::from_stream(body),
+    )
+        .into_response()
 }
 
 /// Why a message of the shared session is not taken from a client: one that names a

@@ -825,6 +825,8 @@ pub fn answered(mut answer: ureq::http::Response<ureq::Body>) -> (u16, String, V
     } else {
         text.lines()
             .filter_map(|line| line.strip_prefix("data: "))
+            // A priming event (2025-11-25's resumable streams) has an id and no message.
+            .filter(|data| !data.trim().is_empty())
             .map(|data| serde_json::from_str(data).unwrap())
             .collect()
     };
