@@ -14,8 +14,9 @@ pub struct Request {
     pub body: String,
 }
 
-/// A 2026-07-28 request's `_meta`, which the HTTP servers check against its headers.
-const MODERN: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}"#;
+/// A 2026-07-28 request's `_meta` (the envelope a request of that revision carries),
+/// which the HTTP servers check against its headers.
+const MODERN: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
 
 /// The requests timed over HTTP: a listing, and a call with the model's reason.
 pub fn requests() -> [Request; 2] {
