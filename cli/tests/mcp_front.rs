@@ -215,11 +215,10 @@ fn raw_with(url: &str, head: &str, body: &str) -> (u16, String) {
     )
 }
 
-/// Sends the request `head` (its first line and headers, without `Host`) and `body` to
-/// the front at `url` over a connection of its own, and reads until the front closes it
-/// (at most 20 s: a stream left open is read until then); the status and the answer.
-fn exchange(url: &str, head: &str, body: &str) -> (u16, String) {
-    use std::io::{Read, Write};
+/// A connection of its own to the front at `url`, on which the request `head` (its first
+/// line and headers, without `Host`) and `body` were sent; it reads for at most 20 s.
+fn sent(url: &str, head: &str, body: &str) -> std::net::TcpStream {
+    use std::io::Write;
     let port = port_of(url);
     let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
     stream
@@ -227,10 +226,18 @@ fn exchange(url: &str, head: &str, body: &str) -> (u16, String) {
         .unwrap();
     let (line, headers) = head.split_once("\r\n").unwrap();
     let line = line.replacen(" /mcp ", &format!(" {} ", target_of(url)), 1);
-    let request =
-        format!("{line}\r\nHost: 127.0.0.1:{port}\r\n{headers}Connection: close\r\n\r\n{body}");
+    let request = format!("{line}\r\nHost: 127.0.0.1:{port}\r\n{headers}\r\n{body}");
     // The front may answer (and close) before a body it refuses is all sent.
     let _ = stream.write_all(request.as_bytes());
+    stream
+}
+
+/// Sends the request `head` (its first line and headers, without `Host`) and `body` to
+/// the front at `url` over a connection of its own, and reads until the front closes it
+/// (at most 20 s: a stream left open is read until then); the status and the answer.
+fn exchange(url: &str, head: &str, body: &str) -> (u16, String) {
+    use std::io::Read;
+    let mut stream = sent(url, &format!("{head}Connection: close\r\n"), body);
     let mut answer = Vec::new();
     let _ = stream.read_to_end(&mut answer);
     let answer = String::from_utf8_lossy(&answer).into_owned();
@@ -1371,20 +1378,9 @@ fn a_2026_request_whose_headers_disagree_with_its_body_reaches_no_server() {
 /// at `url`, and reads its SSE answer line by line, handing each to `take` until it says
 /// stop; the connection is then dropped, as a client whose connection breaks drops it.
 fn read_events(url: &str, request: &str, body: &str, mut take: impl FnMut(&str) -> bool) {
-    use std::io::{BufRead, Write};
-    let port = port_of(url);
-    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-    stream
-        .set_read_timeout(Some(std::time::Duration::from_secs(30)))
-        .unwrap();
-    let (line, headers) = request.split_once("\r\n").unwrap();
-    let line = line.replacen(" /mcp ", &format!(" {} ", target_of(url)), 1);
-    let head = format!(
-        "{line}\r\nHost: 127.0.0.1:{port}\r\n{headers}Content-Length: {}\r\n\r\n{body}",
-        body.len()
-    );
-    stream.write_all(head.as_bytes()).unwrap();
-    for line in std::io::BufReader::new(stream).lines() {
+    use std::io::BufRead;
+    let head = format!("{request}Content-Length: {}\r\n", body.len());
+    for line in std::io::BufReader::new(sent(url, &head, body)).lines() {
         if !take(&line.expect("the stream goes on until the test has what it came for")) {
             return;
         }
