@@ -652,6 +652,30 @@ impl Proxied {
     }
 }
 
+/// The keys by which a client signs in to a remote server itself: Gemini CLI's `oauth`
+/// (unless it says `"enabled": false`) and `authProviderType`, Claude Code's
+/// `headersHelper`. The proxy cannot take that over, so such a server is not wrapped:
+/// behind the proxy it would get no credentials, and wrap would have said it runs.
+const SIGNS_IN: [&str; 3] = ["oauth", "authProviderType", "headersHelper"];
+
+/// Why the remote server of `members` cannot run behind the proxy: its client signs in
+/// to it itself.
+fn signs_in(members: &[Member<'_>]) -> Option<String> {
+    let key = SIGNS_IN.iter().find(|key| match member(members, key) {
+        Some(oauth) if **key == "oauth" => {
+            let enabled = members_of(oauth)
+                .and_then(|oauth| member(&oauth, "enabled").map(str::trim).map(String::from));
+            enabled.as_deref() != Some("false")
+        }
+        found => found.is_some(),
+    })?;
+    Some(format!(
+        "its client signs in to it itself (`{key}`), which reasons mcp cannot do for it: \
+         behind the proxy it would get no credentials (give them with `--bearer-env` in \
+         a hand-written `reasons mcp --url` entry instead)"
+    ))
+}
+
 /// A remote server's entry replaced by one that runs `reasons mcp --url-env` in front of
 /// it: its other keys stay, its remote keys go into [`UNWRAP_VARIABLE`].
 fn wrap_remote(
@@ -662,6 +686,9 @@ fn wrap_remote(
     reasons: &str,
     edits: &mut Vec<Edit>,
 ) -> Fate {
+    if let Some(why) = signs_in(members) {
+        return Fate::Skipped(why);
+    }
     let mut proxied = Proxied::new(remote.head, &String::from_utf8_lossy(remote.url));
     if let Some(headers) = member(members, "headers") {
         let Some(headers) = members_of(headers) else {

@@ -1875,3 +1875,55 @@ fn an_entry_that_is_no_server_is_not_counted_as_left_behind_the_proxy() {
     assert!(said.contains("odd: not a table"), "{said}");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
 }
+
+#[test]
+fn a_remote_server_its_client_signs_in_to_is_not_reported_wrapped() {
+    // A remote entry the client signs in to itself (Gemini CLI's `oauth` and
+    // `authProviderType`, Claude Code's `headersHelper`) would get no credentials behind
+    // the proxy, which cannot sign in for it: wrap names each, says why, exits non-zero
+    // and touches nothing. An `oauth` that says it is off is no sign-in, and wraps.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("settings.json");
+    let text = r#"{"mcpServers": {
+  "linear": {"httpUrl": "https://mcp.linear.app/mcp", "oauth": {"enabled": true}},
+  "gcp": {"httpUrl": "https://example.com/mcp", "authProviderType": "google_credentials"},
+  "helped": {"type": "http", "url": "https://example.com/mcp", "headersHelper": "/bin/token"}
+}}"#;
+    std::fs::write(&file, text).unwrap();
+    let stderr = refused(&reasons_in(
+        dir.path(),
+        &["wrap", "--config", file.to_str().unwrap()],
+    ));
+    for (server, key) in [
+        ("linear", "oauth"),
+        ("gcp", "authProviderType"),
+        ("helped", "headersHelper"),
+    ] {
+        assert!(
+            stderr.contains(&format!(
+                "{server}: its client signs in to it itself (`{key}`)"
+            )),
+            "{stderr}"
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+    assert!(!dir.path().join("settings.json.reasons-backup").exists());
+    let off = r#"{"mcpServers": {"plain": {"httpUrl": "https://example.com/mcp", "oauth": {"enabled": false}}}}"#;
+    std::fs::write(&file, off).unwrap();
+    let wrapped = reasons_in(dir.path(), &["wrap", "--config", file.to_str().unwrap()]);
+    assert!(
+        wrapped.status.success(),
+        "{}",
+        String::from_utf8_lossy(&wrapped.stderr)
+    );
+    let plain = &read(&file)["mcpServers"]["plain"];
+    assert_eq!(
+        plain["env"]["REASONS_URL"], "https://example.com/mcp",
+        "{plain}"
+    );
+    assert_eq!(
+        plain["oauth"],
+        serde_json::json!({"enabled": false}),
+        "{plain}"
+    );
+}
