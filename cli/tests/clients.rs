@@ -296,10 +296,13 @@ fn the_doctor_lists_each_server_s_tools_and_what_became_of_them() {
         .split_first()
         .map(|(c, a)| (c.clone(), a.to_vec()))
         .unwrap();
+    let log = tempfile::tempdir().unwrap();
+    let signs_in = http_echo_with(&log.path().join("http.jsonl"), &["--unauthorized"]);
     let config = serde_json::json!({"mcpServers": {
         "own": {"command": own_command, "args": own_args},
         "broken": {"command": "/nonexistent/server"},
-        "away": {"url": "http://127.0.0.1:9/mcp"}
+        "away": {"url": "http://127.0.0.1:9/mcp"},
+        "signs": {"url": signs_in.url}
     }});
     let (dir, file) = written("mcp.json", &config.to_string());
     let table = ok(&reasons_in(
@@ -307,7 +310,7 @@ fn the_doctor_lists_each_server_s_tools_and_what_became_of_them() {
         &["doctor", "--config", file.to_str().unwrap()],
     ));
     let rows: Vec<&str> = table.lines().collect();
-    assert_eq!(rows.len(), 1 + 5 + 2, "{table}");
+    assert_eq!(rows.len(), 1 + 5 + 3, "{table}");
     let row = |server: &str, tool: &str| {
         rows.iter()
             .find(|row| row.split_whitespace().take(2).eq([server, tool]))
@@ -326,6 +329,11 @@ fn the_doctor_lists_each_server_s_tools_and_what_became_of_them() {
         row("away", "-").contains("cannot reach the MCP server at http://127.0.0.1:9/mcp"),
         "{table}"
     );
+    // A server that wants credentials is not broken: the row says what it needs.
+    let signs = row("signs", "-");
+    assert!(signs.contains("needs sign-in: "), "{table}");
+    assert!(signs.contains("answered HTTP 401"), "{table}");
+    assert!(row("away", "-").contains("error: "), "{table}");
 }
 
 #[test]

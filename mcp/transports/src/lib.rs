@@ -31,7 +31,7 @@ use upstream::{Http, Process, Upstream};
 
 pub use error::Error;
 pub use say::say;
-pub use upstream::{DEFAULT_READ_TIMEOUT_SECS, Remote};
+pub use upstream::{DEFAULT_READ_TIMEOUT_SECS, NO_SIGN_IN, Remote};
 
 /// How long the server has, at each step of its shutdown, before the next: once its
 /// stdin is closed, then once it was sent SIGTERM (after which it gets SIGKILL).

@@ -682,6 +682,10 @@ const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 const MIN_RETRY: Duration = Duration::from_millis(100);
 const MAX_RETRY: Duration = Duration::from_secs(60);
 
+/// What every answer to a request of a server that wants credentials the proxy does
+/// not have says (401, 403): `doctor` tells such a server from a broken one by it.
+pub const NO_SIGN_IN: &str = "reasons mcp does not sign in for you";
+
 /// `why` a request went unanswered, with the way out when the server asked for
 /// credentials (401) or refused the ones given (403): the proxy does not sign in for the
 /// user, so the user gives them, as its client would have sent them.
@@ -700,9 +704,8 @@ fn with_way_out(why: String, status: u16, challenge: Option<String>) -> String {
         .take(300)
         .collect();
     format!(
-        "{why}: {asked}{challenge}, and reasons mcp does not sign in for you; give the \
-         token your client would send with --bearer-env VARIABLE or --header-env \
-         'Authorization=VARIABLE'"
+        "{why}: {asked}{challenge}, and {NO_SIGN_IN}; give the token your client would \
+         send with --bearer-env VARIABLE or --header-env 'Authorization=VARIABLE'"
     )
 }
 
