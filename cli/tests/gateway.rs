@@ -126,9 +126,12 @@ fn a_2026_request_carries_headers_rebuilt_from_what_was_forwarded() {
         );
         // R18: an Mcp-Name that disagrees with the body is refused as the specification
         // says, and nothing goes upstream.
-        let (status, messages) = post(&gateway.url, &[("Mcp-Name", "secret")], &record);
-        assert_eq!(status, 400, "{messages:?}");
-        assert_eq!(the_answer(&messages)["error"]["code"], -32020);
+        let twice = [("Mcp-Name", "record"), ("Mcp-Name", "secret")];
+        for forged in [&[("Mcp-Name", "secret")][..], &twice] {
+            let (status, messages) = post(&gateway.url, forged, &record);
+            assert_eq!(status, 400, "{forged:?}: {messages:?}");
+            assert_eq!(the_answer(&messages)["error"]["code"], -32020);
+        }
         assert!(!log.exists() || calls_received(&log).is_empty());
         let forged = [
             ("Mcp-Param-Reason", "secret"),
