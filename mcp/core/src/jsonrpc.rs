@@ -89,10 +89,12 @@ impl Refusal {
 
     /// The error response that answers it.
     pub fn answer(&self) -> String {
-        match &self.data {
-            Some(data) => error_with_data(self.id.as_ref(), self.code, &self.message, data),
-            None => error(self.id.as_ref(), self.code, &self.message),
-        }
+        error_with_data(
+            self.id.as_ref(),
+            self.code,
+            &self.message,
+            self.data.as_deref(),
+        )
     }
 }
 
@@ -403,16 +405,15 @@ pub fn result(id: &Id, result: &str) -> String {
 
 /// An error response (under `null` when the request's id is unknown).
 pub fn error(id: Option<&Id>, code: i64, message: &str) -> String {
-    let message = serde_json::to_string(message).unwrap_or_default();
-    let id = id.map_or("null", Id::json);
-    format!(r#"{RESPONSE}{id},"error":{{"code":{code},"message":{message}}}}}"#)
+    error_with_data(id, code, message, None)
 }
 
-/// An error response with `data`, JSON text.
-pub fn error_with_data(id: Option<&Id>, code: i64, message: &str, data: &str) -> String {
+/// An error response with the error's `data` (JSON text), when it has any.
+pub fn error_with_data(id: Option<&Id>, code: i64, message: &str, data: Option<&str>) -> String {
     let message = serde_json::to_string(message).unwrap_or_default();
     let id = id.map_or("null", Id::json);
-    format!(r#"{RESPONSE}{id},"error":{{"code":{code},"message":{message},"data":{data}}}}}"#)
+    let data = data.map_or(String::new(), |data| format!(r#","data":{data}"#));
+    format!(r#"{RESPONSE}{id},"error":{{"code":{code},"message":{message}{data}}}}}"#)
 }
 
 /// A request of the proxy's own.

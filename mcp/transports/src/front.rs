@@ -740,12 +740,8 @@ impl Refused {
 
 impl IntoResponse for Refused {
     fn into_response(self) -> Response {
-        let body = match &self.data {
-            Some(data) => {
-                jsonrpc::error_with_data(self.id.as_ref(), self.code, &self.message, data)
-            }
-            None => jsonrpc::error(self.id.as_ref(), self.code, &self.message),
-        };
+        let data = self.data.as_deref();
+        let body = jsonrpc::error_with_data(self.id.as_ref(), self.code, &self.message, data);
         (
             self.status,
             [(header::CONTENT_TYPE, "application/json")],
