@@ -197,12 +197,15 @@ impl<L: Layer> Proxy<L> {
         }
     }
 
-    /// Whether `tool` is one the proxy drops, as [`Proxy::over_http`] says. A legacy
-    /// session (one that began with `initialize`) sends no such headers, and keeps it.
-    pub(crate) fn drops(&self, tool: &str) -> bool {
-        self.over_http
-            && matches!(self.handshake, Handshake::None)
-            && self.params.breaks_rules(tool)
+    /// Whether the proxy drops any tool, as [`Proxy::over_http`] says: over HTTP, out of a
+    /// legacy session (one that began with `initialize`, which sends no such headers).
+    pub(crate) fn dropping(&self) -> bool {
+        self.over_http && matches!(self.handshake, Handshake::None)
+    }
+
+    /// Whether `tool` is one the proxy drops.
+    fn drops(&self, tool: &str) -> bool {
+        self.dropping() && self.params.breaks_rules(tool)
     }
 
     /// The calls recorded so far.

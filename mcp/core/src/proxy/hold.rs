@@ -223,7 +223,10 @@ impl<L: Layer> Proxy<L> {
                 .and_then(|catalogue| catalogue.declarations.get(tool))
                 .map_or(tool.to_string(), Json::clone)
         };
-        let kept = |tool: &&&str| name_of(tool).is_none_or(|name| !self.drops(&name));
+        // Only where tools are dropped is each declaration's name read again.
+        let kept = |tool: &&&str| {
+            !self.dropping() || name_of(tool).is_none_or(|name| !self.params.breaks_rules(&name))
+        };
         let tools: Vec<String> = page
             .tools
             .iter()
