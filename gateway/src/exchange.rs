@@ -63,14 +63,11 @@ pub fn post(settings: &Settings, request: IncomingRequest, out: ResponseOutparam
         return wire::refuse(out, 400, why);
     }
     // What the headers say must be what the body says, before anything routes by either.
-    // Every value a header was given, joined as one list, as the front reads them: a
-    // header given twice says two things, and agrees with no body.
     let header = |name: &str| {
-        let values: Vec<String> = (said.iter())
-            .filter(|(given, _)| given.eq_ignore_ascii_case(name))
-            .map(|(_, value)| String::from_utf8_lossy(value).into_owned())
-            .collect();
-        (!values.is_empty()).then(|| values.join(", "))
+        let values = said
+            .iter()
+            .filter(|(given, _)| given.eq_ignore_ascii_case(name));
+        reasons_mcp::inbound::joined(values.map(|(_, value)| value.as_slice()))
     };
     if let Err(rejected) = reasons_mcp::inbound::check_line(&message, header) {
         let answer = rejected.refusal.answer();

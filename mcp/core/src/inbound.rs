@@ -135,6 +135,14 @@ impl Rejected {
     }
 }
 
+/// A header as [`check`] reads it: every value it was given (`values`), as text, joined
+/// as one list, since a header given twice says two things and agrees with no body;
+/// `None` when it was given none.
+pub fn joined<'a>(values: impl IntoIterator<Item = &'a [u8]>) -> Option<String> {
+    let values: Vec<_> = values.into_iter().map(String::from_utf8_lossy).collect();
+    (!values.is_empty()).then(|| values.join(", "))
+}
+
 /// [`check`] of the message `line` holds; a line that is not one readable message passes,
 /// for the proxy's own reading to refuse.
 pub fn check_line(line: &[u8], header: impl Fn(&str) -> Option<String>) -> Result<(), Rejected> {

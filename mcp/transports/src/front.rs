@@ -931,12 +931,8 @@ fn one_message(
     let route =
         reasons_mcp::admission::route(&read).map_err(|refusal| refused_by_reading(&refusal))?;
     // What the headers say must be what the body says, before anything routes by either.
-    let header = |name: &str| {
-        let values: Vec<&str> = (headers.get_all(name).iter())
-            .map(|value| value.to_str().unwrap_or("\u{fffd}"))
-            .collect();
-        (!values.is_empty()).then(|| values.join(", "))
-    };
+    let header =
+        |name: &str| inbound::joined(headers.get_all(name).iter().map(HeaderValue::as_bytes));
     inbound::check(&read, header).map_err(rejected)?;
     Ok(Posted {
         line,

@@ -191,3 +191,13 @@ fn only_the_answer_to_the_request_says_the_status() {
         assert_eq!(answer_status(not_the_answer, &id), None);
     }
 }
+
+#[test]
+fn a_header_given_twice_is_read_as_both_values() {
+    assert_eq!(joined([&b"record"[..]]).as_deref(), Some("record"));
+    assert_eq!(
+        joined([&b"record"[..], b"secret"]).as_deref(),
+        Some("record, secret")
+    );
+    assert_eq!(joined(std::iter::empty()), None);
+}
