@@ -473,6 +473,31 @@ impl Link {
             .header("Accept", "text/event-stream")
     }
 
+    /// A GET that comes back for a stream from `place` (with `Last-Event-ID`, once the
+    /// server gave an id), carrying what every request carries; `None` once the session
+    /// is over. `owed`: a request waits on what it brings, so the server's silence is
+    /// bounded by --read-timeout; the session's own stream may be silent for as long as
+    /// it likes.
+    fn coming_back(
+        &self,
+        place: &sse::Place,
+        owed: bool,
+    ) -> Option<ureq::RequestBuilder<ureq::typestate::WithoutBody>> {
+        let session = self.lock();
+        if session.closed {
+            return None;
+        }
+        let mut get = if owed {
+            (self.agent.get(&self.remote.url)).header("Accept", "text/event-stream")
+        } else {
+            self.event_stream()
+        };
+        if let Some(id) = &place.last_event_id {
+            get = get.header("Last-Event-ID", id);
+        }
+        Some(self.carrying(get, &session, None))
+    }
+
     /// Why a request is answered when the server went silent on it.
     fn silent(&self) -> String {
         format!(
@@ -542,21 +567,9 @@ impl Link {
             let Some(last) = place.last_event_id.clone() else {
                 return ended;
             };
-            std::thread::sleep(
-                place
-                    .retry
-                    .unwrap_or(DEFAULT_RETRY)
-                    .clamp(MIN_RETRY, MAX_RETRY),
-            );
-            let request = {
-                let session = self.lock();
-                if session.closed {
-                    return ended;
-                }
-                let get = (self.agent.get(&self.remote.url))
-                    .header("Accept", "text/event-stream")
-                    .header("Last-Event-ID", &last);
-                self.carrying(get, &session, None)
+            wait_to_come_back(place);
+            let Some(request) = self.coming_back(place, true) else {
+                return ended;
             };
             fruitless += 1;
             let Ok(response) = request.call() else {
@@ -612,24 +625,15 @@ impl Link {
                     Stream::Fruitless => fruitless += 1,
                     Stream::Refused => return,
                 }
-                let wait = place.retry.unwrap_or(DEFAULT_RETRY);
-                std::thread::sleep(wait.clamp(MIN_RETRY, MAX_RETRY));
+                wait_to_come_back(&place);
             }
         });
     }
 
     /// Reads the GET stream once, from `place`, until it ends.
     fn stream(&self, place: &mut sse::Place) -> Stream {
-        let request = {
-            let session = self.lock();
-            if session.closed {
-                return Stream::Refused;
-            }
-            let mut get = self.event_stream();
-            if let Some(id) = &place.last_event_id {
-                get = get.header("Last-Event-ID", id);
-            }
-            self.carrying(get, &session, None)
+        let Some(request) = self.coming_back(place, false) else {
+            return Stream::Refused;
         };
         let Ok(response) = request.call() else {
             return Stream::Fruitless;
@@ -668,6 +672,17 @@ enum Stream {
     Fruitless,
     /// The server offers none, or the session is over.
     Refused,
+}
+
+/// Waits before coming back for a stream, as long as the server asked (`retry`), within
+/// the proxy's bounds.
+fn wait_to_come_back(place: &sse::Place) {
+    std::thread::sleep(
+        place
+            .retry
+            .unwrap_or(DEFAULT_RETRY)
+            .clamp(MIN_RETRY, MAX_RETRY),
+    );
 }
 
 /// How many GET streams in a row may end without an event before the proxy stops asking
