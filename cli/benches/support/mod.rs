@@ -2,16 +2,16 @@
 //! alternately, so that whatever else the shared machine does falls on every path alike,
 //! and a 2026-07-28 request as a client POSTs it.
 
+use reasons_test_support::mcp::mirrored;
 use std::time::{Duration, Instant};
 
 /// A request timed over HTTP, as a 2026-07-28 client sends it.
 pub struct Request {
     /// What the benchmark's table calls it.
     pub name: &'static str,
-    pub method: &'static str,
-    /// The tool a `tools/call` names (its `Mcp-Name` header).
-    pub tool: Option<&'static str>,
     pub body: String,
+    /// The headers a 2026-07-28 client sends with it, read from it once, before timing.
+    headers: Vec<(&'static str, String)>,
 }
 
 /// A 2026-07-28 request's `_meta` (the envelope a request of that revision carries),
@@ -21,37 +21,38 @@ const MODERN: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026
 /// The requests timed over HTTP: a listing, and a call with the model's reason.
 pub fn requests() -> [Request; 2] {
     [
-        Request {
-            name: "tools/list",
-            method: "tools/list",
-            tool: None,
-            body: format!(
-                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{{MODERN}}}}}"#
-            ),
-        },
-        Request {
-            name: "tools/call with a reason",
-            method: "tools/call",
-            tool: Some("record"),
-            body: format!(
+        Request::new(
+            "tools/list",
+            format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{{MODERN}}}}}"#),
+        ),
+        Request::new(
+            "tools/call with a reason",
+            format!(
                 r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"record","arguments":{{"text":"a","reason":"to measure"}},{MODERN}}}}}"#
             ),
-        },
+        ),
     ]
 }
 
 impl Request {
+    fn new(name: &'static str, body: String) -> Request {
+        let headers = mirrored(&body, &[]);
+        Request {
+            name,
+            body,
+            headers,
+        }
+    }
+
     /// POSTs this to `url` with the headers a 2026-07-28 client sends, over `agent`'s
     /// kept-alive connection: the answer's body.
     pub fn post(&self, agent: &ureq::Agent, url: &str) -> String {
         let mut post = agent
             .post(url)
             .header("Content-Type", "application/json")
-            .header("Accept", "application/json, text/event-stream")
-            .header("MCP-Protocol-Version", "2026-07-28")
-            .header("Mcp-Method", self.method);
-        if let Some(tool) = self.tool {
-            post = post.header("Mcp-Name", tool);
+            .header("Accept", "application/json, text/event-stream");
+        for (name, value) in &self.headers {
+            post = post.header(*name, value);
         }
         let mut answer = post.send(self.body.as_bytes()).unwrap();
         answer.body_mut().read_to_string().unwrap()
