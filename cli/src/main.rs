@@ -10,6 +10,7 @@ mod demo;
 mod doctor;
 mod files;
 mod flags;
+mod login;
 mod mcp;
 mod transform;
 mod wrap;
@@ -33,6 +34,8 @@ enum Command {
     Doctor(doctor::Args),
     Component(component::Args),
     Transform(transform::Args),
+    Login(login::LoginArgs),
+    Logout(login::LogoutArgs),
     // Boxed: its flags outweigh every other command's.
     Mcp(Box<mcp::Args>),
 }
@@ -49,6 +52,8 @@ fn main() -> ExitCode {
         Command::Doctor(args) => doctor::command(args),
         Command::Component(args) => component::run(args),
         Command::Transform(args) => transform::run(args),
+        Command::Login(args) => login::login(args),
+        Command::Logout(args) => login::logout(args),
         // `reasons mcp` exits as its server did.
         Command::Mcp(args) => mcp::run(*args),
     };

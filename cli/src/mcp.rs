@@ -2,6 +2,7 @@
 //! served over stdio or, with `--listen`, over Streamable HTTP.
 
 use crate::flags::{OptionArgs, PluginArgs};
+use crate::login::SignInArgs;
 use anyhow::Context;
 use reasons_mcp_transports as mcp;
 use std::ffi::OsString;
@@ -76,6 +77,12 @@ pub struct Args {
     /// (what Codex's `bearer_token_env_var` means).
     #[arg(long, value_name = "VARIABLE")]
     bearer_env: Option<String>,
+    #[command(flatten)]
+    sign_in: SignInArgs,
+    /// With --url: never open a sign-in when the server asks for one; its requests are
+    /// answered with the way to sign in ahead (`reasons login URL`).
+    #[arg(long)]
+    no_sign_in: bool,
     /// With --url: the most seconds the server may send nothing while it owes a
     /// request an answer; the request is then answered with an error saying so.
     #[arg(long, value_name = "SECONDS",
@@ -146,6 +153,8 @@ pub fn run(
         header,
         header_env,
         bearer_env,
+        sign_in,
+        no_sign_in,
         read_timeout,
         write_timeout,
         listen,
@@ -173,6 +182,7 @@ pub fn run(
             if let Some(variable) = bearer_env {
                 remote = remote.bearer_from(&variable)?;
             }
+            remote = remote.signing_in(&sign_in.settings(!no_sign_in)?)?;
             mcp::Server::Url(remote.read_timeout(Duration::from_secs(read_timeout.into())))
         }
         None => mcp::Server::Command(command),

@@ -12,6 +12,7 @@ mod error;
 mod front;
 mod outbox;
 mod say;
+mod signin;
 mod upstream;
 
 use outbox::{Feed, Outbox};
@@ -31,6 +32,7 @@ use upstream::{Http, Process, Upstream};
 
 pub use error::Error;
 pub use say::say;
+pub use signin::{Given, Settings as SignInSettings, SignIn};
 pub use upstream::{DEFAULT_READ_TIMEOUT_SECS, NO_SIGN_IN, Remote};
 
 /// How long the server has, at each step of its shutdown, before the next: once its

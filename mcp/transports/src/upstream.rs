@@ -13,6 +13,7 @@ use reasons_mcp::{Learnt, Outline};
 use std::io::Read;
 use std::time::Instant;
 
+pub(crate) use http::shown;
 pub use http::{DEFAULT_READ_TIMEOUT_SECS, Http, NO_SIGN_IN, Remote};
 pub use process::Process;
 

@@ -22,6 +22,7 @@
 mod legacy;
 
 use crate::outbox::{self, Backlog, Feed};
+use crate::signin::{self, Bearer, SignIn};
 use crate::{Ended, Ending, Error, Event};
 use reasons_mcp::jsonrpc::Id;
 use reasons_mcp::sse;
@@ -62,6 +63,8 @@ pub struct Remote {
     shown: String,
     headers: Vec<(HeaderName, HeaderValue)>,
     read_timeout: Duration,
+    /// Signing in, when the server asks and the user gave no credentials of their own.
+    sign_in: Option<Arc<SignIn>>,
 }
 
 impl Remote {
@@ -105,6 +108,7 @@ impl Remote {
             shown: shown(url),
             headers: parsed,
             read_timeout: Duration::from_secs(DEFAULT_READ_TIMEOUT_SECS.into()),
+            sign_in: None,
         })
     }
 
@@ -123,6 +127,17 @@ impl Remote {
         Ok(self)
     }
 
+    /// Signs in when the server asks (a 401, or a 403 asking for more scope), as
+    /// `settings` say; unless the user's own headers give `Authorization`, which is
+    /// then what the server gets.
+    pub fn signing_in(mut self, settings: &signin::Settings) -> Result<Remote, Error> {
+        if self.headers.iter().any(|(name, _)| name == "authorization") {
+            return Ok(self);
+        }
+        self.sign_in = Some(SignIn::of(&self.url, settings).map_err(Error::Setting)?);
+        Ok(self)
+    }
+
     /// The longest the server may send nothing while it owes a request an answer
     /// (`--read-timeout`): the request is then answered with an error saying so.
     pub fn read_timeout(mut self, timeout: Duration) -> Remote {
@@ -133,7 +148,7 @@ impl Remote {
 
 /// `url` without what may be a secret in it: the user and password before its host, and
 /// its query.
-fn shown(url: &str) -> String {
+pub(crate) fn shown(url: &str) -> String {
     let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
     let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     let host = rest[..end]
@@ -278,6 +293,8 @@ impl Http {
             return;
         }
         let link = &self.link;
+        // The token first: a sign-in under way holds it, and the session must not wait.
+        let bearer = link.bearer();
         let mut session = link.lock();
         session.closed = true;
         if session.id.is_some() {
@@ -287,7 +304,7 @@ impl Http {
                 .config()
                 .timeout_global(Some(DELETE_AT_MOST))
                 .build();
-            let request = link.carrying(delete, &session, None);
+            let request = link.carrying(delete, &session, None, &bearer);
             drop(session);
             let _ = request.call();
         }
@@ -353,18 +370,44 @@ impl Link {
             }
             session.id.is_some()
         };
-        let response = match self.request(outline).send(message) {
-            Ok(response) => response,
-            Err(ureq::Error::Timeout(_)) => {
-                let why = self.silent();
-                return self.unanswered(outline, &format!("the MCP server at {url} {why}"));
+        let mut signed_in = 0;
+        let response = loop {
+            let bearer = self.bearer();
+            let response = match self.request(outline, &bearer).send(message) {
+                Ok(response) => response,
+                Err(ureq::Error::Timeout(_)) => {
+                    let why = self.silent();
+                    return self.unanswered(outline, &format!("the MCP server at {url} {why}"));
+                }
+                Err(error) => {
+                    return self.unanswered(
+                        outline,
+                        &format!("cannot reach the MCP server at {url}: {error}"),
+                    );
+                }
+            };
+            let status = response.status().as_u16();
+            let Some(sign_in) = self
+                .remote
+                .sign_in
+                .as_ref()
+                .filter(|_| matches!(status, 401 | 403))
+            else {
+                break response;
+            };
+            // Once for a token, once more for a step-up's scope: a server that refuses
+            // past that would have the person sign in without end.
+            let why = if signed_in == SIGN_IN_TRIES {
+                Err("it refused the token reasons signed in for again".to_string())
+            } else {
+                let challenge = text_header(&response, "www-authenticate");
+                sign_in.refused(bearer.generation, status, challenge.as_deref())
+            };
+            if let Err(why) = why {
+                let why = format!("the MCP server at {url} answered HTTP {status}: {why}");
+                return self.unanswered(outline, &why);
             }
-            Err(error) => {
-                return self.unanswered(
-                    outline,
-                    &format!("cannot reach the MCP server at {url}: {error}"),
-                );
-            }
+            signed_in += 1;
         };
         let status = response.status();
         // The session is the one `initialize` was answered with, as the specification
@@ -483,6 +526,7 @@ impl Link {
         place: &sse::Place,
         owed: bool,
     ) -> Option<ureq::RequestBuilder<ureq::typestate::WithoutBody>> {
+        let bearer = self.bearer();
         let session = self.lock();
         if session.closed {
             return None;
@@ -495,7 +539,7 @@ impl Link {
         if let Some(id) = &place.last_event_id {
             get = get.header("Last-Event-ID", id);
         }
-        Some(self.carrying(get, &session, None))
+        Some(self.carrying(get, &session, None, &bearer))
     }
 
     /// Why a request is answered when the server went silent on it.
@@ -506,17 +550,32 @@ impl Link {
         )
     }
 
+    /// The token requests carry now, when the proxy signed in.
+    fn bearer(&self) -> Bearer {
+        match &self.remote.sign_in {
+            Some(sign_in) => sign_in.bearer(),
+            None => Bearer {
+                token: None,
+                generation: 0,
+            },
+        }
+    }
+
     /// `request` with what every request to the server carries: the user's headers, the
-    /// legacy session's id, and the protocol version (`version`, a 2026-07-28 request's
-    /// own, or else the one `initialize` settled).
+    /// token signed in for, the legacy session's id, and the protocol version
+    /// (`version`, a 2026-07-28 request's own, or else the one `initialize` settled).
     fn carrying<B>(
         &self,
         mut request: ureq::RequestBuilder<B>,
         session: &Established,
         version: Option<&String>,
+        bearer: &Bearer,
     ) -> ureq::RequestBuilder<B> {
         for (name, value) in &self.remote.headers {
             request = request.header(name, value);
+        }
+        if let Some(token) = &bearer.token {
+            request = request.header("Authorization", format!("Bearer {token}"));
         }
         if let Some(id) = &session.id {
             request = request.header("Mcp-Session-Id", id);
@@ -528,14 +587,18 @@ impl Link {
     }
 
     /// A POST of `outline`'s message, with every header it is to carry.
-    fn request(&self, outline: &Outline) -> ureq::RequestBuilder<ureq::typestate::WithBody> {
+    fn request(
+        &self,
+        outline: &Outline,
+        bearer: &Bearer,
+    ) -> ureq::RequestBuilder<ureq::typestate::WithBody> {
         let post = self
             .agent
             .post(&self.remote.url)
             .header("Content-Type", "application/json")
             .header("Accept", "application/json, text/event-stream");
         let session = self.lock();
-        let mut request = self.carrying(post, &session, outline.version.as_ref());
+        let mut request = self.carrying(post, &session, outline.version.as_ref(), bearer);
         for (name, value) in headers::standard(outline) {
             request = request.header(name, value);
         }
@@ -684,6 +747,9 @@ fn wait_to_come_back(place: &sse::Place) {
             .clamp(MIN_RETRY, MAX_RETRY),
     );
 }
+
+/// How many times one request is sent again after the proxy signed in for it.
+const SIGN_IN_TRIES: u32 = 2;
 
 /// How many GET streams in a row may end without an event before the proxy stops asking
 /// (a POST's stream resumed, or the session's own).

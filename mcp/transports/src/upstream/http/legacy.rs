@@ -18,7 +18,8 @@ impl Link {
     /// Opens the server's event stream and waits for its endpoint, the URL every message
     /// goes to, or says why there is none.
     pub(super) fn open_legacy(&self) -> Result<String, String> {
-        let request = self.carrying(self.event_stream(), &self.lock(), None);
+        let bearer = self.bearer();
+        let request = self.carrying(self.event_stream(), &self.lock(), None, &bearer);
         let response = request.call().map_err(|error| error.to_string())?;
         let status = response.status();
         if !status.is_success() || !super::is_event_stream(&response) {
@@ -104,7 +105,8 @@ impl Link {
             .agent
             .post(endpoint)
             .header("Content-Type", "application/json");
-        let request = self.carrying(post, &self.lock(), None);
+        let bearer = self.bearer();
+        let request = self.carrying(post, &self.lock(), None, &bearer);
         let url = &self.remote.shown;
         match request.send(message) {
             Ok(response) if response.status().is_success() => {}

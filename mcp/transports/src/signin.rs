@@ -1,0 +1,498 @@
+//! Signing in to a server that asks for it, as the MCP authorization spec (2025-11-25,
+//! 2026-07-28) has a client do: on a 401, the server's protected resource metadata and
+//! its authorization server's are found and checked (`discovery`), the proxy is a
+//! client there (`register`), and the person signs in in their browser (`browser`),
+//! which comes back to a loopback listener (`callback`) with a code the proxy trades,
+//! with its PKCE verifier, for tokens bound to this server alone (`resource`, RFC 8707).
+//! Tokens are kept for the next run (`store`), refreshed when they expire, and stepped
+//! up when a 403 asks for more scope.
+//!
+//! Fails closed: metadata naming another resource or issuer, an `iss` that is not the
+//! authorization server's, a redirect without this sign-in's `state` — each ends the
+//! sign-in with why, and the request that needed it is answered with that error. A
+//! token is sent to the server it was issued for and nowhere else.
+
+mod browser;
+mod callback;
+mod challenge;
+mod discovery;
+mod register;
+mod store;
+mod web;
+
+use callback::Callback;
+use challenge::Challenge;
+use discovery::Authority;
+use oauth2::basic::BasicClient;
+use oauth2::{
+    AuthType, AuthUrl, AuthorizationCode, ClientId, ClientSecret, CsrfToken, EndpointNotSet,
+    EndpointSet, PkceCodeChallenge, RedirectUrl, RefreshToken, RequestTokenError, Scope,
+    TokenResponse, TokenUrl,
+};
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard, PoisonError, Weak};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use store::{Kept, Registered, Token};
+use url::Url;
+
+pub use register::Given;
+pub use store::Store;
+
+/// How the proxy signs in, as the user set it.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// The client registered ahead, if any, and the metadata document's URL.
+    pub given: Given,
+    /// How long a person has to finish signing in (`--sign-in-wait`).
+    pub wait: Duration,
+    /// Whether a 401 opens a sign-in (a person is there to do it); else it is answered
+    /// with the way to sign in ahead (`reasons login`).
+    pub interactive: bool,
+}
+
+/// How long before it expires a token is refreshed: a request sent with it must still
+/// find it good.
+const EARLY: u64 = 30;
+
+/// After a sign-in failed, how long the requests that follow are answered with why
+/// rather than opening another: a client that retries would open tab after tab.
+const QUIET: Duration = Duration::from_secs(30);
+
+/// The sign-in of one server, shared by every request to it in this process.
+pub struct SignIn {
+    server: Url,
+    /// The server's URL as the store keys it.
+    key: String,
+    settings: Settings,
+    store: Store,
+    web: web::Web,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    kept: Option<Kept>,
+    loaded: bool,
+    /// Counts the tokens held: a request refused with one that is no longer held is
+    /// simply sent again with the new one.
+    generation: u64,
+    failed: Option<(Instant, String)>,
+}
+
+/// The token a request carries, and which one it was.
+pub struct Bearer {
+    pub token: Option<String>,
+    pub generation: u64,
+}
+
+impl std::fmt::Debug for SignIn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SignIn({})", self.shown())
+    }
+}
+
+/// The sign-ins of this process, one per server, so that the sessions of a `--listen`
+/// front share one person's sign-in.
+static SIGN_INS: LazyLock<Mutex<HashMap<String, Weak<SignIn>>>> = LazyLock::new(Mutex::default);
+
+impl SignIn {
+    /// The sign-in of the server at `server`.
+    pub fn of(server: &str, settings: &Settings) -> Result<Arc<SignIn>, String> {
+        let mut all = SIGN_INS.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(shared) = all.get(server).and_then(Weak::upgrade) {
+            return Ok(shared);
+        }
+        let sign_in = Arc::new(SignIn {
+            server: Url::parse(server).map_err(|error| format!("{server:?}: {error}"))?,
+            key: server.to_string(),
+            settings: settings.clone(),
+            store: Store::of_user()?,
+            web: web::Web::new(),
+            state: Mutex::default(),
+        });
+        all.insert(server.to_string(), Arc::downgrade(&sign_in));
+        Ok(sign_in)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The token to send now: the one kept, refreshed first if it is about to expire.
+    pub fn bearer(&self) -> Bearer {
+        let mut state = self.lock();
+        if !state.loaded {
+            state.loaded = true;
+            state.kept = self.store.load(&self.key).ok().flatten();
+        }
+        let expiring = state
+            .kept
+            .as_ref()
+            .and_then(|kept| kept.token.as_ref())
+            .is_some_and(|token| {
+                token.refresh.is_some() && token.expires_at.is_some_and(|at| at <= now() + EARLY)
+            });
+        if expiring {
+            let _ = self.refresh(&mut state);
+        }
+        Bearer {
+            token: state
+                .kept
+                .as_ref()
+                .and_then(|kept| Some(kept.token.as_ref()?.access.clone())),
+            generation: state.generation,
+        }
+    }
+
+    /// The server refused a request sent with `generation`'s token (`status` 401 or
+    /// 403, `challenge` its `WWW-Authenticate`): gets a token it may take (another
+    /// process's, a refreshed one, a new sign-in, more scope), for the request to be
+    /// sent again; or why not.
+    pub fn refused(
+        &self,
+        generation: u64,
+        status: u16,
+        challenge: Option<&str>,
+    ) -> Result<(), String> {
+        let mut state = self.lock();
+        if state.generation != generation {
+            return Ok(());
+        }
+        // A sign-in made meanwhile by `reasons login`, or by another proxy.
+        if let Ok(Some(kept)) = self.store.load(&self.key)
+            && state.kept.as_ref() != Some(&kept)
+        {
+            state.kept = Some(kept);
+            state.generation += 1;
+            return Ok(());
+        }
+        let challenge = Challenge::read(challenge).unwrap_or_default();
+        let held: Vec<String> = state
+            .kept
+            .as_ref()
+            .and_then(|kept| Some(kept.token.as_ref()?.scopes.clone()))
+            .unwrap_or_default();
+        let mut more = Vec::new();
+        if status == 403 {
+            if !challenge.wants_more_scope() {
+                return Err("it refused the token reasons signed in for (HTTP 403)".into());
+            }
+            let wanted = scopes(challenge.scope.as_deref());
+            if wanted.iter().all(|scope| held.contains(scope)) {
+                return Err(format!(
+                    "it refused the token for want of scope ({}), though the token was \
+                     granted it: signing in again would not help",
+                    wanted.join(" ")
+                ));
+            }
+            more = held;
+        } else if self.refresh(&mut state).is_ok() {
+            return Ok(());
+        }
+        if let Some((at, why)) = &state.failed
+            && at.elapsed() < QUIET
+        {
+            return Err(why.clone());
+        }
+        let signed = self.sign_in(&mut state, &challenge, more);
+        if let Err(why) = &signed {
+            state.failed = Some((Instant::now(), why.clone()));
+        }
+        signed
+    }
+
+    /// Signs in from a terminal (`reasons login`): the server is asked as a client
+    /// would, and signed in to if it asks. What was done, or why not.
+    pub fn login(&self) -> Result<String, String> {
+        let (status, challenge) = self.web.probe(&self.server)?;
+        if !matches!(status, 401 | 403) {
+            return Ok(format!(
+                "{} does not ask to sign in (it answered HTTP {status}): nothing to do",
+                self.shown()
+            ));
+        }
+        let mut state = self.lock();
+        state.kept = self.store.load(&self.key)?;
+        let challenge = Challenge::read(challenge.as_deref()).unwrap_or_default();
+        self.sign_in(&mut state, &challenge, Vec::new())?;
+        Ok(format!(
+            "signed in to {}; kept in {}",
+            self.shown(),
+            self.store.path().display()
+        ))
+    }
+
+    /// Forgets the server's sign-in (`reasons logout`): what was done.
+    pub fn logout(server: &str) -> Result<String, String> {
+        let store = Store::of_user()?;
+        Ok(match store.forget(server)? {
+            true => format!("signed out of {}", shown(server)),
+            false => format!("{} was not signed in to", shown(server)),
+        })
+    }
+
+    fn shown(&self) -> String {
+        shown(&self.key)
+    }
+
+    /// A new sign-in by the person, for the scopes the challenge names (with `more`,
+    /// those held already, when it steps up).
+    fn sign_in(
+        &self,
+        state: &mut State,
+        challenge: &Challenge,
+        more: Vec<String>,
+    ) -> Result<(), String> {
+        let server = self.shown();
+        if !self.settings.interactive {
+            return Err(format!(
+                "it asks you to sign in: run `reasons login {server}` in a terminal, then start this again"
+            ));
+        }
+        let resource = discovery::resource(
+            &self.web,
+            &self.server,
+            challenge.resource_metadata.as_deref(),
+        )?;
+        // The authorization server signed in with before, while the server still names
+        // it; else the one it prefers. A client of another is not used with this one.
+        let kept = state
+            .kept
+            .take()
+            .filter(|kept| resource.authorization_servers.contains(&kept.issuer));
+        let issuer = kept
+            .as_ref()
+            .map_or(&resource.authorization_servers[0], |kept| &kept.issuer)
+            .clone();
+        let authority = discovery::authority(&self.web, &issuer)?;
+        let mut wanted = match &challenge.scope {
+            Some(scope) => scopes(Some(scope)),
+            None => resource.scopes_supported.clone().unwrap_or_default(),
+        };
+        for scope in more {
+            if !wanted.contains(&scope) {
+                wanted.push(scope);
+            }
+        }
+        // A refresh token, where the authorization server grants them for it (SEP-2207).
+        let offline = authority
+            .scopes_supported
+            .as_ref()
+            .is_some_and(|all| all.iter().any(|one| one == "offline_access"));
+        if offline && !wanted.is_empty() && !wanted.iter().any(|one| one == "offline_access") {
+            wanted.push("offline_access".into());
+        }
+        let (callback, client) = self.client_for(&authority, kept.map(|kept| kept.client))?;
+        let redirect_uri = callback.redirect_uri();
+        let oauth = oauth_client(&client, &authority.token_endpoint)?
+            .set_auth_uri(
+                AuthUrl::new(authority.authorization_endpoint.clone())
+                    .map_err(|error| format!("its authorization endpoint: {error}"))?,
+            )
+            .set_redirect_uri(RedirectUrl::new(redirect_uri).map_err(|error| error.to_string())?);
+        let (challenge_code, verifier) = PkceCodeChallenge::new_random_sha256();
+        let (page, state_token) = oauth
+            .authorize_url(CsrfToken::new_random)
+            .add_scopes(wanted.iter().cloned().map(Scope::new))
+            .add_extra_param("resource", &resource.id)
+            .set_pkce_challenge(challenge_code)
+            .url();
+        browser::show(page.as_str(), &server);
+        let deadline = Instant::now() + self.settings.wait;
+        let returned = callback
+            .wait(state_token.secret(), deadline)
+            .map_err(|why| {
+                format!(
+                    "signing in to it did not finish: {why} (within {} s, --sign-in-wait); \
+                 run `reasons login {server}` in a terminal to sign in ahead",
+                    self.settings.wait.as_secs()
+                )
+            })?;
+        check_iss(&authority, returned.iss.as_deref())?;
+        let token = oauth
+            .exchange_code(AuthorizationCode::new(returned.code))
+            .set_pkce_verifier(verifier)
+            .add_extra_param("resource", &resource.id)
+            .request(&self.web.oauth())
+            .map_err(|error| {
+                format!(
+                    "the authorization server would not issue a token: {}",
+                    why_not(error)
+                )
+            })?;
+        let kept = Kept {
+            resource: resource.id,
+            issuer: authority.issuer,
+            token_endpoint: authority.token_endpoint,
+            client,
+            token: Some(token_of(&token, wanted, None)),
+        };
+        self.keep(state, kept)
+    }
+
+    /// The loopback listener and the client to sign in with: the one kept, on the port
+    /// it was registered with where it has one; else one the spec's order gives.
+    fn client_for(
+        &self,
+        authority: &Authority,
+        kept: Option<Registered>,
+    ) -> Result<(Callback, Registered), String> {
+        let given = &self.settings.given;
+        let kept =
+            kept.filter(|client| given.id.is_none() || given.id.as_ref() == Some(&client.id));
+        if let Some(client) = kept {
+            let port = client
+                .redirect_uri
+                .as_deref()
+                .and_then(|uri| Url::parse(uri).ok()?.port());
+            match port {
+                None => return Ok((listen(0)?, client)),
+                Some(port) => {
+                    if let Ok(callback) = Callback::listen(port) {
+                        return Ok((callback, client));
+                    }
+                }
+            }
+        }
+        let callback = listen(0)?;
+        let client = register::client(&self.web, authority, given, &callback.redirect_uri())?;
+        Ok((callback, client))
+    }
+
+    /// Trades the refresh token for new tokens (the refresh token too, where the
+    /// authorization server rotates it). A refusal forgets the refresh token.
+    fn refresh(&self, state: &mut State) -> Result<(), String> {
+        let kept = state.kept.as_ref().ok_or("nothing kept")?;
+        let token = kept.token.as_ref().ok_or("no token")?;
+        let refresh = token.refresh.clone().ok_or("no refresh token")?;
+        let refreshed = oauth_client(&kept.client, &kept.token_endpoint)?
+            .exchange_refresh_token(&RefreshToken::new(refresh.clone()))
+            .add_extra_param("resource", &kept.resource)
+            .request(&self.web.oauth());
+        let mut kept = kept.clone();
+        match refreshed {
+            Ok(new) => {
+                kept.token = Some(token_of(&new, token.scopes.clone(), Some(refresh)));
+                self.keep(state, kept)
+            }
+            Err(error) => {
+                if let RequestTokenError::ServerResponse(_) = error {
+                    if let Some(token) = &mut kept.token {
+                        token.refresh = None;
+                    }
+                    let _ = self.keep(state, kept);
+                }
+                Err(why_not(error))
+            }
+        }
+    }
+
+    /// Holds `kept` from now on, and keeps it for the next run.
+    fn keep(&self, state: &mut State, kept: Kept) -> Result<(), String> {
+        let saved = self.store.save(&self.key, kept.clone());
+        state.kept = Some(kept);
+        state.generation += 1;
+        state.failed = None;
+        saved.map_err(|why| format!("signed in, but the sign-in could not be kept: {why}"))
+    }
+}
+
+/// RFC 9207: an `iss` the authorization server sent must be its issuer, compared as
+/// strings; one that says it sends `iss` must have sent it.
+fn check_iss(authority: &Authority, iss: Option<&str>) -> Result<(), String> {
+    match iss {
+        Some(iss) if iss != authority.issuer => Err(format!(
+            "the sign-in came back from {iss:?}, not from the authorization server {} \
+             (RFC 9207 iss): its code was not used",
+            authority.issuer
+        )),
+        None if authority.authorization_response_iss_parameter_supported => Err(format!(
+            "the sign-in came back without the iss the authorization server {} says it \
+             sends (RFC 9207): its code was not used",
+            authority.issuer
+        )),
+        _ => Ok(()),
+    }
+}
+
+type Client =
+    BasicClient<EndpointNotSet, EndpointNotSet, EndpointNotSet, EndpointNotSet, EndpointSet>;
+
+/// The oauth2 crate's client for `client` at `token_endpoint`, authenticating as it was
+/// registered to.
+fn oauth_client(client: &Registered, token_endpoint: &str) -> Result<Client, String> {
+    let token_url = TokenUrl::new(token_endpoint.to_string())
+        .map_err(|error| format!("its token endpoint: {error}"))?;
+    let mut oauth = BasicClient::new(ClientId::new(client.id.clone())).set_token_uri(token_url);
+    if let Some(secret) = client.secret.as_ref().filter(|_| client.method != "none") {
+        oauth = oauth.set_client_secret(ClientSecret::new(secret.clone()));
+    }
+    Ok(oauth.set_auth_type(match client.method.as_str() {
+        "client_secret_basic" => AuthType::BasicAuth,
+        _ => AuthType::RequestBody,
+    }))
+}
+
+/// What is kept of a token response: the scopes it says it granted, else those asked.
+fn token_of(token: &impl TokenResponse, asked: Vec<String>, old_refresh: Option<String>) -> Token {
+    Token {
+        access: token.access_token().secret().clone(),
+        refresh: token
+            .refresh_token()
+            .map(|refresh| refresh.secret().clone())
+            .or(old_refresh),
+        expires_at: token.expires_in().map(|lasts| now() + lasts.as_secs()),
+        scopes: token
+            .scopes()
+            .map(|granted| granted.iter().map(|scope| scope.to_string()).collect())
+            .unwrap_or(asked),
+    }
+}
+
+/// Why a token request failed, in words that hold no secret (the body of an answer
+/// that could not be read is not shown: it may be a token).
+fn why_not<E: std::error::Error>(
+    error: RequestTokenError<E, oauth2::basic::BasicErrorResponse>,
+) -> String {
+    match error {
+        RequestTokenError::ServerResponse(refusal) => {
+            let described = refusal
+                .error_description()
+                .map(|words| format!(": {words}"))
+                .unwrap_or_default();
+            let said: String = format!("{}{described}", refusal.error())
+                .chars()
+                .filter(|c| !c.is_control())
+                .take(300)
+                .collect();
+            format!("it refused ({said})")
+        }
+        RequestTokenError::Request(error) => format!("it could not be reached ({error})"),
+        RequestTokenError::Parse(..) => "its answer was not a token response".into(),
+        RequestTokenError::Other(words) => words,
+    }
+}
+
+/// The scopes in a space-separated list.
+fn scopes(list: Option<&str>) -> Vec<String> {
+    list.unwrap_or_default()
+        .split_whitespace()
+        .map(str::to_string)
+        .collect()
+}
+
+fn listen(port: u16) -> Result<Callback, String> {
+    Callback::listen(port)
+        .map_err(|error| format!("cannot listen on 127.0.0.1 for the sign-in: {error}"))
+}
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| since.as_secs())
+}
+
+/// A server's URL as messages show it (no credentials, no query).
+fn shown(server: &str) -> String {
+    crate::upstream::shown(server)
+}

@@ -1,0 +1,225 @@
+//! The loopback listener the authorization server sends the browser back to (RFC 8252
+//! §7.3): on 127.0.0.1, at a port the system picks, for one sign-in. It waits for the
+//! redirect carrying this sign-in's `state`, for a bounded time; any other request (a
+//! page's, another local process's) is answered and changes nothing.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::time::{Duration, Instant};
+
+/// The path of the redirect URI.
+const PATH: &str = "/callback";
+
+/// The most of a request's head that is read.
+const HEAD_AT_MOST: usize = 16 << 10;
+
+/// How long one connection may take to send its request.
+const READ_AT_MOST: Duration = Duration::from_secs(5);
+
+/// How often the listener looks for a connection while it waits.
+const POLL: Duration = Duration::from_millis(50);
+
+pub struct Callback {
+    listener: TcpListener,
+}
+
+/// What the authorization server sent back.
+#[derive(Debug, PartialEq)]
+pub struct Returned {
+    pub code: String,
+    /// RFC 9207's `iss`, when the server sent it.
+    pub iss: Option<String>,
+}
+
+impl Callback {
+    /// Listens on `port` of 127.0.0.1 (0: one the system picks).
+    pub fn listen(port: u16) -> std::io::Result<Callback> {
+        let listener = TcpListener::bind(("127.0.0.1", port))?;
+        listener.set_nonblocking(true)?;
+        Ok(Callback { listener })
+    }
+
+    /// The redirect URI to register and send.
+    pub fn redirect_uri(&self) -> String {
+        let port = self
+            .listener
+            .local_addr()
+            .map_or(0, |address| address.port());
+        format!("http://127.0.0.1:{port}{PATH}")
+    }
+
+    /// Waits until `deadline` for the redirect carrying `state`: its code, or the error
+    /// the authorization server sent instead.
+    pub fn wait(&self, state: &str, deadline: Instant) -> Result<Returned, String> {
+        loop {
+            match self.listener.accept() {
+                Ok((stream, _)) => {
+                    if let Some(outcome) = answer(stream, state) {
+                        return outcome;
+                    }
+                }
+                Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => {
+                    if Instant::now() >= deadline {
+                        return Err("nobody finished signing in in time".into());
+                    }
+                    std::thread::sleep(POLL);
+                }
+                Err(error) => return Err(format!("the sign-in's listener failed ({error})")),
+            }
+        }
+    }
+}
+
+/// Reads one request and answers it; the sign-in's outcome when it was this sign-in's
+/// redirect.
+fn answer(mut stream: TcpStream, state: &str) -> Option<Result<Returned, String>> {
+    let _ = stream.set_nonblocking(false);
+    let _ = stream.set_read_timeout(Some(READ_AT_MOST));
+    let target = read_target(&mut stream);
+    let outcome = target
+        .as_deref()
+        .and_then(|target| outcome_of(target, state));
+    let (status, page) = match &outcome {
+        Some(Ok(_)) => ("200 OK", "Signed in. You can close this tab."),
+        Some(Err(_)) => ("400 Bad Request", "Signing in failed; reasons says why."),
+        None => ("404 Not Found", "Not this sign-in."),
+    };
+    let _ = write!(
+        stream,
+        "HTTP/1.1 {status}\r\nContent-Type: text/plain; charset=utf-8\r\n\
+         Content-Length: {}\r\nConnection: close\r\nCache-Control: no-store\r\n\r\n{page}",
+        page.len()
+    );
+    outcome
+}
+
+/// The request target of the GET `stream` sends, once its head is whole.
+fn read_target(stream: &mut TcpStream) -> Option<String> {
+    let mut head = Vec::new();
+    let mut chunk = [0; 2048];
+    while head.len() < HEAD_AT_MOST {
+        let read = stream.read(&mut chunk).ok()?;
+        if read == 0 {
+            return None;
+        }
+        head.extend_from_slice(&chunk[..read]);
+        let mut headers = [httparse::EMPTY_HEADER; 64];
+        let mut request = httparse::Request::new(&mut headers);
+        match request.parse(&head) {
+            Ok(httparse::Status::Complete(_)) if request.method == Some("GET") => {
+                return request.path.map(str::to_string);
+            }
+            Ok(httparse::Status::Partial) => continue,
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// What the redirect to `target` says, if it is this sign-in's (its path, its `state`).
+fn outcome_of(target: &str, state: &str) -> Option<Result<Returned, String>> {
+    let url = url::Url::parse(&format!("http://127.0.0.1{target}")).ok()?;
+    if url.path() != PATH {
+        return None;
+    }
+    let found = |name: &str| {
+        let mut values = url.query_pairs().filter(|(key, _)| key == name);
+        let value = values.next().map(|(_, value)| value.into_owned());
+        // A parameter given twice is not the authorization server's answer.
+        values.next().map_or(Ok(value), |_| Err(()))
+    };
+    if found("state") != Ok(Some(state.to_string())) {
+        return None;
+    }
+    let (Ok(code), Ok(iss), Ok(error)) = (found("code"), found("iss"), found("error")) else {
+        return Some(Err("the redirect repeats a parameter".into()));
+    };
+    if let Some(error) = error {
+        let description = found("error_description")
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        let said: String = format!("{error} {description}")
+            .trim()
+            .chars()
+            .filter(|c| !c.is_control())
+            .take(300)
+            .collect();
+        return Some(Err(format!("the authorization server refused ({said})")));
+    }
+    Some(match code {
+        Some(code) => Ok(Returned { code, iss }),
+        None => Err("the redirect carries no code".into()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn get(callback: &Callback, target: &str) -> String {
+        let port = callback.listener.local_addr().unwrap().port();
+        let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        write!(stream, "GET {target} HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+        let mut answer = String::new();
+        let _ = stream.read_to_string(&mut answer);
+        answer
+    }
+
+    #[test]
+    fn only_this_sign_in_s_redirect_ends_the_wait() {
+        let callback = Callback::listen(0).unwrap();
+        assert!(callback.redirect_uri().starts_with("http://127.0.0.1:"));
+        let deadline = Instant::now() + Duration::from_secs(60);
+        std::thread::scope(|scope| {
+            let waited = scope.spawn(|| callback.wait("s1", deadline));
+            // Another page, another sign-in's state, no state: answered, not taken.
+            for target in ["/", "/callback?code=c&state=other", "/callback?code=c"] {
+                let answer = get(&callback, target);
+                assert!(answer.starts_with("HTTP/1.1 404"), "{target}: {answer}");
+            }
+            let answer = get(
+                &callback,
+                "/callback?code=the%20code&state=s1&iss=https%3A%2F%2Fas",
+            );
+            assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+            let returned = waited.join().unwrap().unwrap();
+            assert_eq!(
+                returned,
+                Returned {
+                    code: "the code".into(),
+                    iss: Some("https://as".into())
+                }
+            );
+        });
+    }
+
+    #[test]
+    fn a_refusal_or_a_repeated_parameter_ends_it_with_why() {
+        assert_eq!(
+            outcome_of(
+                "/callback?state=s&error=access_denied&error_description=no%0Athanks",
+                "s"
+            ),
+            Some(Err(
+                "the authorization server refused (access_denied nothanks)".into()
+            ))
+        );
+        assert_eq!(
+            outcome_of("/callback?state=s&code=a&code=b", "s"),
+            Some(Err("the redirect repeats a parameter".into()))
+        );
+        assert_eq!(outcome_of("/callback?state=s&state=s&code=a", "s"), None);
+        assert_eq!(
+            outcome_of("/callback?state=s", "s"),
+            Some(Err("the redirect carries no code".into()))
+        );
+    }
+
+    #[test]
+    fn nobody_signing_in_ends_the_wait_at_its_deadline() {
+        let callback = Callback::listen(0).unwrap();
+        let why = callback.wait("s", Instant::now()).unwrap_err();
+        assert!(why.contains("in time"), "{why}");
+    }
+}

@@ -1,0 +1,131 @@
+//! The requests signing in makes (metadata, registration, tokens), through one ureq
+//! agent that follows no redirect (a document or a token moved elsewhere is not
+//! followed: the places it may come from are the ones the spec names) and waits a
+//! bounded time.
+
+use std::time::Duration;
+use url::Url;
+
+/// How much of a metadata document, a registration or a token response is read.
+const DOCUMENT_AT_MOST: u64 = 1 << 20;
+
+/// How long one request of signing in may take.
+const REQUEST_AT_MOST: Duration = Duration::from_secs(30);
+
+pub struct Web {
+    agent: ureq::Agent,
+}
+
+impl Web {
+    pub fn new() -> Web {
+        let agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .max_redirects(0)
+            .timeout_global(Some(REQUEST_AT_MOST))
+            .build()
+            .new_agent();
+        Web { agent }
+    }
+
+    /// `text` as an http(s) URL, or why not, naming `what` it is.
+    pub fn url(&self, text: &str, what: &str) -> Result<Url, String> {
+        match Url::parse(text) {
+            Ok(url) if matches!(url.scheme(), "http" | "https") && url.has_host() => Ok(url),
+            _ => Err(format!("{what} ({text:?}) is not an http(s) URL")),
+        }
+    }
+
+    /// The JSON document at `url`, or why not.
+    pub fn get_json<T: serde::de::DeserializeOwned>(&self, url: &Url) -> Result<T, String> {
+        let response = self
+            .agent
+            .get(url.as_str())
+            .header("Accept", "application/json")
+            .call()
+            .map_err(|error| format!("unreachable ({error})"))?;
+        read_json(response)
+    }
+
+    /// POSTs `body` as JSON to `url`, for the JSON document it answers.
+    pub fn post_json<T: serde::de::DeserializeOwned>(
+        &self,
+        url: &Url,
+        body: &serde_json::Value,
+    ) -> Result<T, String> {
+        let response = self
+            .agent
+            .post(url.as_str())
+            .header("Accept", "application/json")
+            .header("Content-Type", "application/json")
+            .send(&serde_json::to_vec(body).unwrap_or_default())
+            .map_err(|error| format!("unreachable ({error})"))?;
+        read_json(response)
+    }
+
+    /// How the server at `server` answers a client's first request, `initialize`, sent
+    /// without credentials: its status and its `WWW-Authenticate`.
+    pub fn probe(&self, server: &Url) -> Result<(u16, Option<String>), String> {
+        let initialize = serde_json::json!({
+            "jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "reasons", "version": env!("CARGO_PKG_VERSION")},
+            },
+        });
+        let response = self
+            .agent
+            .post(server.as_str())
+            .header("Accept", "application/json, text/event-stream")
+            .header("Content-Type", "application/json")
+            .send(&initialize.to_string())
+            .map_err(|error| format!("cannot reach it ({error})"))?;
+        let challenge = response
+            .headers()
+            .get("www-authenticate")
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_string);
+        Ok((response.status().as_u16(), challenge))
+    }
+
+    /// What the oauth2 crate sends its requests through.
+    pub fn oauth(&self) -> OAuthHttp<'_> {
+        OAuthHttp(&self.agent)
+    }
+}
+
+/// A successful answer's JSON body, or why not: an error status or a body that is not
+/// the document, without the body itself (which may hold a secret).
+fn read_json<T: serde::de::DeserializeOwned>(
+    response: ureq::http::Response<ureq::Body>,
+) -> Result<T, String> {
+    let status = response.status();
+    if !status.is_success() {
+        return Err(format!("HTTP {status}"));
+    }
+    let body = response
+        .into_body()
+        .into_with_config()
+        .limit(DOCUMENT_AT_MOST)
+        .read_to_vec()
+        .map_err(|error| format!("its answer broke off ({error})"))?;
+    serde_json::from_slice(&body).map_err(|error| format!("not the JSON expected ({error})"))
+}
+
+/// The proxy's agent, as the oauth2 crate's HTTP client.
+pub struct OAuthHttp<'a>(&'a ureq::Agent);
+
+impl oauth2::SyncHttpClient for OAuthHttp<'_> {
+    type Error = oauth2::HttpClientError<ureq::Error>;
+
+    fn call(&self, request: oauth2::HttpRequest) -> Result<oauth2::HttpResponse, Self::Error> {
+        let response = self.0.run(request).map_err(Box::new)?;
+        let (parts, body) = response.into_parts();
+        let body = body
+            .into_with_config()
+            .limit(DOCUMENT_AT_MOST)
+            .read_to_vec()
+            .map_err(Box::new)?;
+        Ok(oauth2::HttpResponse::from_parts(parts, body))
+    }
+}
