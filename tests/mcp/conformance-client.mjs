@@ -17,17 +17,30 @@ const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}");
 const revision = process.env.MCP_CONFORMANCE_PROTOCOL_VERSION ?? "2025-11-25";
 const here = dirname(fileURLToPath(import.meta.url));
 
+// A client that answers elicitations (accepting, its SDK filling in the defaults),
+// sampling and roots, as the scenarios that ask for them expect.
+const capabilities = {
+  elicitation: { form: { applyDefaults: true } },
+  sampling: {},
+  roots: { listChanged: true },
+};
 const modern = revision >= "2026";
 const sdk = modern
   ? {
       ...(await import("@modelcontextprotocol/client")),
       ...(await import("@modelcontextprotocol/client/stdio")),
-      options: { versionNegotiation: { mode: { pin: "2026-07-28" } } },
+      options: { capabilities, versionNegotiation: { mode: { pin: "2026-07-28" } } },
+      handled: ["elicitation/create", "sampling/createMessage", "roots/list"],
     }
   : {
       ...(await import("@modelcontextprotocol/sdk/client/index.js")),
       ...(await import("@modelcontextprotocol/sdk/client/stdio.js")),
-      options: {},
+      options: { capabilities },
+      handled: await import("@modelcontextprotocol/sdk/types.js").then((types) => [
+        types.ElicitRequestSchema,
+        types.CreateMessageRequestSchema,
+        types.ListRootsRequestSchema,
+      ]),
     };
 
 const args = ["mcp", "--url", url, "--sign-in-wait", "60"];
@@ -47,6 +60,15 @@ if (context.client_id) {
 }
 
 const client = new sdk.Client({ name: "reasons-conformance", version: "1.0.0" }, sdk.options);
+const [elicit, sample, roots] = sdk.handled;
+client.setRequestHandler(elicit, async () => ({ action: "accept", content: {} }));
+client.setRequestHandler(sample, async () => ({
+  role: "assistant",
+  content: { type: "text", text: "sampled" },
+  model: "reasons-conformance",
+  stopReason: "endTurn",
+}));
+client.setRequestHandler(roots, async () => ({ roots: [] }));
 const transport = new sdk.StdioClientTransport({
   command: process.env.REASONS_BIN,
   args,
@@ -55,11 +77,36 @@ const transport = new sdk.StdioClientTransport({
 });
 await client.connect(transport);
 const { tools } = await client.listTools();
-if (scenario.startsWith("auth/")) {
-  await client.callTool({ name: "test-tool", arguments: {} });
-} else {
-  for (const tool of tools) {
-    await client.callTool({ name: tool.name, arguments: {} });
-  }
+// The calls the scenario names (its context's), else each of its tools with arguments of
+// the types its schema asks for; all at once, as a model's parallel calls come.
+const calls = context.toolCalls ??
+  (scenario.startsWith("auth/")
+    ? [{ name: "test-tool", arguments: {} }]
+    : tools.map((tool) => ({ name: tool.name, arguments: example(tool.inputSchema) })));
+const offered = client.getServerCapabilities() ?? {};
+const results = await Promise.allSettled([
+  ...calls.map((call) => client.callTool(call)),
+  // And what else the server offers, once each, as a client browsing it would.
+  offered.resources &&
+    client.listResources().then(({ resources: [first] }) =>
+      first ? client.readResource({ uri: first.uri }) : undefined,
+    ),
+  offered.prompts &&
+    client.listPrompts().then(({ prompts: [first] }) =>
+      first ? client.getPrompt({ name: first.name, arguments: {} }) : undefined,
+    ),
+]);
+for (const result of results) {
+  if (result.status === "rejected") console.error(`conformance-client.mjs: ${result.reason}`);
 }
 await client.close();
+
+function example(schema) {
+  const values = { number: 1, integer: 1, boolean: true, string: "test" };
+  return Object.fromEntries(
+    Object.entries(schema?.properties ?? {}).map(([name, property]) => [
+      name,
+      values[property.type] ?? null,
+    ]),
+  );
+}

@@ -679,11 +679,13 @@ impl Link {
             return;
         }
         let link = self.clone();
+        let (opened, is_open) = mpsc::channel();
         std::thread::spawn(move || {
             let mut place = sse::Place::default();
             let mut fruitless = 0;
+            let mut opened = Some(opened);
             while fruitless < RECONNECTS {
-                match link.stream(&mut place) {
+                match link.stream(&mut place, &mut opened) {
                     Stream::Delivered => fruitless = 0,
                     Stream::Fruitless => fruitless += 1,
                     Stream::Refused => return,
@@ -691,14 +693,23 @@ impl Link {
                 wait_to_come_back(&place);
             }
         });
+        // What follows `initialized` is sent once the server answered the GET (or could
+        // not): what the server sends on its own about those requests then has a
+        // stream to come on, and a resumed stream is not taken for this one.
+        let _ = is_open.recv_timeout(STREAM_OPENS_WITHIN);
     }
 
-    /// Reads the GET stream once, from `place`, until it ends.
-    fn stream(&self, place: &mut sse::Place) -> Stream {
+    /// Reads the GET stream once, from `place`, until it ends; `opened` is told once the
+    /// server answered the GET.
+    fn stream(&self, place: &mut sse::Place, opened: &mut Option<Sender<()>>) -> Stream {
         let Some(request) = self.coming_back(place, false) else {
             return Stream::Refused;
         };
-        let Ok(response) = request.call() else {
+        let response = request.call();
+        if let Some(opened) = opened.take() {
+            let _ = opened.send(());
+        }
+        let Ok(response) = response else {
             return Stream::Fruitless;
         };
         let status = response.status();
@@ -747,6 +758,10 @@ fn wait_to_come_back(place: &sse::Place) {
             .clamp(MIN_RETRY, MAX_RETRY),
     );
 }
+
+/// How long what follows `initialized` waits for the server to answer the GET of its
+/// stream.
+const STREAM_OPENS_WITHIN: Duration = Duration::from_secs(5);
 
 /// How many times one request is sent again after the proxy signed in for it.
 const SIGN_IN_TRIES: u32 = 2;
