@@ -108,7 +108,7 @@ fn rows_of(server: &str, entry: &Value) -> Vec<Row> {
             .collect(),
         // A server that wants credentials the proxy cannot get works once given them:
         // it is not broken, and the row says what it needs.
-        Err(error) if error.contains(reasons_mcp_transports::NO_SIGN_IN) => {
+        Err(error) if error.contains(reasons_mcp_transports::NEEDS_SIGN_IN) => {
             vec![row("-", format!("needs sign-in: {error}"))]
         }
         Err(error) => vec![row("-", format!("error: {error}"))],

@@ -80,8 +80,10 @@ pub struct Args {
     #[command(flatten)]
     sign_in: SignInArgs,
     /// With --url: never open a sign-in when the server asks for one; its requests are
-    /// answered with the way to sign in ahead (`reasons login URL`).
-    #[arg(long)]
+    /// answered with the way to sign in ahead (`reasons login URL`). `doctor` sets it
+    /// for every server it starts: nobody asked to sign in there.
+    #[arg(long, env = "REASONS_NO_SIGN_IN", value_name = "true|false", num_args = 0..=1,
+          default_missing_value = "true", value_parser = clap::builder::BoolishValueParser::new())]
     no_sign_in: bool,
     /// With --url: the most seconds the server may send nothing while it owes a
     /// request an answer; the request is then answered with an error saying so.

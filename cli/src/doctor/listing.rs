@@ -78,6 +78,9 @@ fn listing(entry: &Value, said: &mut Option<String>) -> anyhow::Result<Vec<Value
     let mut child = command
         .args(&args)
         .envs(env)
+        // A server behind `reasons mcp --url` that asks to sign in is reported as such,
+        // never signed in to: nobody asked doctor to open a browser.
+        .env("REASONS_NO_SIGN_IN", "true")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -33,7 +33,7 @@ use upstream::{Http, Process, Upstream};
 pub use error::Error;
 pub use say::say;
 pub use signin::{Given, Settings as SignInSettings, SignIn};
-pub use upstream::{DEFAULT_READ_TIMEOUT_SECS, NO_SIGN_IN, Remote};
+pub use upstream::{DEFAULT_READ_TIMEOUT_SECS, NEEDS_SIGN_IN, Remote};
 
 /// How long the server has, at each step of its shutdown, before the next: once its
 /// stdin is closed, then once it was sent SIGTERM (after which it gets SIGKILL).

@@ -245,9 +245,11 @@ impl SignIn {
     ) -> Result<(), String> {
         let server = self.shown();
         if !self.settings.interactive {
-            return Err(format!(
-                "it asks you to sign in: run `reasons login {server}` in a terminal, then start this again"
-            ));
+            return Err(
+                "it is not signed in to, and signing in is left to a terminal here \
+                 (--no-sign-in, REASONS_NO_SIGN_IN)"
+                    .into(),
+            );
         }
         let resource = discovery::resource(
             &self.web,
@@ -303,8 +305,7 @@ impl SignIn {
             .wait(state_token.secret(), deadline)
             .map_err(|why| {
                 format!(
-                    "signing in to it did not finish: {why} (within {} s, --sign-in-wait); \
-                 run `reasons login {server}` in a terminal to sign in ahead",
+                    "signing in to it did not finish: {why} (within {} s, --sign-in-wait)",
                     self.settings.wait.as_secs()
                 )
             })?;

@@ -14,7 +14,7 @@ use std::io::Read;
 use std::time::Instant;
 
 pub(crate) use http::shown;
-pub use http::{DEFAULT_READ_TIMEOUT_SECS, Http, NO_SIGN_IN, Remote};
+pub use http::{DEFAULT_READ_TIMEOUT_SECS, Http, NEEDS_SIGN_IN, Remote};
 pub use process::Process;
 
 /// The server, however it is reached.

@@ -404,7 +404,13 @@ impl Link {
                 sign_in.refused(bearer.generation, status, challenge.as_deref())
             };
             if let Err(why) = why {
-                let why = format!("the MCP server at {url} answered HTTP {status}: {why}");
+                let challenge = text_header(&response, "www-authenticate");
+                let why = with_way_out(
+                    format!("the MCP server at {url} answered HTTP {status}"),
+                    status,
+                    challenge,
+                    Some(why),
+                );
                 return self.unanswered(outline, &why);
             }
             signed_in += 1;
@@ -473,7 +479,10 @@ impl Link {
                 self.events.line(Event::ServerAnswered { line, exchange });
             }
             let why = format!("the MCP server at {url} answered HTTP {status}");
-            return self.unanswered(outline, &with_way_out(why, status.as_u16(), challenge));
+            return self.unanswered(
+                outline,
+                &with_way_out(why, status.as_u16(), challenge, None),
+            );
         }
         let why = if stream {
             let read = super::event_stream(body);
@@ -778,14 +787,19 @@ const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 const MIN_RETRY: Duration = Duration::from_millis(100);
 const MAX_RETRY: Duration = Duration::from_secs(60);
 
-/// What every answer to a request of a server that wants credentials the proxy does
-/// not have says (401, 403): `doctor` tells such a server from a broken one by it.
-pub const NO_SIGN_IN: &str = "reasons mcp does not sign in for you";
+/// What every answer to a request of a server that wants credentials the proxy has not
+/// got says (401, 403): `doctor` tells such a server from a broken one by it.
+pub const NEEDS_SIGN_IN: &str = "sign in with `reasons login";
 
 /// `why` a request went unanswered, with the way out when the server asked for
-/// credentials (401) or refused the ones given (403): the proxy does not sign in for the
-/// user, so the user gives them, as its client would have sent them.
-fn with_way_out(why: String, status: u16, challenge: Option<String>) -> String {
+/// credentials (401) or refused the ones given (403): what signing in said (`tried`,
+/// when the proxy tried), and how the user signs in ahead or gives a token of their own.
+fn with_way_out(
+    why: String,
+    status: u16,
+    challenge: Option<String>,
+    tried: Option<String>,
+) -> String {
     let asked = match status {
         401 => "it asks for credentials",
         403 => "it refused the credentials given",
@@ -799,9 +813,11 @@ fn with_way_out(why: String, status: u16, challenge: Option<String>) -> String {
         .filter(|c| !c.is_control())
         .take(300)
         .collect();
+    let tried = tried.map(|why| format!(": {why}")).unwrap_or_default();
     format!(
-        "{why}: {asked}{challenge}, and {NO_SIGN_IN}; give the token your client would \
-         send with --bearer-env VARIABLE or --header-env 'Authorization=VARIABLE'"
+        "{why}: {asked}{challenge}{tried}; {NEEDS_SIGN_IN} URL` in a terminal, or give the \
+         token your client would send with --bearer-env VARIABLE or --header-env \
+         'Authorization=VARIABLE'"
     )
 }
 
