@@ -504,8 +504,9 @@ fn is_reasons(command: &str) -> bool {
         .is_some_and(|name| name == "reasons")
 }
 
-/// The keys that make an entry a remote server's, which a wrapped one keeps aside.
-const REMOTE_KEYS: [&str; 5] = ["url", "httpUrl", "serverUrl", "headers", "type"];
+/// The keys of a remote server's entry that a wrapped one keeps aside: where it is, and how
+/// its client signed in to it (Gemini's `oauth`, which the proxy now does).
+const REMOTE_KEYS: [&str; 6] = ["url", "httpUrl", "serverUrl", "headers", "type", "oauth"];
 
 /// The keys wrap writes in a remote server's entry to run the proxy: one the entry had
 /// already (an `env` or `args` a client ignores for a remote server) is kept aside with
@@ -652,27 +653,38 @@ impl Proxied {
     }
 }
 
-/// The keys by which a client signs in to a remote server itself: Gemini CLI's `oauth`
-/// (unless it says `"enabled": false`) and `authProviderType`, Claude Code's
-/// `headersHelper`. The proxy cannot take that over, so such a server is not wrapped:
-/// behind the proxy it would get no credentials, and wrap would have said it runs.
-const SIGNS_IN: [&str; 3] = ["oauth", "authProviderType", "headersHelper"];
+/// The keys by which a client gets a remote server's credentials in ways the proxy
+/// cannot take over: Gemini CLI's `authProviderType` (Google's credentials, a service
+/// account) and Claude Code's `headersHelper` (a command of the user's). Such a server
+/// is not wrapped: behind the proxy it would get no credentials, and wrap would have
+/// said it runs. A plain OAuth sign-in (Gemini's `oauth`, or none said: Claude Code
+/// signs in on a 401) the proxy does itself, as the spec has a client do.
+const OWN_CREDENTIALS: [&str; 2] = ["authProviderType", "headersHelper"];
 
-/// Why the remote server of `members` cannot run behind the proxy: its client signs in
-/// to it itself.
+/// The members of Gemini CLI's `oauth` that name a client of the user's own, which
+/// wrap does not carry over.
+const OWN_CLIENT: [&str; 4] = ["clientId", "clientSecret", "authorizationUrl", "tokenUrl"];
+
+/// Why the remote server of `members` cannot run behind the proxy: its client gets its
+/// credentials in a way the proxy cannot take over.
 fn signs_in(members: &[Member<'_>]) -> Option<String> {
-    let key = SIGNS_IN.iter().find(|key| match member(members, key) {
-        Some(oauth) if **key == "oauth" => {
-            let enabled = members_of(oauth)
-                .and_then(|oauth| member(&oauth, "enabled").map(str::trim).map(String::from));
-            enabled.as_deref() != Some("false")
-        }
-        found => found.is_some(),
-    })?;
+    if let Some(key) = OWN_CREDENTIALS
+        .iter()
+        .find(|key| member(members, key).is_some())
+    {
+        return Some(format!(
+            "its client gets its credentials itself (`{key}`), which reasons mcp cannot do \
+             for it: behind the proxy it would get none (give them with `--bearer-env` in \
+             a hand-written `reasons mcp --url` entry instead)"
+        ));
+    }
+    let oauth = members_of(member(members, "oauth")?)?;
+    let own = OWN_CLIENT
+        .iter()
+        .find(|key| member(&oauth, key).is_some())?;
     Some(format!(
-        "its client signs in to it itself (`{key}`), which reasons mcp cannot do for it: \
-         behind the proxy it would get no credentials (give them with `--bearer-env` in \
-         a hand-written `reasons mcp --url` entry instead)"
+        "its `oauth` names a client of its own (`{own}`), which wrap does not carry over: \
+         give it as `reasons mcp --url URL --client-id ID` in a hand-written entry"
     ))
 }
 

@@ -1877,15 +1877,15 @@ fn an_entry_that_is_no_server_is_not_counted_as_left_behind_the_proxy() {
 }
 
 #[test]
-fn a_remote_server_its_client_signs_in_to_is_not_reported_wrapped() {
-    // A remote entry the client signs in to itself (Gemini CLI's `oauth` and
-    // `authProviderType`, Claude Code's `headersHelper`) would get no credentials behind
-    // the proxy, which cannot sign in for it: wrap names each, says why, exits non-zero
-    // and touches nothing. An `oauth` that says it is off is no sign-in, and wraps.
+fn a_remote_server_is_refused_only_where_its_credentials_cannot_be_taken_over() {
+    // A remote entry whose client gets its credentials in a way the proxy cannot do
+    // (Gemini CLI's `authProviderType`, Claude Code's `headersHelper`, an `oauth` naming
+    // a client of the user's own) would get none behind the proxy: wrap names each,
+    // says why, exits non-zero and touches nothing.
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("settings.json");
     let text = r#"{"mcpServers": {
-  "linear": {"httpUrl": "https://mcp.linear.app/mcp", "oauth": {"enabled": true}},
+  "own": {"httpUrl": "https://mcp.example.com/mcp", "oauth": {"enabled": true, "clientId": "c"}},
   "gcp": {"httpUrl": "https://example.com/mcp", "authProviderType": "google_credentials"},
   "helped": {"type": "http", "url": "https://example.com/mcp", "headersHelper": "/bin/token"}
 }}"#;
@@ -1894,36 +1894,41 @@ fn a_remote_server_its_client_signs_in_to_is_not_reported_wrapped() {
         dir.path(),
         &["wrap", "--config", file.to_str().unwrap()],
     ));
-    for (server, key) in [
-        ("linear", "oauth"),
-        ("gcp", "authProviderType"),
-        ("helped", "headersHelper"),
+    for said in [
+        "own: its `oauth` names a client of its own (`clientId`)",
+        "gcp: its client gets its credentials itself (`authProviderType`)",
+        "helped: its client gets its credentials itself (`headersHelper`)",
     ] {
-        assert!(
-            stderr.contains(&format!(
-                "{server}: its client signs in to it itself (`{key}`)"
-            )),
-            "{stderr}"
-        );
+        assert!(stderr.contains(said), "{said}: {stderr}");
     }
     assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
     assert!(!dir.path().join("settings.json.reasons-backup").exists());
-    let off = r#"{"mcpServers": {"plain": {"httpUrl": "https://example.com/mcp", "oauth": {"enabled": false}}}}"#;
-    std::fs::write(&file, off).unwrap();
+    // A plain OAuth sign-in (on or off) the proxy does itself, as the spec has a client
+    // do: the entry runs `reasons mcp --url`, its `oauth` kept aside for unwrap, which
+    // gives the entry back as it was.
+    let plain = r#"{"mcpServers": {
+  "linear": {"httpUrl": "https://mcp.linear.app/mcp", "oauth": {"enabled": true}},
+  "off": {"httpUrl": "https://example.com/mcp", "oauth": {"enabled": false}}
+}}"#;
+    std::fs::write(&file, plain).unwrap();
     let wrapped = reasons_in(dir.path(), &["wrap", "--config", file.to_str().unwrap()]);
     assert!(
         wrapped.status.success(),
         "{}",
         String::from_utf8_lossy(&wrapped.stderr)
     );
-    let plain = &read(&file)["mcpServers"]["plain"];
-    assert_eq!(
-        plain["env"]["REASONS_URL"], "https://example.com/mcp",
-        "{plain}"
-    );
-    assert_eq!(
-        plain["oauth"],
-        serde_json::json!({"enabled": false}),
-        "{plain}"
-    );
+    let servers = read(&file)["mcpServers"].clone();
+    for (name, url) in [
+        ("linear", "https://mcp.linear.app/mcp"),
+        ("off", "https://example.com/mcp"),
+    ] {
+        let entry = &servers[name];
+        assert_eq!(entry["env"]["REASONS_URL"], url, "{entry}");
+        assert_eq!(entry["args"][0], "mcp", "{entry}");
+        assert!(entry.get("oauth").is_none(), "{entry}");
+    }
+    let unwrapped = reasons_in(dir.path(), &["unwrap", "--config", file.to_str().unwrap()]);
+    assert!(unwrapped.status.success());
+    let back: serde_json::Value = serde_json::from_str(plain).unwrap();
+    assert_eq!(read(&file), back);
 }
