@@ -1,6 +1,7 @@
 //! `reasons`: the reasons layer's command line, one file per subcommand. `reasons demo`
 //! plays a scripted session; `reasons transform` runs the layer over your own catalogue;
-//! `reasons mcp` puts it in front of any MCP server; `reasons wrap` puts every server of
+//! `reasons mcp` puts it in front of any MCP server (`reasons login` signs in to one that
+//! asks, ahead); `reasons wrap` puts every server of
 //! an MCP client behind it, and `doctor` shows what each became; `reasons component`
 //! writes the components: one for a host of your own, one for a wasi:http engine.
 
