@@ -364,6 +364,29 @@ fn wait_for(port: u16) {
     }
 }
 
+/// The TypeScript SDK's example server that signs its users in, with its demo
+/// authorization server (`oauth-example.mjs`), at `http://localhost:PORT/mcp`: the
+/// name its metadata gives it.
+pub fn oauth_example() -> Listening {
+    // Both ports held at once, so that they differ, then let go for the server.
+    let held = [0; 2].map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap());
+    let [mcp, auth] = held.each_ref().map(|held| held.local_addr().unwrap().port());
+    drop(held);
+    let child = Command::new("node")
+        .arg(peers().join("oauth-example.mjs"))
+        .env("MCP_PORT", mcp.to_string())
+        .env("MCP_AUTH_PORT", auth.to_string())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("the server starts");
+    wait_for(mcp);
+    wait_for(auth);
+    Listening {
+        child,
+        url: format!("http://localhost:{mcp}/mcp"),
+    }
+}
+
 /// The reference server-everything, over Streamable HTTP.
 pub fn everything_http() -> Listening {
     let command = node(

@@ -1,0 +1,230 @@
+//! `reasons mcp --url` in front of a server that signs its users in: the TypeScript
+//! SDK's own example (`--oauth --oauth-strict`, with its demo authorization server, as it
+//! ships on npm), signed in to as a person would, in `tests/mcp/browser.mjs` standing for
+//! the browser. The conformance suite's client role (`conformance.rs`) holds each rule of
+//! the spec; these hold what a user sees and what must never leak.
+
+use reasons_test_support::mcp::*;
+use serde_json::Value;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// A user's home for the proxy: its config folder, where the browser logs each page it
+/// was asked to open, and where the proxy's stderr goes.
+struct Home {
+    dir: tempfile::TempDir,
+}
+
+impl Home {
+    fn new() -> Home {
+        Home {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// The pages the browser was asked to open.
+    fn opened(&self) -> Vec<String> {
+        std::fs::read_to_string(self.path("browser.log"))
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// `reasons mcp --url url` as a client starts it, in this home.
+    fn proxy(&self, url: &str, stderr: &str) -> Session {
+        let mut command = Command::new(reasons());
+        command
+            .args(["mcp", "--url", url])
+            .env("HOME", self.dir.path())
+            .env("XDG_CONFIG_HOME", self.path(".config"))
+            .env(
+                "BROWSER",
+                format!("node {}", peers().join("browser.mjs").display()),
+            )
+            .env("BROWSER_LOG", self.path("browser.log"))
+            .stderr(std::fs::File::create(self.path(stderr)).unwrap());
+        Session::start_command(command)
+    }
+
+    fn kept(&self) -> PathBuf {
+        self.path(".config/reasons/sign-in.json")
+    }
+}
+
+/// Initializes `session` and lists its tools.
+fn tools_of(session: &mut Session) -> Vec<Value> {
+    let answer: Value = serde_json::from_str(&session.ask(INITIALIZE)).unwrap();
+    assert!(answer["result"]["serverInfo"].is_object(), "{answer}");
+    session.send(INITIALIZED);
+    let listed: Value =
+        serde_json::from_str(&session.ask(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#))
+            .unwrap();
+    listed["result"]["tools"]
+        .as_array()
+        .cloned()
+        .unwrap_or_else(|| panic!("{listed}"))
+}
+
+/// Every file under `dir`, with its bytes.
+fn files_under(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            found.extend(files_under(&path));
+        } else {
+            found.push((path.clone(), std::fs::read(&path).unwrap()));
+        }
+    }
+    found
+}
+
+fn holds(haystack: &[u8], needle: &str) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|window| window == needle.as_bytes())
+}
+
+#[test]
+fn a_server_that_signs_in_is_signed_in_to_once_and_its_token_stays_in_the_store() {
+    // R19: a remote server that asks (401) is signed in to in the browser, on the first
+    // request; its tools gain `reason` and a call with one runs.
+    let server = oauth_example();
+    let home = Home::new();
+    let mut session = home.proxy(&server.url, "first.err");
+    let tools = tools_of(&mut session);
+    assert!(!tools.is_empty());
+    let greet = tools.iter().find(|tool| tool["name"] == "greet").unwrap();
+    assert!(
+        greet["inputSchema"]["properties"]["reason"].is_object(),
+        "{greet}"
+    );
+    let call = call(3, "greet", r#"{"name":"Ada","reason":"to say hello"}"#, false);
+    let answer: Value = serde_json::from_str(&session.ask(&call)).unwrap();
+    assert_eq!(result_text(&answer), "Hello, Ada!", "{answer}");
+
+    // One page was opened, the authorization server's, asking as the spec says: PKCE
+    // with S256, and the token for this server alone.
+    let opened = home.opened();
+    assert_eq!(opened.len(), 1, "{opened:?}");
+    let page = url::Url::parse(&opened[0]).unwrap();
+    let query: std::collections::HashMap<_, _> = page.query_pairs().into_owned().collect();
+    assert_eq!(query["code_challenge_method"], "S256");
+    assert_eq!(query["resource"], server.url);
+    assert!(
+        query["redirect_uri"].starts_with("http://127.0.0.1:"),
+        "{query:?}"
+    );
+    let stderr = std::fs::read_to_string(home.path("first.err")).unwrap();
+    assert!(
+        stderr.contains(&opened[0]),
+        "the page is shown on stderr too: {stderr}"
+    );
+
+    // The token is kept for the owner alone, and is nowhere else: not in the proxy's
+    // arguments or environment, not on its stderr, in no other file.
+    let kept = home.kept();
+    assert_eq!(
+        std::fs::metadata(&kept).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    let store: Value = serde_json::from_slice(&std::fs::read(&kept).unwrap()).unwrap();
+    let token = store["servers"][&server.url]["token"]["access"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{store}"))
+        .to_string();
+    assert!(token.len() >= 16);
+    let proc = PathBuf::from(format!("/proc/{}", session.pid()));
+    for what in ["cmdline", "environ"] {
+        let bytes = std::fs::read(proc.join(what)).unwrap();
+        assert!(
+            !bytes.is_empty() && !holds(&bytes, &token),
+            "the token is in its {what}"
+        );
+    }
+    let files = files_under(home.dir.path());
+    assert!(
+        files.len() >= 3,
+        "{:?}",
+        files.iter().map(|(p, _)| p).collect::<Vec<_>>()
+    );
+    for (path, bytes) in &files {
+        assert!(
+            path == &kept || !holds(bytes, &token),
+            "{} holds the token",
+            path.display()
+        );
+    }
+    drop(session);
+
+    // The next run takes the kept sign-in: no page is opened.
+    let mut again = home.proxy(&server.url, "second.err");
+    assert!(!tools_of(&mut again).is_empty());
+    assert_eq!(home.opened().len(), 1, "{:?}", home.opened());
+}
+
+#[test]
+fn a_server_nobody_may_sign_in_to_here_says_how_to_sign_in_ahead() {
+    // Where nobody is there to sign in (`--no-sign-in`, or doctor's REASONS_NO_SIGN_IN),
+    // no page is opened: every request is answered naming the 401 and `reasons login`.
+    let server = oauth_example();
+    let home = Home::new();
+    let mut command = Command::new(reasons());
+    command
+        .args(["mcp", "--no-sign-in", "--url", &server.url])
+        .env("XDG_CONFIG_HOME", home.path(".config"))
+        .env(
+            "BROWSER",
+            format!("node {}", peers().join("browser.mjs").display()),
+        )
+        .env("BROWSER_LOG", home.path("browser.log"))
+        .stderr(Stdio::null());
+    let mut session = Session::start_command(command);
+    let answer: Value = serde_json::from_str(&session.ask(INITIALIZE)).unwrap();
+    let message = answer["error"]["message"].as_str().unwrap_or_default();
+    for named in ["HTTP 401", "reasons login", "--bearer-env"] {
+        assert!(message.contains(named), "{named}: {answer}");
+    }
+    assert_eq!(home.opened().len(), 0);
+    // `reasons login` from a terminal signs in; the proxy then needs nobody.
+    let login = Command::new(reasons())
+        .args(["login", &server.url])
+        .env("XDG_CONFIG_HOME", home.path(".config"))
+        .env(
+            "BROWSER",
+            format!("node {}", peers().join("browser.mjs").display()),
+        )
+        .env("BROWSER_LOG", home.path("browser.log"))
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&login.stderr);
+    assert!(
+        login.status.success() && said.contains("signed in to"),
+        "{said}"
+    );
+    drop(session);
+    let mut session = Session::start_command({
+        let mut command = Command::new(reasons());
+        command
+            .args(["mcp", "--no-sign-in", "--url", &server.url])
+            .env("XDG_CONFIG_HOME", home.path(".config"))
+            .stderr(Stdio::null());
+        command
+    });
+    assert!(!tools_of(&mut session).is_empty());
+    // And `reasons logout` forgets it.
+    let logout = Command::new(reasons())
+        .args(["logout", &server.url])
+        .env("XDG_CONFIG_HOME", home.path(".config"))
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&logout.stderr).contains("signed out of"));
+    let store: Value = serde_json::from_slice(&std::fs::read(home.kept()).unwrap()).unwrap();
+    assert_eq!(store["servers"], serde_json::json!({}));
+}
