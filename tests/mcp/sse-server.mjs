@@ -17,6 +17,12 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 
 const log = process.argv[2];
+// What goes wrong on one connection (a write to a stream its client has left) is said,
+// and the server goes on serving the others, as a real one does: a test that counts its
+// streams must not find it gone.
+for (const event of ["uncaughtException", "unhandledRejection"]) {
+  process.on(event, (error) => console.error(`sse-server.mjs: ${error}`));
+}
 const object = (properties) => ({ type: "object", properties });
 const tools = [
   { name: "note", description: "Notes why.", inputSchema: object({ reason: { type: "string" } }) },
