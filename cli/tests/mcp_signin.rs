@@ -105,7 +105,12 @@ fn a_server_that_signs_in_is_signed_in_to_once_and_its_token_stays_in_the_store(
         greet["inputSchema"]["properties"]["reason"].is_object(),
         "{greet}"
     );
-    let call = call(3, "greet", r#"{"name":"Ada","reason":"to say hello"}"#, false);
+    let call = call(
+        3,
+        "greet",
+        r#"{"name":"Ada","reason":"to say hello"}"#,
+        false,
+    );
     let answer: Value = serde_json::from_str(&session.ask(&call)).unwrap();
     assert_eq!(result_text(&answer), "Hello, Ada!", "{answer}");
 

@@ -370,7 +370,9 @@ fn wait_for(port: u16) {
 pub fn oauth_example() -> Listening {
     // Both ports held at once, so that they differ, then let go for the server.
     let held = [0; 2].map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap());
-    let [mcp, auth] = held.each_ref().map(|held| held.local_addr().unwrap().port());
+    let [mcp, auth] = held
+        .each_ref()
+        .map(|held| held.local_addr().unwrap().port());
     drop(held);
     let child = Command::new("node")
         .arg(peers().join("oauth-example.mjs"))

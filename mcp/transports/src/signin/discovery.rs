@@ -91,6 +91,20 @@ pub fn authority(web: &Web, issuer: &str) -> Result<Authority, String> {
             authority.issuer
         ));
     }
+    // Every endpoint the person's browser, the code or a secret will go to.
+    let endpoints = [
+        (
+            &authority.authorization_endpoint,
+            "its authorization endpoint",
+        ),
+        (&authority.token_endpoint, "its token endpoint"),
+    ];
+    for (endpoint, what) in endpoints {
+        web.url(endpoint, what)?;
+    }
+    if let Some(endpoint) = &authority.registration_endpoint {
+        web.url(endpoint, "its registration endpoint")?;
+    }
     let s256 = authority
         .code_challenge_methods_supported
         .as_ref()

@@ -27,11 +27,24 @@ impl Web {
         Web { agent }
     }
 
-    /// `text` as an http(s) URL, or why not, naming `what` it is.
+    /// `text` as a URL signing in may use, or why not, naming `what` it is: https, or
+    /// http on this machine alone (the spec's rule for every authorization endpoint).
+    /// Anything else (`file:`, a `javascript:` page for the browser, a code or a secret
+    /// sent in clear across a network) is refused.
     pub fn url(&self, text: &str, what: &str) -> Result<Url, String> {
-        match Url::parse(text) {
-            Ok(url) if matches!(url.scheme(), "http" | "https") && url.has_host() => Ok(url),
-            _ => Err(format!("{what} ({text:?}) is not an http(s) URL")),
+        let url = Url::parse(text).map_err(|_| format!("{what} ({text:?}) is not a URL"))?;
+        let local = match url.host() {
+            Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+            Some(url::Host::Ipv4(address)) => address.is_loopback(),
+            Some(url::Host::Ipv6(address)) => address.is_loopback(),
+            None => false,
+        };
+        match url.scheme() {
+            "https" if url.has_host() => Ok(url),
+            "http" if local => Ok(url),
+            _ => Err(format!(
+                "{what} ({text:?}) is not an https URL (or http on this machine)"
+            )),
         }
     }
 
@@ -127,5 +140,34 @@ impl oauth2::SyncHttpClient for OAuthHttp<'_> {
             .read_to_vec()
             .map_err(Box::new)?;
         Ok(oauth2::HttpResponse::from_parts(parts, body))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_https_or_this_machine_s_http_is_used_to_sign_in() {
+        let web = Web::new();
+        for good in [
+            "https://as.example.com/authorize",
+            "http://localhost:3001/token",
+            "http://127.0.0.1/x",
+            "http://[::1]:9/x",
+        ] {
+            assert!(web.url(good, "it").is_ok(), "{good}");
+        }
+        for bad in [
+            "http://as.example.com/authorize",
+            "file:///etc/passwd",
+            "javascript:alert(1)",
+            "http://localhost.evil.com/x",
+            "ftp://localhost/x",
+            "not a url",
+        ] {
+            let why = web.url(bad, "its authorization endpoint").unwrap_err();
+            assert!(why.starts_with("its authorization endpoint"), "{why}");
+        }
     }
 }
