@@ -28,6 +28,11 @@ pub struct SignInArgs {
 }
 
 impl SignInArgs {
+    /// Whether any of these flags was given (they mean something only for a --url).
+    pub fn given(&self) -> bool {
+        self.client_id.is_some() || self.client_metadata_url.is_some()
+    }
+
     /// The settings these flags give; `interactive`: whether a 401 opens a sign-in.
     pub fn settings(&self, interactive: bool) -> anyhow::Result<SignInSettings> {
         let secret = match &self.client_secret_env {

@@ -172,10 +172,11 @@ pub fn run(
         })?),
         None => url,
     };
-    let remote_only = !header.is_empty() || !header_env.is_empty() || bearer_env.is_some();
+    let remote_only =
+        !header.is_empty() || !header_env.is_empty() || bearer_env.is_some() || sign_in.given();
     if url.is_none() && remote_only {
         anyhow::bail!(
-            "--header, --header-env and --bearer-env are for a server at --url or --url-env"
+            "--header, --header-env, --bearer-env and the sign-in flags (--client-id, …) are for a server at --url or --url-env"
         );
     }
     let server = match url {

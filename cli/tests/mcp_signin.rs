@@ -93,8 +93,8 @@ fn holds(haystack: &[u8], needle: &str) -> bool {
 
 #[test]
 fn a_server_that_signs_in_is_signed_in_to_once_and_its_token_stays_in_the_store() {
-    // R19: a remote server that asks (401) is signed in to in the browser, on the first
-    // request; its tools gain `reason` and a call with one runs.
+    // A remote server that asks (401) is signed in to in the browser, on the first
+    // request; its tools gain `reason` (R1) and a call with one runs.
     let server = oauth_example();
     let home = Home::new();
     let mut session = home.proxy(&server.url, "first.err");
@@ -176,8 +176,9 @@ fn a_server_that_signs_in_is_signed_in_to_once_and_its_token_stays_in_the_store(
 
 #[test]
 fn a_server_nobody_may_sign_in_to_here_says_how_to_sign_in_ahead() {
-    // Where nobody is there to sign in (`--no-sign-in`, or doctor's REASONS_NO_SIGN_IN),
-    // no page is opened: every request is answered naming the 401 and `reasons login`.
+    // R19: where nobody is there to sign in (`--no-sign-in`, or doctor's
+    // REASONS_NO_SIGN_IN), no page is opened: every request is answered, naming the 401
+    // and `reasons login`.
     let server = oauth_example();
     let home = Home::new();
     let mut command = Command::new(reasons());
@@ -232,4 +233,60 @@ fn a_server_nobody_may_sign_in_to_here_says_how_to_sign_in_ahead() {
     assert!(String::from_utf8_lossy(&logout.stderr).contains("signed out of"));
     let store: Value = serde_json::from_slice(&std::fs::read(home.kept()).unwrap()).unwrap();
     assert_eq!(store["servers"], serde_json::json!({}));
+}
+
+#[test]
+fn an_expiring_token_is_refreshed_with_each_refresh_token_used_once() {
+    // The tests' own server issues tokens lasting a second and refresh tokens good once:
+    // each request finds its token about to expire and refreshes it first, with the
+    // newest refresh token (rotation kept). A refresh token sent twice is refused and
+    // logged; a refresh that failed would have opened the browser again. Through it all
+    // every call reaches the server without its reason (R8), as its echo shows.
+    let home = Home::new();
+    let log = home.path("server.jsonl");
+    let server = Listening::start(
+        &node(
+            "oauth-server.mjs",
+            &[log.to_str().unwrap(), "--expires-in", "1"],
+        ),
+        "/mcp",
+    );
+    let mut session = home.proxy(&server.url, "proxy.err");
+    tools_of(&mut session);
+    for id in 3..6 {
+        let call = call(id, "echo", r#"{"text":"hi","reason":"to test"}"#, false);
+        let answer: Value = serde_json::from_str(&session.ask(&call)).unwrap();
+        assert_eq!(result_text(&answer), r#"{"text":"hi"}"#, "{answer}");
+    }
+    let logged: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let grants: Vec<&Value> = logged
+        .iter()
+        .filter(|entry| entry.get("grant").is_some())
+        .collect();
+    // The code once, then a refresh before each later request (the list and 3 calls).
+    assert!(grants.len() >= 5, "{grants:?}");
+    assert_eq!(grants[0]["grant"], "authorization_code", "{grants:?}");
+    assert!(
+        grants[1..]
+            .iter()
+            .all(|grant| grant["grant"] == "refresh_token"),
+        "{grants:?}"
+    );
+    assert!(
+        grants.iter().all(|grant| grant["good"] == true),
+        "{grants:?}"
+    );
+    assert_eq!(home.opened().len(), 1, "{:?}", home.opened());
+    let calls: Vec<&Value> = logged
+        .iter()
+        .filter(|entry| entry.get("call").is_some())
+        .collect();
+    assert_eq!(calls.len(), 3);
+    for call in calls {
+        assert_eq!(call["arguments"], serde_json::json!({"text": "hi"}));
+    }
 }
