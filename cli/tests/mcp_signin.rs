@@ -290,3 +290,41 @@ fn an_expiring_token_is_refreshed_with_each_refresh_token_used_once() {
         assert_eq!(call["arguments"], serde_json::json!({"text": "hi"}));
     }
 }
+
+#[test]
+fn two_proxies_of_one_user_share_the_sign_in_and_never_reuse_a_refresh_token() {
+    // Two sessions of a client (two proxies) refresh the same sign-in in turn: each takes
+    // the store's lock, and the newest refresh token, or the tokens the other just got;
+    // neither sends a refresh token the other used, and nobody is asked to sign in twice.
+    let home = Home::new();
+    let log = home.path("server.jsonl");
+    let server = Listening::start(
+        &node(
+            "oauth-server.mjs",
+            &[log.to_str().unwrap(), "--expires-in", "1"],
+        ),
+        "/mcp",
+    );
+    let mut first = home.proxy(&server.url, "first.err");
+    tools_of(&mut first);
+    let mut second = home.proxy(&server.url, "second.err");
+    tools_of(&mut second);
+    for id in 3..7 {
+        let session = if id % 2 == 0 { &mut first } else { &mut second };
+        let call = call(id, "echo", r#"{"text":"hi"}"#, false);
+        let answer: Value = serde_json::from_str(&session.ask(&call)).unwrap();
+        assert_eq!(result_text(&answer), r#"{"text":"hi"}"#, "{answer}");
+    }
+    let grants: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|entry| entry.get("grant").is_some())
+        .collect();
+    assert!(grants.len() >= 5, "{grants:?}");
+    assert!(
+        grants.iter().all(|grant| grant["good"] == true),
+        "{grants:?}"
+    );
+    assert_eq!(home.opened().len(), 1, "{:?}", home.opened());
+}

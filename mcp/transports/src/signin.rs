@@ -361,31 +361,68 @@ impl SignIn {
     }
 
     /// Trades the refresh token for new tokens (the refresh token too, where the
-    /// authorization server rotates it). A refusal forgets the refresh token.
+    /// authorization server rotates it), under the store's lock: another process that
+    /// refreshed first has its tokens taken instead, and a sign-in forgotten meanwhile
+    /// (`reasons logout`) is not brought back. A refusal forgets the refresh token.
     fn refresh(&self, state: &mut State) -> Result<(), String> {
-        let kept = state.kept.as_ref().ok_or("nothing kept")?;
-        let token = kept.token.as_ref().ok_or("no token")?;
-        let refresh = token.refresh.clone().ok_or("no refresh token")?;
-        let refreshed = oauth_client(&kept.client, &kept.token_endpoint)?
+        let held = state.kept.clone().ok_or("nothing kept")?;
+        let (mut outcome, mut forgotten) = (Ok(()), false);
+        let updated = self.store.update(&self.key, |stored| {
+            let Some(stored) = stored else {
+                forgotten = true;
+                outcome = Err("its sign-in was forgotten (reasons logout)".into());
+                return None;
+            };
+            if stored != held {
+                return Some(stored);
+            }
+            match self.refreshed(&stored) {
+                Ok(kept) => Some(kept),
+                Err((why, refused)) => {
+                    outcome = Err(why);
+                    refused.then(|| {
+                        let mut kept = stored;
+                        if let Some(token) = &mut kept.token {
+                            token.refresh = None;
+                        }
+                        kept
+                    })
+                }
+            }
+        });
+        match updated {
+            Ok(Some(kept)) => {
+                state.kept = Some(kept);
+                state.generation += 1;
+            }
+            Ok(None) if forgotten => state.kept = None,
+            Ok(None) => {}
+            Err(why) => return Err(why),
+        }
+        outcome
+    }
+
+    /// `kept` with the tokens its refresh token is traded for; or why not, and whether
+    /// the authorization server refused it (then it is good no more).
+    fn refreshed(&self, kept: &Kept) -> Result<Kept, (String, bool)> {
+        let token = kept.token.as_ref().ok_or(("no token".to_string(), false))?;
+        let refresh = token
+            .refresh
+            .clone()
+            .ok_or(("no refresh token".to_string(), false))?;
+        let client =
+            oauth_client(&kept.client, &kept.token_endpoint).map_err(|why| (why, false))?;
+        let new = client
             .exchange_refresh_token(&RefreshToken::new(refresh.clone()))
             .add_extra_param("resource", &kept.resource)
-            .request(&self.web.oauth());
+            .request(&self.web.oauth())
+            .map_err(|error| {
+                let refused = matches!(error, RequestTokenError::ServerResponse(_));
+                (why_not(error), refused)
+            })?;
         let mut kept = kept.clone();
-        match refreshed {
-            Ok(new) => {
-                kept.token = Some(token_of(&new, token.scopes.clone(), Some(refresh)));
-                self.keep(state, kept)
-            }
-            Err(error) => {
-                if let RequestTokenError::ServerResponse(_) = error {
-                    if let Some(token) = &mut kept.token {
-                        token.refresh = None;
-                    }
-                    let _ = self.keep(state, kept);
-                }
-                Err(why_not(error))
-            }
-        }
+        kept.token = Some(token_of(&new, token.scopes.clone(), Some(refresh)));
+        Ok(kept)
     }
 
     /// Holds `kept` from now on, and keeps it for the next run.

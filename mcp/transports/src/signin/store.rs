@@ -89,6 +89,24 @@ impl Store {
         self.write(&contents)
     }
 
+    /// Changes what is kept for `server` as `change` says (`None`: nothing to write),
+    /// every other `reasons` of the user held off meanwhile: a refresh then uses the
+    /// newest refresh token, and keeps the one it gets before another can use the old.
+    pub fn update(
+        &self,
+        server: &str,
+        change: impl FnOnce(Option<Kept>) -> Option<Kept>,
+    ) -> Result<Option<Kept>, String> {
+        let _lock = self.lock()?;
+        let mut contents = self.read()?;
+        let Some(kept) = change(contents.servers.get(server).cloned()) else {
+            return Ok(None);
+        };
+        contents.servers.insert(server.to_string(), kept.clone());
+        self.write(&contents)?;
+        Ok(Some(kept))
+    }
+
     /// Forgets `server`; whether anything was kept for it.
     pub fn forget(&self, server: &str) -> Result<bool, String> {
         let _lock = self.lock()?;
