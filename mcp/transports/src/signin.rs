@@ -106,7 +106,7 @@ impl SignIn {
             server: Url::parse(server).map_err(|error| format!("{server:?}: {error}"))?,
             key: server.to_string(),
             settings: settings.clone(),
-            store: Store::of_user()?,
+            store: Store::of_user(),
             web: web::Web::new(),
             state: Mutex::default(),
         });
@@ -218,14 +218,13 @@ impl SignIn {
         Ok(format!(
             "signed in to {}; kept in {}",
             self.shown(),
-            self.store.path().display()
+            self.store.path()?.display()
         ))
     }
 
     /// Forgets the server's sign-in (`reasons logout`): what was done.
     pub fn logout(server: &str) -> Result<String, String> {
-        let store = Store::of_user()?;
-        Ok(match store.forget(server)? {
+        Ok(match Store::of_user().forget(server)? {
             true => format!("signed out of {}", shown(server)),
             false => format!("{} was not signed in to", shown(server)),
         })

@@ -13,7 +13,9 @@ use std::path::PathBuf;
 /// The sign-ins of one user.
 #[derive(Clone, Debug)]
 pub struct Store {
-    dir: PathBuf,
+    /// None where the user has no config directory (no HOME): then nothing is kept, and
+    /// a sign-in says why, while a server that asks for none works as ever.
+    dir: Option<PathBuf>,
 }
 
 /// What is kept for one server (by its URL): the authorization server it signed in
@@ -62,17 +64,21 @@ const LOCK: &str = "sign-in.lock";
 impl Store {
     /// The user's store, in `reasons/` of the config directory (`$XDG_CONFIG_HOME` or
     /// `~/.config` here; the platform's elsewhere).
-    pub fn of_user() -> Result<Store, String> {
-        let config = dirs::config_dir()
-            .ok_or("no config directory to keep sign-ins in (HOME is not set)")?;
-        Ok(Store {
-            dir: config.join("reasons"),
-        })
+    pub fn of_user() -> Store {
+        Store {
+            dir: dirs::config_dir().map(|config| config.join("reasons")),
+        }
+    }
+
+    fn dir(&self) -> Result<&PathBuf, String> {
+        self.dir
+            .as_ref()
+            .ok_or_else(|| "no config directory to keep sign-ins in (HOME is not set)".into())
     }
 
     /// Where the sign-ins are kept, for messages.
-    pub fn path(&self) -> PathBuf {
-        self.dir.join(FILE)
+    pub fn path(&self) -> Result<PathBuf, String> {
+        Ok(self.dir()?.join(FILE))
     }
 
     /// What is kept for `server`.
@@ -120,12 +126,13 @@ impl Store {
 
     /// The lock every reader and writer holds (released when the file closes).
     fn lock(&self) -> Result<File, String> {
+        let dir = self.dir()?;
         DirBuilder::new()
             .recursive(true)
             .mode(0o700)
-            .create(&self.dir)
-            .map_err(|error| format!("cannot make {}: {error}", self.dir.display()))?;
-        let path = self.dir.join(LOCK);
+            .create(dir)
+            .map_err(|error| format!("cannot make {}: {error}", dir.display()))?;
+        let path = dir.join(LOCK);
         let lock = OpenOptions::new()
             .create(true)
             .truncate(false)
@@ -139,7 +146,7 @@ impl Store {
     }
 
     fn read(&self) -> Result<Contents, String> {
-        let path = self.path();
+        let path = self.path()?;
         let text = match std::fs::read(&path) {
             Ok(text) => text,
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
@@ -169,12 +176,12 @@ impl Store {
 
     /// Replaces the file whole: a new one, for its owner alone, renamed over the old.
     fn write(&self, contents: &Contents) -> Result<(), String> {
-        let path = self.path();
+        let path = self.path()?;
         let failed = |error: std::io::Error| format!("cannot write {}: {error}", path.display());
         let mut new = tempfile::Builder::new()
             .prefix(".sign-in")
             .permissions(std::fs::Permissions::from_mode(0o600))
-            .tempfile_in(&self.dir)
+            .tempfile_in(self.dir()?)
             .map_err(failed)?;
         let text = serde_json::to_vec_pretty(contents).map_err(|error| error.to_string())?;
         new.write_all(&text).map_err(failed)?;
@@ -187,7 +194,7 @@ impl Store {
 #[cfg(test)]
 impl Store {
     pub fn at(dir: PathBuf) -> Store {
-        Store { dir }
+        Store { dir: Some(dir) }
     }
 }
 
@@ -224,7 +231,7 @@ mod tests {
         store.save("http://b/mcp", kept("t2")).unwrap();
         assert_eq!(store.load("http://a/mcp").unwrap(), Some(kept("t1")));
         let mode = |path: PathBuf| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
-        assert_eq!(mode(store.path()), 0o600);
+        assert_eq!(mode(store.path().unwrap()), 0o600);
         assert_eq!(mode(home.path().join("reasons")), 0o700);
         assert!(store.forget("http://a/mcp").unwrap());
         assert!(!store.forget("http://a/mcp").unwrap());
@@ -237,15 +244,28 @@ mod tests {
         let home = tempfile::tempdir().unwrap();
         let store = Store::at(home.path().to_path_buf());
         store.save("http://a/mcp", kept("t1")).unwrap();
-        std::fs::set_permissions(store.path(), std::fs::Permissions::from_mode(0o644)).unwrap();
+        let path = store.path().unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
         let why = store.load("http://a/mcp").unwrap_err();
         assert!(
             why.contains("others may read it") && !why.contains("t1"),
             "{why}"
         );
-        std::fs::write(store.path(), "not json").unwrap();
-        std::fs::set_permissions(store.path(), std::fs::Permissions::from_mode(0o600)).unwrap();
+        std::fs::write(&path, "not json").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
         let why = store.load("http://a/mcp").unwrap_err();
         assert!(why.contains("not a sign-in file"), "{why}");
+    }
+
+    #[test]
+    fn without_a_config_directory_nothing_is_kept_and_each_use_says_why() {
+        let store = Store { dir: None };
+        for why in [
+            store.load("http://a/mcp").map(|_| ()).unwrap_err(),
+            store.forget("http://a/mcp").map(|_| ()).unwrap_err(),
+            store.path().map(|_| ()).unwrap_err(),
+        ] {
+            assert!(why.contains("HOME is not set"), "{why}");
+        }
     }
 }
