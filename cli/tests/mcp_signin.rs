@@ -36,20 +36,48 @@ impl Home {
             .collect()
     }
 
-    /// `reasons mcp --url url` as a client starts it, in this home.
-    fn proxy(&self, url: &str, stderr: &str) -> Session {
+    /// `reasons args...` in this home, its browser `browser.mjs`, logging what it opens.
+    fn reasons(&self, args: &[&str]) -> Command {
         let mut command = Command::new(reasons());
         command
-            .args(["mcp", "--url", url])
+            .args(args)
             .env("HOME", self.dir.path())
             .env("XDG_CONFIG_HOME", self.path(".config"))
             .env(
                 "BROWSER",
                 format!("node {}", peers().join("browser.mjs").display()),
             )
-            .env("BROWSER_LOG", self.path("browser.log"))
-            .stderr(std::fs::File::create(self.path(stderr)).unwrap());
+            .env("BROWSER_LOG", self.path("browser.log"));
+        command
+    }
+
+    /// `reasons mcp --url url` as a client starts it, in this home, its stderr kept in
+    /// the file `stderr`.
+    fn proxy(&self, url: &str, stderr: &str) -> Session {
+        let mut command = self.reasons(&["mcp", "--url", url]);
+        command.stderr(std::fs::File::create(self.path(stderr)).unwrap());
         Session::start_command(command)
+    }
+
+    /// The tests' own server (`oauth-server.mjs`), its tokens lasting a second, logging
+    /// to `server.jsonl` here.
+    fn short_lived_server(&self) -> Listening {
+        let log = self.path("server.jsonl");
+        let server = node(
+            "oauth-server.mjs",
+            &[log.to_str().unwrap(), "--expires-in", "1"],
+        );
+        Listening::start(&server, "/mcp")
+    }
+
+    /// What that server logged with `key`: its token requests (`grant`), its calls.
+    fn logged(&self, key: &str) -> Vec<Value> {
+        std::fs::read_to_string(self.path("server.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|line| serde_json::from_str::<Value>(line).unwrap())
+            .filter(|entry| entry.get(key).is_some())
+            .collect()
     }
 
     fn kept(&self) -> PathBuf {
@@ -181,58 +209,53 @@ fn a_server_nobody_may_sign_in_to_here_says_how_to_sign_in_ahead() {
     // and `reasons login`.
     let server = oauth_example();
     let home = Home::new();
-    let mut command = Command::new(reasons());
-    command
-        .args(["mcp", "--no-sign-in", "--url", &server.url])
-        .env("XDG_CONFIG_HOME", home.path(".config"))
-        .env(
-            "BROWSER",
-            format!("node {}", peers().join("browser.mjs").display()),
-        )
-        .env("BROWSER_LOG", home.path("browser.log"))
-        .stderr(Stdio::null());
-    let mut session = Session::start_command(command);
+    let no_sign_in = || {
+        let mut command = home.reasons(&["mcp", "--no-sign-in", "--url", &server.url]);
+        command.stderr(Stdio::null());
+        Session::start_command(command)
+    };
+    let mut session = no_sign_in();
     let answer: Value = serde_json::from_str(&session.ask(INITIALIZE)).unwrap();
     let message = answer["error"]["message"].as_str().unwrap_or_default();
     for named in ["HTTP 401", "reasons login", "--bearer-env"] {
         assert!(message.contains(named), "{named}: {answer}");
     }
     assert_eq!(home.opened().len(), 0);
+    drop(session);
     // `reasons login` from a terminal signs in; the proxy then needs nobody.
-    let login = Command::new(reasons())
-        .args(["login", &server.url])
-        .env("XDG_CONFIG_HOME", home.path(".config"))
-        .env(
-            "BROWSER",
-            format!("node {}", peers().join("browser.mjs").display()),
-        )
-        .env("BROWSER_LOG", home.path("browser.log"))
-        .output()
-        .unwrap();
+    let login = home.reasons(&["login", &server.url]).output().unwrap();
     let said = String::from_utf8_lossy(&login.stderr);
     assert!(
         login.status.success() && said.contains("signed in to"),
         "{said}"
     );
-    drop(session);
-    let mut session = Session::start_command({
-        let mut command = Command::new(reasons());
-        command
-            .args(["mcp", "--no-sign-in", "--url", &server.url])
-            .env("XDG_CONFIG_HOME", home.path(".config"))
-            .stderr(Stdio::null());
-        command
-    });
-    assert!(!tools_of(&mut session).is_empty());
+    assert_eq!(home.opened().len(), 1);
+    assert!(!tools_of(&mut no_sign_in()).is_empty());
     // And `reasons logout` forgets it.
-    let logout = Command::new(reasons())
-        .args(["logout", &server.url])
-        .env("XDG_CONFIG_HOME", home.path(".config"))
-        .output()
-        .unwrap();
+    let logout = home.reasons(&["logout", &server.url]).output().unwrap();
     assert!(String::from_utf8_lossy(&logout.stderr).contains("signed out of"));
     let store: Value = serde_json::from_slice(&std::fs::read(home.kept()).unwrap()).unwrap();
     assert_eq!(store["servers"], serde_json::json!({}));
+}
+
+/// Asserts that `grants` (the server's token requests) are the code once, then
+/// refreshes, each granted: no refresh token was sent twice.
+fn code_then_refreshes(grants: &[Value], at_least: usize) {
+    assert!(grants.len() >= at_least, "{grants:?}");
+    assert_eq!(grants[0]["grant"], "authorization_code", "{grants:?}");
+    let refreshes = grants[1..]
+        .iter()
+        .all(|grant| grant["grant"] == "refresh_token");
+    assert!(refreshes, "{grants:?}");
+    let granted = grants.iter().all(|grant| grant["good"] == true);
+    assert!(granted, "{grants:?}");
+}
+
+/// Calls `echo` through `session` as request `id`, and checks what came back.
+fn echo(session: &mut Session, id: u32, arguments: &str) {
+    let call = call(id, "echo", arguments, false);
+    let answer: Value = serde_json::from_str(&session.ask(&call)).unwrap();
+    assert_eq!(result_text(&answer), r#"{"text":"hi"}"#, "{answer}");
 }
 
 #[test]
@@ -243,50 +266,18 @@ fn an_expiring_token_is_refreshed_with_each_refresh_token_used_once() {
     // logged; a refresh that failed would have opened the browser again. Through it all
     // every call reaches the server without its reason (R8), as its echo shows.
     let home = Home::new();
-    let log = home.path("server.jsonl");
-    let server = Listening::start(
-        &node(
-            "oauth-server.mjs",
-            &[log.to_str().unwrap(), "--expires-in", "1"],
-        ),
-        "/mcp",
-    );
+    let server = home.short_lived_server();
     let mut session = home.proxy(&server.url, "proxy.err");
     tools_of(&mut session);
     for id in 3..6 {
-        let call = call(id, "echo", r#"{"text":"hi","reason":"to test"}"#, false);
-        let answer: Value = serde_json::from_str(&session.ask(&call)).unwrap();
-        assert_eq!(result_text(&answer), r#"{"text":"hi"}"#, "{answer}");
+        echo(&mut session, id, r#"{"text":"hi","reason":"to test"}"#);
     }
-    let logged: Vec<Value> = std::fs::read_to_string(&log)
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
-    let grants: Vec<&Value> = logged
-        .iter()
-        .filter(|entry| entry.get("grant").is_some())
-        .collect();
     // The code once, then a refresh before each later request (the list and 3 calls).
-    assert!(grants.len() >= 5, "{grants:?}");
-    assert_eq!(grants[0]["grant"], "authorization_code", "{grants:?}");
-    assert!(
-        grants[1..]
-            .iter()
-            .all(|grant| grant["grant"] == "refresh_token"),
-        "{grants:?}"
-    );
-    assert!(
-        grants.iter().all(|grant| grant["good"] == true),
-        "{grants:?}"
-    );
+    code_then_refreshes(&home.logged("grant"), 5);
     assert_eq!(home.opened().len(), 1, "{:?}", home.opened());
-    let calls: Vec<&Value> = logged
-        .iter()
-        .filter(|entry| entry.get("call").is_some())
-        .collect();
+    let calls = home.logged("call");
     assert_eq!(calls.len(), 3);
-    for call in calls {
+    for call in &calls {
         assert_eq!(call["arguments"], serde_json::json!({"text": "hi"}));
     }
 }
@@ -297,34 +288,15 @@ fn two_proxies_of_one_user_share_the_sign_in_and_never_reuse_a_refresh_token() {
     // the store's lock, and the newest refresh token, or the tokens the other just got;
     // neither sends a refresh token the other used, and nobody is asked to sign in twice.
     let home = Home::new();
-    let log = home.path("server.jsonl");
-    let server = Listening::start(
-        &node(
-            "oauth-server.mjs",
-            &[log.to_str().unwrap(), "--expires-in", "1"],
-        ),
-        "/mcp",
-    );
+    let server = home.short_lived_server();
     let mut first = home.proxy(&server.url, "first.err");
     tools_of(&mut first);
     let mut second = home.proxy(&server.url, "second.err");
     tools_of(&mut second);
     for id in 3..7 {
         let session = if id % 2 == 0 { &mut first } else { &mut second };
-        let call = call(id, "echo", r#"{"text":"hi"}"#, false);
-        let answer: Value = serde_json::from_str(&session.ask(&call)).unwrap();
-        assert_eq!(result_text(&answer), r#"{"text":"hi"}"#, "{answer}");
+        echo(session, id, r#"{"text":"hi"}"#);
     }
-    let grants: Vec<Value> = std::fs::read_to_string(&log)
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str::<Value>(line).unwrap())
-        .filter(|entry| entry.get("grant").is_some())
-        .collect();
-    assert!(grants.len() >= 5, "{grants:?}");
-    assert!(
-        grants.iter().all(|grant| grant["good"] == true),
-        "{grants:?}"
-    );
+    code_then_refreshes(&home.logged("grant"), 5);
     assert_eq!(home.opened().len(), 1, "{:?}", home.opened());
 }
