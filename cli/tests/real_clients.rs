@@ -14,12 +14,18 @@ use std::time::Duration;
 /// What `client mcp list` (`claude` or `gemini`) says, run in `folder` with `home` as
 /// its home: each server line.
 fn listed(client: &str, home: &Path, folder: &Path) -> Vec<String> {
+    listed_with(client, home, folder, &[])
+}
+
+/// [`listed`], with `env` added to the client's environment.
+fn listed_with(client: &str, home: &Path, folder: &Path, env: &[(&str, &str)]) -> Vec<String> {
     let program = installed("clients").join("node_modules/.bin").join(client);
     let output = output_within(
         Command::new(program)
             .args(["mcp", "list"])
             .current_dir(folder)
             .env("HOME", home)
+            .envs(env.iter().copied())
             .env("DISABLE_AUTOUPDATER", "1")
             .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
         Duration::from_secs(120),
@@ -99,6 +105,53 @@ fn claude_code_connects_to_every_scope_s_servers_through_reasons_while_wrapped()
             );
         }
     }
+}
+
+#[test]
+fn a_wrapped_server_that_signs_in_asks_the_person_once_and_then_connects() {
+    // A Gemini CLI server that signs in with OAuth (the tests' own, `oauth-server.mjs`),
+    // wrapped: when the client starts it, `reasons mcp --url` has the person sign in, in
+    // the browser, once; the client connects through it, and the next start needs no
+    // one. The token is kept in the store, never in the client's config.
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let folder = project.path().canonicalize().unwrap();
+    let gemini = home.path().join(".gemini");
+    std::fs::create_dir_all(&gemini).unwrap();
+    let log = home.path().join("server.jsonl");
+    let server = Listening::start(&node("oauth-server.mjs", &[log.to_str().unwrap()]), "/mcp");
+    let settings = json!({"mcpServers": {
+        "own-signs-in": {"httpUrl": server.url, "oauth": {"enabled": true}, "timeout": 60000}
+    }});
+    std::fs::write(gemini.join("settings.json"), settings.to_string()).unwrap();
+    let trusted = json!({folder.to_str().unwrap(): "TRUST_FOLDER"});
+    std::fs::write(gemini.join("trustedFolders.json"), trusted.to_string()).unwrap();
+    wrap("wrap", "gemini", home.path(), &folder);
+    let browser = format!("node {}", peers().join("browser.mjs").display());
+    let opened = home.path().join("browser.log");
+    let config = home.path().join(".config");
+    let env = [
+        ("BROWSER", browser.as_str()),
+        ("BROWSER_LOG", opened.to_str().unwrap()),
+        ("XDG_CONFIG_HOME", config.to_str().unwrap()),
+    ];
+    for start in ["first", "second"] {
+        let lines = listed_with("gemini", home.path(), &folder, &env);
+        assert_eq!(lines.len(), 1, "{start}: {lines:#?}");
+        assert!(
+            connected(&lines, "own-signs-in", true),
+            "{start}: {lines:#?}"
+        );
+        let pages = std::fs::read_to_string(&opened).unwrap_or_default();
+        assert_eq!(pages.lines().count(), 1, "{start}: {pages}");
+    }
+    let kept = std::fs::read_to_string(config.join("reasons/sign-in.json")).unwrap();
+    let kept: serde_json::Value = serde_json::from_str(&kept).unwrap();
+    let token = kept["servers"][&server.url]["token"]["access"]
+        .as_str()
+        .unwrap();
+    let settings = std::fs::read_to_string(gemini.join("settings.json")).unwrap();
+    assert!(!settings.contains(token));
 }
 
 #[test]
