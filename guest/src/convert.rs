@@ -1,5 +1,5 @@
 //! The WIT types and the transform's own, converted at the boundary field by field: one
-//! conversion per type and direction. `host/src/plugin/convert.rs` is the same
+//! conversion per type and direction. `host-harness/src/plugin/convert.rs` is the same
 //! table on the host's side; a field added to `wit/tools.wit` is added to both.
 
 use crate::agent::tools::types::{Arguments, ProviderError, ToolCall, ToolResult};

@@ -3,7 +3,7 @@
 //! It imports nothing but the provider below it.
 //!
 //! This file is the adapter: WIT types in, the transform in the middle, WIT types out
-//! (`convert.rs`); the plugin host's `host/src/plugin/convert.rs` is its mirror on the host's side.
+//! (`convert.rs`); the plugin host's `host-harness/src/plugin/convert.rs` is its mirror on the host's side.
 #![cfg(target_arch = "wasm32")]
 #![no_std]
 

@@ -1,5 +1,9 @@
-//! The plugin host: a wasmtime host that stacks WebAssembly middleware layers (the
-//! reasons component first among them) between a permission policy and real tools.
+//! The harness of the project's design card: a wasmtime-based host that chains the
+//! component between host-supplied inner providers (`Stack`, `provider.rs`, `FsTools`)
+//! and a permission policy, and the proof of the stacking and never-throw contract
+//! (R13-R17: `tests/tests/stack.rs`, `stacking.rs`, `containment.rs`, `integrity.rs`).
+//! It is also the plugin host an embedder links: it stacks WebAssembly middleware layers
+//! (the reasons component first among them) between a permission policy and real tools.
 //!
 //! ```no_run
 //! use reasons_host::{FsTools, Plugin, Policy, Rule, Decision, Stack};
