@@ -1,6 +1,7 @@
 //! A plugin's stack limit is a setting, not a hazard (R15, R17): any limit in range works
 //! from any thread, whatever stack that thread has, and a limit out of range is refused
-//! with a message. One test in this file: the limit belongs to the process's engine.
+//! with a message. Loading works from such a thread too: compiling gets a stack of its
+//! own. One test in this file: the limit belongs to the process's engine.
 
 use reasons_host::plugin::sandbox;
 use reasons_host::{Limits, Provider};
@@ -26,6 +27,10 @@ fn a_large_stack_limit_works_from_a_small_thread() {
     }
     // Eight times the default, far more than the calling thread's 256 KiB.
     sandbox::set_stack_limit(4 << 20).unwrap();
+    // No compile cache: the plugin is compiled on the small thread, every run, whatever
+    // ran before (a warm cache had hidden that compiling overflowed it).
+    // SAFETY: the only test in this process, before it starts any thread.
+    unsafe { std::env::set_var("REASONS_CACHE_DIR", "") };
     let results = std::thread::Builder::new()
         .stack_size(256 << 10)
         .spawn(|| {

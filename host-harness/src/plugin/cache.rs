@@ -83,12 +83,24 @@ impl Cache {
             return Ok((component.clone(), Origin::InProcess));
         }
         let (component, origin) = match &self.dir {
-            None => (Component::new(engine, bytes)?, Origin::Compiled),
+            None => (compile(engine, bytes)?, Origin::Compiled),
             Some(dir) => from_dir(dir, &key, engine, bytes)?,
         };
         compiled.insert(key, component.clone());
         Ok((component, origin))
     }
+}
+
+/// The stack compiling is given: Cranelift runs on the calling thread (the engine does
+/// not compile in parallel), and deep in a debug build it needs far more than a small
+/// thread (an embedder's worker, 256 KiB) has, which it would overflow, ending the process.
+const COMPILE_STACK: usize = 8 << 20;
+
+/// `bytes` compiled for `engine`, on a stack of its own when this thread's is short.
+fn compile(engine: &Engine, bytes: &[u8]) -> wasmtime::Result<Component> {
+    stacker::maybe_grow(COMPILE_STACK / 2, COMPILE_STACK, || {
+        Component::new(engine, bytes)
+    })
 }
 
 fn from_dir(
@@ -98,7 +110,7 @@ fn from_dir(
     bytes: &[u8],
 ) -> wasmtime::Result<(Component, Origin)> {
     if let Err(why) = trusted(dir) {
-        return Ok((Component::new(engine, bytes)?, Origin::Untrusted(why)));
+        return Ok((compile(engine, bytes)?, Origin::Untrusted(why)));
     }
     let path = dir.join(format!("{key:x}.cwasm"));
     let origin = match private_file(&path).and_then(|()| std::fs::read(&path)) {
@@ -109,7 +121,7 @@ fn from_dir(
             Err(why) => Origin::Rebuilt(format!("{}: {why}", path.display())),
         },
     };
-    let component = Component::new(engine, bytes)?;
+    let component = compile(engine, bytes)?;
     // A cache that cannot be written is only a slower start, never a failure.
     let _ = store(dir, &path, &component.serialize()?);
     Ok((component, origin))
