@@ -300,3 +300,31 @@ fn two_proxies_of_one_user_share_the_sign_in_and_never_reuse_a_refresh_token() {
     code_then_refreshes(&home.logged("grant"), 5);
     assert_eq!(home.opened().len(), 1, "{:?}", home.opened());
 }
+
+#[test]
+fn a_sign_in_nobody_finishes_ends_in_an_answer_saying_what_to_do() {
+    // R19: the page is shown, nobody signs in (a browser that opens nothing), and at the
+    // end of --sign-in-wait (1 s here, far under the test's patience) the request is
+    // answered: why, and the ways out. The next request within the quiet time opens no
+    // second page and gets the same answer.
+    let server = oauth_example();
+    let home = Home::new();
+    let mut command = home.reasons(&["mcp", "--sign-in-wait", "1", "--url", &server.url]);
+    command.env("BROWSER", "true").stderr(Stdio::null());
+    let mut session = Session::start_command(command);
+    for id in [1, 2] {
+        let initialize = INITIALIZE.replace(r#""id":1"#, &format!(r#""id":{id}"#));
+        let answer: Value = serde_json::from_str(&session.ask(&initialize)).unwrap();
+        let message = answer["error"]["message"].as_str().unwrap_or_default();
+        for named in [
+            "HTTP 401",
+            "did not finish",
+            "--sign-in-wait",
+            "reasons login",
+        ] {
+            assert!(message.contains(named), "{named}: {answer}");
+        }
+    }
+    // Nothing was signed in to, so nothing is kept.
+    assert!(!home.kept().exists());
+}
