@@ -310,7 +310,10 @@ fn a_sign_in_nobody_finishes_ends_in_an_answer_saying_what_to_do() {
     let server = oauth_example();
     let home = Home::new();
     let mut command = home.reasons(&["mcp", "--sign-in-wait", "1", "--url", &server.url]);
-    command.env("BROWSER", "true").stderr(Stdio::null());
+    // A browser that notes the page and opens nothing.
+    let noted = home.path("noted.log");
+    let browser = format!("sh -c 'echo page >> {}'", noted.display());
+    command.env("BROWSER", browser).stderr(Stdio::null());
     let mut session = Session::start_command(command);
     for id in [1, 2] {
         let initialize = INITIALIZE.replace(r#""id":1"#, &format!(r#""id":{id}"#));
@@ -325,6 +328,8 @@ fn a_sign_in_nobody_finishes_ends_in_an_answer_saying_what_to_do() {
             assert!(message.contains(named), "{named}: {answer}");
         }
     }
+    let pages = std::fs::read_to_string(&noted).unwrap();
+    assert_eq!(pages.lines().count(), 1, "{pages}");
     // Nothing was signed in to, so nothing is kept.
     assert!(!home.kept().exists());
 }
