@@ -20,6 +20,7 @@ mod register;
 mod store;
 mod web;
 
+use crate::upstream::shown;
 use callback::Callback;
 use challenge::Challenge;
 use discovery::Authority;
@@ -80,6 +81,7 @@ struct State {
 }
 
 /// The token a request carries, and which one it was.
+#[derive(Default)]
 pub struct Bearer {
     pub token: Option<String>,
     pub generation: u64,
@@ -497,12 +499,8 @@ fn why_not<E: std::error::Error>(
                 .error_description()
                 .map(|words| format!(": {words}"))
                 .unwrap_or_default();
-            let said: String = format!("{}{described}", refusal.error())
-                .chars()
-                .filter(|c| !c.is_control())
-                .take(300)
-                .collect();
-            format!("it refused ({said})")
+            let said = format!("{}{described}", refusal.error());
+            format!("it refused ({})", crate::say::quoted(&said))
         }
         RequestTokenError::Request(error) => format!("it could not be reached ({error})"),
         RequestTokenError::Parse(..) => "its answer was not a token response".into(),
@@ -527,9 +525,4 @@ fn now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |since| since.as_secs())
-}
-
-/// A server's URL as messages show it (no credentials, no query).
-fn shown(server: &str) -> String {
-    crate::upstream::shown(server)
 }

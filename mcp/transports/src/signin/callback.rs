@@ -139,12 +139,7 @@ fn outcome_of(target: &str, state: &str) -> Option<Result<Returned, String>> {
             .ok()
             .flatten()
             .unwrap_or_default();
-        let said: String = format!("{error} {description}")
-            .trim()
-            .chars()
-            .filter(|c| !c.is_control())
-            .take(300)
-            .collect();
+        let said = crate::say::quoted(&format!("{error} {description}"));
         return Some(Err(format!("the authorization server refused ({said})")));
     }
     Some(match code {
@@ -202,7 +197,7 @@ mod tests {
                 "s"
             ),
             Some(Err(
-                "the authorization server refused (access_denied nothanks)".into()
+                "the authorization server refused (access_denied no thanks)".into()
             ))
         );
         assert_eq!(

@@ -4,6 +4,7 @@
 //! checked against what it claims to be before anything in it is used.
 
 use super::web::Web;
+use crate::upstream::shown;
 use serde::Deserialize;
 use url::Url;
 
@@ -41,14 +42,14 @@ pub fn resource(web: &Web, server: &Url, named: Option<&str>) -> Result<Resource
         return Err(format!(
             "its protected resource metadata ({}) is for {:?}, not for this server: \
              nothing was signed in to",
-            shown(&place),
+            shown(place.as_str()),
             document.resource
         ));
     }
     if document.authorization_servers.is_empty() {
         return Err(format!(
             "its protected resource metadata ({}) names no authorization server",
-            shown(&place)
+            shown(place.as_str())
         ));
     }
     Ok(Resource {
@@ -87,7 +88,7 @@ pub fn authority(web: &Web, issuer: &str) -> Result<Authority, String> {
         return Err(format!(
             "the authorization server's metadata ({}) names the issuer {:?}, not {issuer:?} \
              whose metadata it is: nothing was signed in to",
-            shown(&place),
+            shown(place.as_str()),
             authority.issuer
         ));
     }
@@ -155,7 +156,7 @@ fn first_found<T: serde::de::DeserializeOwned>(
     for place in places {
         match web.get_json(place) {
             Ok(document) => return Ok((place.clone(), document)),
-            Err(why) => tried.push(format!("{}: {why}", shown(place))),
+            Err(why) => tried.push(format!("{}: {why}", shown(place.as_str()))),
         }
     }
     Err(format!("no metadata found ({})", tried.join("; ")))
@@ -174,15 +175,6 @@ fn covers(resource: &str, server: &Url) -> bool {
     let under = resource.path().trim_end_matches('/');
     let path = server.path();
     path == under || path.starts_with(&format!("{under}/")) || under.is_empty()
-}
-
-/// `url` as a message shows it: without its query, where a secret may be.
-fn shown(url: &Url) -> String {
-    let mut shown = url.clone();
-    shown.set_query(None);
-    let _ = shown.set_password(None);
-    let _ = shown.set_username("");
-    shown.to_string()
 }
 
 #[cfg(test)]

@@ -89,10 +89,7 @@ impl Store {
 
     /// Keeps `kept` for `server`, in place of what was.
     pub fn save(&self, server: &str, kept: Kept) -> Result<(), String> {
-        let _lock = self.lock()?;
-        let mut contents = self.read()?;
-        contents.servers.insert(server.to_string(), kept);
-        self.write(&contents)
+        self.update(server, |_| Some(kept)).map(drop)
     }
 
     /// Changes what is kept for `server` as `change` says (`None`: nothing to write),

@@ -397,14 +397,13 @@ impl Link {
             };
             // Once for a token, once more for a step-up's scope: a server that refuses
             // past that would have the person sign in without end.
+            let challenge = text_header(&response, "www-authenticate");
             let why = if signed_in == SIGN_IN_TRIES {
                 Err("it refused the token reasons signed in for again".to_string())
             } else {
-                let challenge = text_header(&response, "www-authenticate");
                 sign_in.refused(bearer.generation, status, challenge.as_deref())
             };
             if let Err(why) = why {
-                let challenge = text_header(&response, "www-authenticate");
                 let why = with_way_out(
                     format!("the MCP server at {url} answered HTTP {status}"),
                     status,
@@ -561,13 +560,7 @@ impl Link {
 
     /// The token requests carry now, when the proxy signed in.
     fn bearer(&self) -> Bearer {
-        match &self.remote.sign_in {
-            Some(sign_in) => sign_in.bearer(),
-            None => Bearer {
-                token: None,
-                generation: 0,
-            },
-        }
+        (self.remote.sign_in.as_ref()).map_or_else(Bearer::default, |sign_in| sign_in.bearer())
     }
 
     /// `request` with what every request to the server carries: the user's headers, the
@@ -805,14 +798,9 @@ fn with_way_out(
         403 => "it refused the credentials given",
         _ => return why,
     };
-    // The server's own words, short and on one line: they reach the client's model.
-    let challenge: String = challenge
-        .map(|challenge| format!(" (WWW-Authenticate: {challenge})"))
-        .unwrap_or_default()
-        .chars()
-        .filter(|c| !c.is_control())
-        .take(300)
-        .collect();
+    let challenge = challenge
+        .map(|challenge| format!(" (WWW-Authenticate: {})", crate::say::quoted(&challenge)))
+        .unwrap_or_default();
     let tried = tried.map(|why| format!(": {why}")).unwrap_or_default();
     format!(
         "{why}: {asked}{challenge}{tried}; {NEEDS_SIGN_IN} URL` in a terminal, or give the \
