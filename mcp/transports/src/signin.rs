@@ -259,9 +259,9 @@ impl SignIn {
         )?;
         // The authorization server signed in with before, while the server still names
         // it; else the one it prefers. A client of another is not used with this one.
-        let kept = state
-            .kept
-            .take()
+        // What is held stays held until a new sign-in replaces it: one that fails (a
+        // step-up nobody finished) leaves the token the other requests carry.
+        let kept = (state.kept.clone())
             .filter(|kept| resource.authorization_servers.contains(&kept.issuer));
         let issuer = kept
             .as_ref()
