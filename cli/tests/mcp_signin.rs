@@ -54,7 +54,8 @@ impl Home {
     /// `reasons mcp --url url` as a client starts it, in this home, its stderr kept in
     /// the file `stderr`.
     fn proxy(&self, url: &str, stderr: &str) -> Session {
-        let mut command = self.reasons(&["mcp", "--url", url]);
+        let audit = self.path("audit.jsonl");
+        let mut command = self.reasons(&["mcp", "--audit", audit.to_str().unwrap(), "--url", url]);
         command.stderr(std::fs::File::create(self.path(stderr)).unwrap());
         Session::start_command(command)
     }
@@ -161,7 +162,8 @@ fn a_server_that_signs_in_is_signed_in_to_once_and_its_token_stays_in_the_store(
     );
 
     // The token is kept for the owner alone, and is nowhere else: not in the proxy's
-    // arguments or environment, not on its stderr, in no other file.
+    // arguments or environment, not on its stderr, in no other file (the audit log and
+    // the browser's among them).
     let kept = home.kept();
     assert_eq!(
         std::fs::metadata(&kept).unwrap().permissions().mode() & 0o777,
@@ -181,6 +183,9 @@ fn a_server_that_signs_in_is_signed_in_to_once_and_its_token_stays_in_the_store(
             "the token is in its {what}"
         );
     }
+    // The audit log is among the files, and has the call.
+    let audit = std::fs::read_to_string(home.path("audit.jsonl")).unwrap();
+    assert!(audit.contains("greet"), "{audit}");
     let files = files_under(home.dir.path());
     assert!(
         files.len() >= 3,

@@ -7,7 +7,7 @@
 use reasons_test_support::mcp::*;
 use reasons_test_support::peers::{installed, output_within};
 use serde_json::json;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
@@ -62,6 +62,16 @@ fn connected(lines: &[String], server: &str, wrapped: bool) -> bool {
     line.contains("Connected") && through == wrapped
 }
 
+/// Gemini CLI's `settings` written in `home`, with `folder` trusted; its config folder.
+fn gemini_settings(home: &Path, folder: &Path, settings: &serde_json::Value) -> PathBuf {
+    let gemini = home.join(".gemini");
+    std::fs::create_dir_all(&gemini).unwrap();
+    std::fs::write(gemini.join("settings.json"), settings.to_string()).unwrap();
+    let trusted = json!({folder.to_str().unwrap(): "TRUST_FOLDER"});
+    std::fs::write(gemini.join("trustedFolders.json"), trusted.to_string()).unwrap();
+    gemini
+}
+
 fn wrap(way: &str, client: &str, home: &Path, folder: &Path) {
     let output = Command::new(reasons())
         .args([way, "--client", client])
@@ -113,19 +123,14 @@ fn a_wrapped_server_that_signs_in_asks_the_person_once_and_then_connects() {
     // wrapped: when the client starts it, `reasons mcp --url` has the person sign in, in
     // the browser, once; the client connects through it, and the next start needs no
     // one. The token is kept in the store, never in the client's config.
-    let home = tempfile::tempdir().unwrap();
-    let project = tempfile::tempdir().unwrap();
+    let (home, project) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let folder = project.path().canonicalize().unwrap();
-    let gemini = home.path().join(".gemini");
-    std::fs::create_dir_all(&gemini).unwrap();
     let log = home.path().join("server.jsonl");
     let server = Listening::start(&node("oauth-server.mjs", &[log.to_str().unwrap()]), "/mcp");
     let settings = json!({"mcpServers": {
         "own-signs-in": {"httpUrl": server.url, "oauth": {"enabled": true}, "timeout": 60000}
     }});
-    std::fs::write(gemini.join("settings.json"), settings.to_string()).unwrap();
-    let trusted = json!({folder.to_str().unwrap(): "TRUST_FOLDER"});
-    std::fs::write(gemini.join("trustedFolders.json"), trusted.to_string()).unwrap();
+    let gemini = gemini_settings(home.path(), &folder, &settings);
     wrap("wrap", "gemini", home.path(), &folder);
     let browser = format!("node {}", peers().join("browser.mjs").display());
     let opened = home.path().join("browser.log");
@@ -158,11 +163,8 @@ fn a_wrapped_server_that_signs_in_asks_the_person_once_and_then_connects() {
 fn gemini_cli_connects_to_its_servers_through_reasons_while_wrapped() {
     // Gemini CLI's settings, with its own keys beside the command (`timeout`, `trust`),
     // a stdio server and a remote one, in a folder it trusts.
-    let home = tempfile::tempdir().unwrap();
-    let project = tempfile::tempdir().unwrap();
+    let (home, project) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let folder = project.path().canonicalize().unwrap();
-    let gemini = home.path().join(".gemini");
-    std::fs::create_dir_all(&gemini).unwrap();
     let own = own_server();
     let log = home.path().join("remote.log");
     let remote = own_server_http(&log);
@@ -170,9 +172,7 @@ fn gemini_cli_connects_to_its_servers_through_reasons_while_wrapped() {
         "own": {"command": own[0], "args": own[1..], "timeout": 30000, "trust": false},
         "own-remote": {"httpUrl": remote.url, "timeout": 30000}
     }});
-    std::fs::write(gemini.join("settings.json"), settings.to_string()).unwrap();
-    let trusted = json!({folder.to_str().unwrap(): "TRUST_FOLDER"});
-    std::fs::write(gemini.join("trustedFolders.json"), trusted.to_string()).unwrap();
+    gemini_settings(home.path(), &folder, &settings);
     for (step, wrapped) in [("before", false), ("wrap", true), ("unwrap", false)] {
         if step != "before" {
             wrap(step, "gemini", home.path(), &folder);
