@@ -8,9 +8,17 @@
 //! its first position and its last value, as R10 says parsers read it. serde_json refuses
 //! a lone surrogate escape, which is valid JSON (R10), so text is read through
 //! [`readable`], which turns each lone surrogate into a private character, the same way
-//! on both sides of any comparison.
+//! on both sides of any comparison. It also refuses nesting past 128 levels, which
+//! RFC 8259 does not, so its limit is lifted (`unbounded_depth`).
+//!
+//! serde_json re-spells an exponent (`1E400` prints as `1e+400`), so the values the model
+//! expects, and the outputs they are compared with, are read by [`written`], which keeps
+//! each number as it is spelt: R10 keeps a number's spelling, and a reader that printed
+//! all spellings the same could not see one changed. Decisions (is it an object, is the
+//! reason `null`) are made on the plain reading, [`read`].
 
 use reasons_transform::{Options, Position};
+use serde::Deserialize;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeSet;
@@ -69,9 +77,78 @@ pub fn held_lone_surrogate(text: &str) -> bool {
         .any(|c| (0xD800 + LONE..=0xDFFF + LONE).contains(&u32::from(c)))
 }
 
-/// `text` read as JSON, if it is.
+/// Where [`numbers_spelt`] puts a number's spelling: in a string after this private
+/// character, which no test writes and [`LONE`]'s range does not reach.
+const NUMBER: char = '\u{10F7FF}';
+
+/// `text` read as JSON, if it is, nested as deep as it is.
 pub fn read(text: &str) -> Option<Value> {
-    serde_json::from_str(&readable(text)).ok()
+    let text = readable(text);
+    let mut reader = serde_json::Deserializer::from_str(&text);
+    reader.disable_recursion_limit();
+    let value = Value::deserialize(&mut reader).ok()?;
+    reader.end().ok()?;
+    Some(value)
+}
+
+/// `text`, JSON, read with every number as a string of its spelling (see [`NUMBER`]):
+/// for comparing values, never for deciding.
+fn read_as_written(text: &str) -> Option<Value> {
+    read(text)?;
+    read(&numbers_spelt(text))
+}
+
+/// The value of `text` printed compactly, each number as it is spelt; `None` if `text` is
+/// not JSON. What an output must print as to be the value the model expects.
+pub fn written(text: &str) -> Option<String> {
+    read_as_written(text).map(|value| print(&value))
+}
+
+/// JSON `text` with each number outside strings turned into a string of its spelling
+/// after [`NUMBER`].
+fn numbers_spelt(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let (mut in_string, mut escaped) = (false, false);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if in_string {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => in_string = false,
+                _ => {}
+            }
+            out.push(c);
+        } else if c == '-' || c.is_ascii_digit() {
+            out.push('"');
+            out.push(NUMBER);
+            out.push(c);
+            while let Some(next) = chars.next_if(|n| n.is_ascii_digit() || "+-.eE".contains(*n)) {
+                out.push(next);
+            }
+            out.push('"');
+        } else {
+            in_string = c == '"';
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Whether the contract's options section accepts `options`: a name of 1 to 64
+/// characters of `a-z A-Z 0-9 _ . -`, a description not blank and at most 1024
+/// characters, no empty tool name to leave alone.
+pub fn accepts(options: &Options) -> bool {
+    let name = &options.name;
+    let name_ok = (1..=64).contains(&name.chars().count())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c));
+    let description = &options.description;
+    name_ok
+        && !description.trim().is_empty()
+        && description.chars().count() <= 1024
+        && options.leave_alone.iter().all(|name| !name.is_empty())
 }
 
 /// A value as compact text: what two values must both print as to be equal, order kept.
@@ -146,7 +223,22 @@ fn reading(options: &Options, text: &str) -> Reading {
     let Some(Value::Object(declaration)) = read(text) else {
         return Reading::Untouched(Vec::new());
     };
-    let names = names(&declaration);
+    match reading_of(options, &declaration) {
+        // Built again from the numbers as spelt: a number is no container, key or
+        // string the decision read, so the decision is the same.
+        Reading::Extends(name, _) => match read_as_written(text) {
+            Some(Value::Object(written)) => match reading_of(options, &written) {
+                Reading::Extends(_, value) => Reading::Extends(name, value),
+                Reading::Untouched(_) => unreachable!("a number's spelling decided {text}"),
+            },
+            _ => unreachable!("JSON read two ways: {text}"),
+        },
+        untouched => untouched,
+    }
+}
+
+fn reading_of(options: &Options, declaration: &Map<String, Value>) -> Reading {
+    let names = names(declaration);
     let untouched = || Reading::Untouched(names.clone());
     // R3: the shape is the one key of the four that the declaration has.
     let keys = ["function", "parameters", "input_schema", "inputSchema"];
@@ -319,10 +411,9 @@ pub fn call(options: &Options, listing: &Listing, tool: &str, arguments: &str) -
     if !listing.augmented.contains(tool) {
         return Called::Same;
     }
-    let reason = match read(arguments) {
-        Some(Value::Object(mut members)) => members
-            .shift_remove(&options.name)
-            .map(|reason| (reason, members)),
+    // Whether the reason is there, and if so whether it is `null`.
+    let reason_is_null = match read(arguments) {
+        Some(Value::Object(members)) => members.get(&options.name).map(Value::is_null),
         // JSON that is not an object, and no arguments at all.
         Some(_) => None,
         None if arguments.trim_matches([' ', '\t', '\n', '\r']).is_empty() => None,
@@ -332,9 +423,15 @@ pub fn call(options: &Options, listing: &Listing, tool: &str, arguments: &str) -
         }
         None => None,
     };
-    match reason {
-        Some((reason, _)) if options.required && reason.is_null() => Called::Refused,
-        Some((_, members)) => Called::Stripped(Value::Object(members)),
+    match reason_is_null {
+        Some(true) if options.required => Called::Refused,
+        Some(_) => {
+            let Some(Value::Object(mut members)) = read_as_written(arguments) else {
+                unreachable!("JSON read two ways: {arguments}")
+            };
+            members.shift_remove(&options.name);
+            Called::Stripped(Value::Object(members))
+        }
         None if options.required => Called::Refused,
         None => Called::Same,
     }
@@ -374,6 +471,7 @@ pub fn top_level_keys(text: &str) -> Vec<String> {
     }
     let text = readable(text);
     let mut reader = serde_json::Deserializer::from_str(&text);
+    reader.disable_recursion_limit();
     reader.deserialize_map(Keys).unwrap_or_default()
 }
 
@@ -400,10 +498,12 @@ mod tests {
             panic!()
         };
         assert_eq!(c["function"]["parameters"]["required"], json!(["reason"]));
-        assert_eq!(
-            call(&options, &listing, "c", r#"{"x":1,"reason":"y","x":2}"#),
-            Called::Stripped(json!({"x":2}))
-        );
+        let Called::Stripped(value) =
+            call(&options, &listing, "c", r#"{"x":1,"reason":"y","x":2}"#)
+        else {
+            panic!("stripped")
+        };
+        assert_eq!(Some(print(&value)), written(r#"{"x":2}"#));
         assert_eq!(
             call(&options, &listing, "a", r#"{"reason":1}"#),
             Called::Same
@@ -443,5 +543,68 @@ mod tests {
             top_level_keys(r#"{"a":1,"b":{"a":2},"a":3}"#),
             ["a", "b", "a"]
         );
+    }
+
+    #[test]
+    fn the_model_keeps_each_number_as_it_is_spelt() {
+        // R10: a stripped call keeps `1E400` as `1E400`; `1e400` would be another spelling.
+        let options = Options::default();
+        let listing = list(&options, &[r#"{"name":"t","inputSchema":{}}"#.into()]);
+        let Called::Stripped(value) = call(
+            &options,
+            &listing,
+            "t",
+            r#"{"a":[1E400,-0.0e-0],"reason":1,"b":" 1E4 \" 2"}"#,
+        ) else {
+            panic!("stripped")
+        };
+        assert_eq!(
+            written(r#"{"a":[1E400,-0.0e-0],"b":" 1E4 \" 2"}"#),
+            Some(print(&value))
+        );
+        assert_ne!(
+            written(r#"{"a":[1e400,-0.0e-0],"b":" 1E4 \" 2"}"#),
+            Some(print(&value))
+        );
+        assert_ne!(written("[1e+400]"), written("[1E400]"));
+        assert_eq!(written("[1E400"), None);
+        // The spelling changes no decision: `required` holding a number is no list of names.
+        let listing = list(
+            &options,
+            &[r#"{"name":"t","inputSchema":{"required":[1]}}"#.into()],
+        );
+        assert!(listing.augmented.is_empty());
+    }
+
+    #[test]
+    fn the_model_reads_nesting_of_any_depth() {
+        // R10: RFC 8259 sets no depth, and a server's parser may read any.
+        let deep = format!(
+            r#"{{"reason":1,"a":{}1{}}}"#,
+            "[".repeat(500),
+            "]".repeat(500)
+        );
+        assert!(read(&deep).is_some());
+        assert_eq!(top_level_keys(&deep), ["reason", "a"]);
+        let objects = format!("{}1{}", r#"{"a":"#.repeat(300), "}".repeat(300));
+        assert!(written(&objects).is_some());
+    }
+
+    #[test]
+    fn the_model_accepts_options_at_their_bounds() {
+        let with = |change: fn(&mut Options)| {
+            let mut options = Options::default();
+            change(&mut options);
+            accepts(&options)
+        };
+        assert!(with(|o| o.name = "a".repeat(64)));
+        assert!(!with(|o| o.name = "a".repeat(65)));
+        assert!(!with(|o| o.name = String::new()));
+        assert!(with(|o| o.name = "a.B-9_".into()));
+        assert!(!with(|o| o.name = "caf\u{e9}".into()));
+        assert!(with(|o| o.description = "\u{e9}".repeat(1024)));
+        assert!(!with(|o| o.description = "x".repeat(1025)));
+        assert!(!with(|o| o.description = " \t\n".into()));
+        assert!(!with(|o| o.leave_alone = vec!["t".into(), String::new()]));
     }
 }
