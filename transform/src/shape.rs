@@ -77,7 +77,10 @@ pub(crate) fn find<'a>(declaration: &Object<'a>) -> Option<Found<'a>> {
     Some(Found {
         name: json::string(container.get("name")?)?,
         schema: container.get(shape.schema)?,
-        strict: shape.has_strict && container.get("strict").is_some_and(|v| v == "true"),
+        strict: shape.has_strict
+            && container.get("strict").is_some_and(|v| {
+                v == "true" || cfg!(feature = "mutant-strict-truthy") && v != "false"
+            }),
     })
 }
 

@@ -80,7 +80,12 @@ impl Transform {
     /// mode. [`Transform::execute`]'s first half, for a host that must not hold the layer
     /// while the provider below runs.
     pub fn route(&self, call: ToolCall) -> Result<ToolCall, ToolResult> {
-        if !self.augmented_tools.contains(&call.name) && !cfg!(feature = "mutant-strip-untracked") {
+        let tracked = if cfg!(feature = "mutant-name-ignore-case") {
+            (self.augmented_tools.iter()).any(|name| name.eq_ignore_ascii_case(&call.name))
+        } else {
+            self.augmented_tools.contains(&call.name)
+        };
+        if !tracked && !cfg!(feature = "mutant-strip-untracked") {
             return Ok(call);
         }
         match call::find(call.arguments.text(), &self.options.name, &self.scan) {

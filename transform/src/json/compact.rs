@@ -37,6 +37,10 @@ pub(crate) fn push_compact(out: &mut String, value: &str) -> Option<()> {
             run = at + 1;
         } else if byte == b'"' {
             in_string = true;
+        } else if cfg!(feature = "mutant-exponent-lowercase") && byte == b'E' {
+            out.push_str(value.get(run..at)?);
+            out.push('e');
+            run = at + 1;
         }
         at += 1;
     }

@@ -74,6 +74,9 @@ impl<'a> Reader<'a> {
                     self.skip_whitespace();
                     if !self.eat(b'}') {
                         self.key()?;
+                        if cfg!(feature = "mutant-depth-limit") && open.len() >= 128 {
+                            return None;
+                        }
                         open.push(true);
                         continue;
                     }
@@ -82,6 +85,9 @@ impl<'a> Reader<'a> {
                     self.at += 1;
                     self.skip_whitespace();
                     if !self.eat(b']') {
+                        if cfg!(feature = "mutant-depth-limit") && open.len() >= 128 {
+                            return None;
+                        }
                         open.push(false);
                         continue;
                     }
@@ -247,6 +253,7 @@ impl<'a> Reader<'a> {
 /// JSON's whitespace.
 pub(crate) fn is_whitespace(byte: u8) -> bool {
     matches!(byte, b' ' | b'\t' | b'\n' | b'\r')
+        || cfg!(feature = "mutant-whitespace-formfeed") && matches!(byte, 0x0b | 0x0c)
 }
 
 /// Whether a backslash and `byte` are one of the escapes of one character (§7).

@@ -143,6 +143,10 @@ fn whole<'a>(
     close: u8,
     mut item: impl FnMut(&mut Reader<'a>) -> Option<()>,
 ) -> Result<&'a str, usize> {
+    let text = match text.strip_prefix('\u{feff}') {
+        Some(rest) if cfg!(feature = "mutant-skip-bom") => rest,
+        _ => text,
+    };
     let mut reader = Reader::new(text);
     reader.skip_whitespace();
     let start = reader.at();
