@@ -66,7 +66,12 @@ fn the_typescript_sdk_writes_a_file_through_server_filesystem_without_the_reason
     assert_eq!(out["results"][0]["isError"], json!(null), "{out}");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "hello\n");
     assert_eq!(text_of(&out["results"][1]), "hello\n");
-    assert!(!received(&log).join("\n").contains("SECRET-REASON"));
+    let sent = received(&log).join("\n");
+    assert!(
+        sent.contains(r#""name":"write_file""#),
+        "the log holds the calls: {sent}"
+    );
+    assert!(!sent.contains("SECRET-REASON"), "{sent}");
 }
 
 #[test]
@@ -130,7 +135,16 @@ fn a_session_through_the_proxy_differs_only_by_the_reason() {
     let (direct_log, proxied_log) = (dir.path().join("direct"), dir.path().join("proxied"));
     let direct = play(&teed(&direct_log, everything()));
     let through = play(&proxied(&[], teed(&proxied_log, everything())));
-    assert_eq!(direct.len(), through.len());
+    let requests = SCRIPT
+        .iter()
+        .filter(|line| line.contains(r#""id":"#))
+        .count();
+    assert_eq!(
+        direct.len(),
+        requests,
+        "an answer to each request: {direct:#?}"
+    );
+    assert_eq!(through.len(), requests, "{through:#?}");
     for (direct, through) in direct.iter().zip(&through) {
         if through.contains(r#""tools":["#) {
             assert_ne!(direct, through, "the listing gained the property");
@@ -138,7 +152,12 @@ fn a_session_through_the_proxy_differs_only_by_the_reason() {
         assert_eq!(&without_reason_property(through), direct);
     }
     let (direct, through) = (received(&direct_log), received(&proxied_log));
-    assert_eq!(direct.len(), through.len(), "{through:#?}");
+    assert_eq!(
+        direct.len(),
+        SCRIPT.len(),
+        "the server received each line: {direct:#?}"
+    );
+    assert_eq!(through.len(), SCRIPT.len(), "{through:#?}");
     for (direct, through) in direct.iter().zip(&through) {
         assert_eq!(&direct.replace(r#","reason":"to test""#, ""), through);
     }
