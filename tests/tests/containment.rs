@@ -271,15 +271,17 @@ fn sessions_do_not_share_a_augmented_tools() {
 
 #[test]
 fn a_call_past_its_wall_limit_ends_as_errors_and_the_next_works() {
-    // R17: time below counts toward the wall limit; a provider ten times over it.
+    // R17: time below counts toward the wall limit; a provider five times over it. The
+    // recovery after it runs under the same limit, a second for a few microseconds of
+    // work: no machine's pauses decide it.
     let limits = Limits {
         deadline: Duration::from_secs(60),
-        wall: Duration::from_millis(200),
+        wall: Duration::from_secs(1),
         ..Limits::default()
     };
-    let (results, mut layer, provider) = behind_a_slow_tool(limits, Duration::from_secs(2));
+    let (results, mut layer, provider) = behind_a_slow_tool(limits, Duration::from_secs(5));
     assert_eq!(error_flags(&results), [("1", true)]);
-    assert_error_mentions(&results[0], "ran past its wall limit of 200 ms");
+    assert_error_mentions(&results[0], "ran past its wall limit of 1000 ms");
     provider.behave(Behaviour::Echo);
     assert_augmented_tools_survives(&mut layer, &provider);
 }
