@@ -604,6 +604,8 @@ pub struct Session {
     child: Child,
     to: Option<ChildStdin>,
     from: Receiver<String>,
+    /// Its stderr's lines, when [`Session::start_heard`] started it.
+    said: Option<Receiver<String>>,
 }
 
 /// How long a test waits for a line before it fails.
@@ -630,6 +632,14 @@ impl Session {
         Session::start_command(line)
     }
 
+    /// Starts `command` with its stderr read line by line, for [`Session::hear`].
+    pub fn start_heard(command: &[String]) -> Session {
+        let mut session = Session::start_with(command, Stdio::piped());
+        let stderr = session.child.stderr.take().unwrap();
+        session.said = Some(lines_of(stderr));
+        session
+    }
+
     /// Starts `command`, as it is set up, speaking to it over its stdin and stdout.
     pub fn start_command(mut command: Command) -> Session {
         let mut child = command
@@ -638,19 +648,24 @@ impl Session {
             .spawn()
             .expect("the command starts");
         let stdout = child.stdout.take().unwrap();
-        let (lines, from) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if lines.send(line).is_err() {
-                    break;
-                }
-            }
-        });
         Session {
             to: child.stdin.take(),
             child,
-            from,
+            from: lines_of(stdout),
+            said: None,
+        }
+    }
+
+    /// Waits for a line on its stderr holding `words`: what it said up to it.
+    pub fn hear(&mut self, words: &str) -> Vec<String> {
+        let said = self.said.as_ref().expect("started by start_heard");
+        let mut lines = Vec::new();
+        loop {
+            match said.recv_timeout(PATIENCE) {
+                Ok(line) if line.contains(words) => return lines,
+                Ok(line) => lines.push(line),
+                Err(_) => panic!("no {words:?} on stderr in {PATIENCE:?}: {lines:#?}"),
+            }
         }
     }
 
@@ -709,6 +724,20 @@ impl Session {
     pub fn wait(&mut self) -> std::process::ExitStatus {
         exit_of(&mut self.child)
     }
+}
+
+/// The lines `from` gives, as they come, read on a thread of their own.
+fn lines_of(from: impl std::io::Read + Send + 'static) -> Receiver<String> {
+    let (lines, heard) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(from).lines() {
+            let Ok(line) = line else { break };
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    heard
 }
 
 impl Drop for Session {

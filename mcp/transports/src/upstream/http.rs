@@ -22,6 +22,7 @@
 mod legacy;
 
 use crate::outbox::{self, Backlog, Feed};
+use crate::say::say;
 use crate::signin::{self, Bearer, SignIn};
 use crate::{Ended, Ending, Error, Event};
 use reasons_mcp::jsonrpc::Id;
@@ -694,6 +695,13 @@ impl Link {
                 }
                 wait_to_come_back(&place);
             }
+            // What the server sends on its own no longer reaches the client: said, as
+            // no answer can carry it.
+            say(&format!(
+                "{}'s event stream ended {RECONNECTS} times in a row with nothing on it: \
+                 not asked for again this session",
+                shown(&link.remote.url)
+            ));
         });
         // What follows `initialized` is sent once the server answered the GET (or could
         // not): what the server sends on its own about those requests then has a
