@@ -5,6 +5,7 @@
 use reasons_test_support::mcp::*;
 use serde_json::{Value, json};
 use std::path::Path;
+use std::sync::{Arc, Condvar, Mutex};
 
 /// The text of a `tools/call` result's first content item.
 fn text(result: &Value) -> &str {
@@ -918,41 +919,86 @@ fn a_shared_session_s_client_cancels_only_its_own_request_by_closing_its_stream(
     assert_eq!(cancelled["params"]["requestId"], front_id, "{cancelled}");
 }
 
-/// The processes whose parent is `pid`, read from /proc.
-fn children_of(pid: u32) -> usize {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return 0;
-    };
-    entries
-        .filter_map(|entry| std::fs::read_to_string(entry.ok()?.path().join("stat")).ok())
-        .filter(|stat| {
-            // `pid (comm) state ppid …`: the name may hold spaces and parentheses.
-            let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
-            after.split_whitespace().nth(1) == Some(&pid.to_string())
-        })
-        .count()
+/// Servers (alive now, most alive at once, started).
+type Counts = (usize, usize, usize);
+
+/// The most servers alive at once, and how many started: each server connects to the
+/// socket `REASONS_TEST_ALIVE` names when it starts (`tests/mcp/own-server.mjs`), and
+/// the kernel ends the connection when it ends, so each change is an event, not a
+/// sample.
+struct Census {
+    /// (alive now, most alive at once, started), and word of each change.
+    counts: Arc<(Mutex<Counts>, Condvar)>,
+    path: std::path::PathBuf,
+}
+
+impl Census {
+    fn open(dir: &Path) -> Census {
+        use std::io::Read;
+        let path = dir.join("alive.sock");
+        let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        let counts = Arc::new((Mutex::new((0, 0, 0)), Condvar::new()));
+        let shared = counts.clone();
+        std::thread::spawn(move || {
+            for mut server in listener.incoming().map_while(Result::ok) {
+                {
+                    let mut counts = shared.0.lock().unwrap();
+                    counts.0 += 1;
+                    counts.1 = counts.1.max(counts.0);
+                    counts.2 += 1;
+                    shared.1.notify_all();
+                }
+                let shared = shared.clone();
+                std::thread::spawn(move || {
+                    // Nothing is written: the read ends when the server does.
+                    let _ = server.read(&mut [0; 1]);
+                    shared.0.lock().unwrap().0 -= 1;
+                });
+            }
+        });
+        Census { counts, path }
+    }
+
+    /// The tests' own server, counted.
+    fn server(&self) -> Vec<String> {
+        let mut line = vec![
+            "env".to_string(),
+            format!("REASONS_TEST_ALIVE={}", self.path.display()),
+        ];
+        line.extend(own_server());
+        line
+    }
+
+    /// The most alive at once, once at least `started` have started. A server connects
+    /// before it answers anything, so one that answered is in the listener's backlog
+    /// at worst: this waits for the accept, not for time to pass.
+    fn most_once(&self, started: usize) -> usize {
+        let (counts, changed) = &*self.counts;
+        let patience = std::time::Duration::from_secs(30);
+        let (counts, waited) = changed
+            .wait_timeout_while(counts.lock().unwrap(), patience, |counts| {
+                counts.2 < started
+            })
+            .unwrap();
+        assert!(
+            !waited.timed_out(),
+            "{} servers started, not {started}",
+            counts.2
+        );
+        counts.1
+    }
 }
 
 #[test]
 fn a_burst_of_sessions_never_runs_more_servers_than_the_limit_and_one() {
     // Bounded: sixteen initializes at once with --max-sessions 2. Each new session past
     // the limit ends the one used least recently, and its server starts only once the
-    // ended ones' are gone: the proxy's children, watched throughout, never number more
-    // than 3. Every initialize is answered: 200, or 503 when no place came in time.
-    let front = Listening::front(&["--max-sessions", "2"], own_server());
-    let pid = front.pid();
-    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let watcher = {
-        let done = done.clone();
-        std::thread::spawn(move || {
-            let mut most = 0;
-            while !done.load(std::sync::atomic::Ordering::Relaxed) {
-                most = most.max(children_of(pid));
-                std::thread::sleep(std::time::Duration::from_millis(2));
-            }
-            most
-        })
-    };
+    // ended ones' are gone: the servers alive at once, counted as each starts and ends,
+    // never number more than 3, though each one asked to end lives on for the grace
+    // period. Every initialize is answered: 200, or 503 when no place came in time.
+    let dir = tempfile::tempdir().unwrap();
+    let census = Census::open(dir.path());
+    let front = Listening::front(&["--max-sessions", "2"], census.server());
     let clients: Vec<_> = (0..16)
         .map(|_| {
             let url = front.url.clone();
@@ -960,8 +1006,7 @@ fn a_burst_of_sessions_never_runs_more_servers_than_the_limit_and_one() {
         })
         .collect();
     let statuses: Vec<u16> = clients.into_iter().map(|c| c.join().unwrap()).collect();
-    done.store(true, std::sync::atomic::Ordering::Relaxed);
-    let most = watcher.join().unwrap();
+
     assert_eq!(statuses.len(), 16);
     assert!(
         statuses.iter().all(|status| [200, 503].contains(status)),
@@ -971,7 +1016,7 @@ fn a_burst_of_sessions_never_runs_more_servers_than_the_limit_and_one() {
         statuses.iter().filter(|status| **status == 200).count() >= 2,
         "{statuses:?}"
     );
-    assert!(most >= 1, "the watcher saw no server");
+    let most = census.most_once(statuses.iter().filter(|status| **status == 200).count());
     assert!(most <= 3, "{most} servers ran at once");
 }
 

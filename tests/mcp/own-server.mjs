@@ -7,6 +7,11 @@
 // With REASONS_TEST_LIFE=FILE it writes its pid to FILE when it starts and appends each
 // signal it gets, so a test can tell whether it was signalled and whether it is gone; it
 // then also keeps running after its stdin ends, as many servers do, until a signal.
+// With REASONS_TEST_ALIVE=SOCKET it connects to that Unix socket when it starts and keeps
+// the connection, which the kernel closes when the process ends, however it ends: a
+// test counts the servers alive from the connections open, without looking at /proc.
+// It too keeps it running until a signal, so that a server asked to end lives on for
+// the proxy's grace period, and any overlap with another lasts seconds.
 //
 // Over stdio by default; `node own-server.mjs --http LOG` serves the SDK's (1.x)
 // Streamable HTTP transport on 127.0.0.1 at /mcp, a session per `initialize`, prints
@@ -14,6 +19,7 @@
 import { randomUUID } from "node:crypto";
 import { appendFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
+import { createConnection } from "node:net";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
@@ -55,6 +61,13 @@ const serve = () => {
   });
   return server;
 };
+
+// Connected before it serves: a session it answers is one the test has counted.
+const alive = process.env.REASONS_TEST_ALIVE;
+if (alive) {
+  await new Promise((resolve) => createConnection(alive, resolve));
+  setInterval(() => {}, 1000);
+}
 
 if (process.argv[2] === "--http") {
   const log = process.argv[3];
