@@ -1370,11 +1370,15 @@ fn a_yaml_remote_server_the_proxy_cannot_reach_as_the_client_does_is_refused() {
 
 #[test]
 fn a_client_s_save_while_wrap_runs_is_never_lost() {
-    // A client saves its config (a new file renamed over the old, as clients save) at a
-    // moment spread across wrap's whole run, 300 times. Afterwards the file holds the
-    // save, as it was saved or wrapped: never the wrapped file from before it, which
-    // would mean wrap read the old file and then replaced the save. When wrap saw the save
-    // come, it says so and leaves the save as it is.
+    // A client saves its config (a new file renamed over the old, as clients save) just
+    // as wrap is about to replace it, 100 times: the kernel says when wrap creates its
+    // first file in the folder (inotify), the new file it will put in place, which it
+    // makes after its last read of the config, and the save follows at once, so each
+    // round is the race, not a guess at when wrap runs. Whether the save lands before
+    // wrap replaces the file (wrap sees it and refuses, saying so) or after (the save
+    // replaces wrap's edit), the file afterwards is the save, byte for byte: wrap never
+    // read it, so any other content is a lost save.
+    use rustix::fs::inotify;
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("mcp.json");
     let before = r#"{"mcpServers": {"a": {"command": "a"}}}"#;
@@ -1384,33 +1388,50 @@ fn a_client_s_save_while_wrap_runs_is_never_lost() {
         std::fs::write(&next, text).unwrap();
         std::fs::rename(&next, &file).unwrap();
     };
-    let mut refusals = 0;
-    for round in 0..300u64 {
+    // Word of the first file made in the folder from now on, on a watch of its own, so
+    // that nothing an earlier round made can be taken for it.
+    let first_made = || {
+        let watch = inotify::init(inotify::CreateFlags::CLOEXEC).unwrap();
+        inotify::add_watch(&watch, dir.path(), inotify::WatchFlags::CREATE).unwrap();
+        let (made, first) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut buffer = [std::mem::MaybeUninit::uninit(); 4096];
+            let _ = inotify::Reader::new(&watch, &mut buffer).next();
+            let _ = made.send(());
+        });
+        first
+    };
+    let (mut refused, mut replaced) = (0, 0);
+    for round in 0..100 {
         save(before);
+        let made = first_made();
         let wrap = Command::new(reasons())
             .args(["wrap", "--config", file.to_str().unwrap()])
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        // From before wrap has started to after it has ended (about 16 ms here).
-        std::thread::sleep(std::time::Duration::from_micros(round * 6_700 % 25_000));
+        made.recv_timeout(std::time::Duration::from_secs(30))
+            .unwrap_or_else(|_| panic!("round {round}: wrap made no file to put in place"));
         save(saved);
         let output = wrap.wait_with_output().unwrap();
-        let now = read(&file);
-        let servers = now["mcpServers"].as_object().unwrap();
-        assert_eq!(servers.len(), 2, "round {round}: the save was lost: {now}");
-        if !output.status.success() {
+        let now = std::fs::read_to_string(&file).unwrap();
+        assert_eq!(now, saved, "round {round}: the save was lost");
+        if output.status.success() {
+            replaced += 1;
+        } else {
             let stderr = String::from_utf8_lossy(&output.stderr);
             assert!(
                 stderr.contains("changed while reasons was editing it"),
                 "{stderr}"
             );
-            assert_eq!(std::fs::read_to_string(&file).unwrap(), saved);
-            refusals += 1;
+            refused += 1;
         }
     }
-    eprintln!("wrap saw the save come and refused {refusals} times of 300");
+    assert_eq!(refused + replaced, 100);
+    eprintln!(
+        "wrap saw the save and refused {refused} times; the save replaced its edit {replaced} times"
+    );
 }
 
 /// The servers a client starts, by name.
