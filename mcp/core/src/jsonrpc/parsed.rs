@@ -3,7 +3,8 @@
 //! and be looked at again without being read again, and so that an id the front gives a
 //! request in place of its client's goes in by the places the reading found.
 
-use super::{Id, Line, Message, Read, Refusal, moved, not_utf8, read_text, span};
+use super::read::{not_utf8, read_text};
+use super::{Id, Line, Message, Read, Refusal, moved, span};
 use std::ops::Range;
 
 /// A line that was read: a message or a batch, each message taken or refused.
