@@ -2,7 +2,7 @@
 //! its own, so that the loop never waits on a peer that stops reading; the reader of the
 //! other side stops reading while that outbox holds more than its budget, so the other
 //! side is slowed down rather than the proxy's memory grown; and a peer that takes
-//! nothing of what waits for it within the write timeout (`--write-timeout`) has its
+//! nothing of what waits for it within the write timeout (`Settings::write_timeout`) has its
 //! session ended, as the loop sees from [`Outbox::stalled_since`].
 //!
 //! What the loop is sent goes through a [`Feed`]: a channel of a few events, so that a

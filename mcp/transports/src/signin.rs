@@ -44,7 +44,7 @@ pub use store::Store;
 pub struct Settings {
     /// The client registered ahead, if any, and the metadata document's URL.
     pub given: Given,
-    /// How long a person has to finish signing in (`--sign-in-wait`).
+    /// How long a person has to finish signing in.
     pub wait: Duration,
     /// Whether a 401 opens a sign-in (a person is there to do it); else it is answered
     /// with the way to sign in ahead (`reasons login`).
@@ -93,7 +93,7 @@ impl std::fmt::Debug for SignIn {
     }
 }
 
-/// The sign-ins of this process, one per server, so that the sessions of a `--listen`
+/// The sign-ins of this process, one per server, so that the sessions of an HTTP front
 /// front share one person's sign-in.
 static SIGN_INS: LazyLock<Mutex<HashMap<String, Weak<SignIn>>>> = LazyLock::new(Mutex::default);
 

@@ -1,11 +1,12 @@
-//! The server the proxy relays to: a command it starts and speaks to over stdio, or a
-//! URL it speaks to over Streamable HTTP. Either way what the server sends comes back to
+//! The server the proxy relays to: a command it starts and speaks to over stdio
+//! (`stdio.rs`), or a URL it speaks to over Streamable HTTP (`http.rs`, and its legacy
+//! HTTP+SSE mode, `http/legacy.rs`). Either way what the server sends comes back to
 //! the loop as `Event::Server` lines, so the proxy cannot tell the two apart; over HTTP,
 //! the end of each POST's answer comes too (`Event::Unanswered`), so that the proxy
 //! answers what it did not answer.
 
 mod http;
-mod process;
+mod stdio;
 
 use crate::outbox::Backlog;
 use crate::{Ended, Ending};
@@ -15,7 +16,7 @@ use std::time::Instant;
 
 pub(crate) use http::shown;
 pub use http::{DEFAULT_READ_TIMEOUT_SECS, Http, NEEDS_SIGN_IN, Remote};
-pub use process::Process;
+pub use stdio::Process;
 
 /// The server, however it is reached.
 pub enum Upstream {
@@ -53,7 +54,7 @@ impl Upstream {
     }
 
     /// Since when the server has not taken a line the proxy is writing to it, if it has
-    /// one. A URL's requests have their own timeout (`--read-timeout`) instead.
+    /// one. A URL's requests have their own timeout (`Remote::read_timeout`) instead.
     pub fn stalled_since(&self) -> Option<Instant> {
         match self {
             Upstream::Process(process) => process.stalled_since(),

@@ -1,6 +1,6 @@
 //! Who the proxy is to an authorization server, in the spec's order: the client the
-//! user registered ahead (`--client-id`), else a Client ID Metadata Document's URL
-//! where the server takes them (`--client-metadata-url`), else a client registered
+//! user registered ahead, else a Client ID Metadata Document's URL
+//! where the server takes them, else a client registered
 //! there and then (RFC 7591), as a native application with a loopback redirect.
 
 use super::discovery::Authority;
@@ -11,11 +11,11 @@ use serde::Deserialize;
 /// A client registered ahead of time, as the user gave it.
 #[derive(Clone, Debug, Default)]
 pub struct Given {
-    /// `--client-id`.
+    /// The client id the authorization server gave the user.
     pub id: Option<String>,
-    /// The secret, read from `--client-secret-env`'s variable.
+    /// The secret, read from the environment.
     pub secret: Option<String>,
-    /// `--client-metadata-url`: the URL of a Client ID Metadata Document describing the
+    /// The URL of a Client ID Metadata Document describing the
     /// proxy as the user runs it.
     pub metadata_url: Option<String>,
 }

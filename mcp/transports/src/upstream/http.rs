@@ -34,7 +34,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 use ureq::http::{HeaderName, HeaderValue, Uri};
 
-/// The headers the transport sets itself, which a user's `--header` may not replace.
+/// The headers the transport sets itself, which a user's own headers may not replace.
 const OWN_HEADERS: [&str; 6] = [
     "content-type",
     "accept",
@@ -47,7 +47,7 @@ const OWN_HEADERS: [&str; 6] = [
 /// How much of an error status's body is read for a JSON-RPC error to pass on.
 const ERROR_BODY: u64 = 1 << 20;
 
-/// The default of `--read-timeout`, in seconds: longer than any tool's own timeout in the
+/// The default read timeout (`Remote::read_timeout`), in seconds: longer than any tool's own timeout in the
 /// clients people use, so that the client, not the proxy, gives up on a slow tool.
 pub const DEFAULT_READ_TIMEOUT_SECS: u16 = 300;
 
@@ -114,7 +114,7 @@ impl Remote {
     }
 
     /// `Authorization: Bearer` and the token in the environment variable `variable`
-    /// (`--bearer-env`, what Codex's `bearer_token_env_var` asks of a client).
+    /// (what Codex's `bearer_token_env_var` asks of a client).
     pub fn bearer_from(mut self, variable: &str) -> Result<Remote, Error> {
         let flag = format!("--bearer-env {variable}");
         let token = variable_of(variable, &flag)?;
@@ -140,7 +140,7 @@ impl Remote {
     }
 
     /// The longest the server may send nothing while it owes a request an answer
-    /// (`--read-timeout`): the request is then answered with an error saying so.
+    /// (`Remote::read_timeout`): the request is then answered with an error saying so.
     pub fn read_timeout(mut self, timeout: Duration) -> Remote {
         self.read_timeout = timeout;
         self
@@ -208,7 +208,7 @@ struct Link {
     session: Arc<Mutex<Established>>,
     events: Feed,
     /// The cap on one message the server sends, a JSON body or an SSE event
-    /// (`--max-message-mib`).
+    /// (`Settings::max_message`).
     max_message: usize,
 }
 

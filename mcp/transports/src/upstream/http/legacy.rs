@@ -4,8 +4,8 @@
 //! whose first event (`endpoint`) names where to POST every message, and every answer,
 //! and whatever else the server sends, comes on that stream.
 //!
-//! Fails closed: an endpoint on another origin, where the `--header` credentials would
-//! go, is refused; a stream that names no endpoint within `--read-timeout` is given up;
+//! Fails closed: an endpoint on another origin, where the user's own headers' credentials would
+//! go, is refused; a stream that names no endpoint within the read timeout is given up;
 //! and a stream that ends ends the session, so that every request still waiting is
 //! answered.
 

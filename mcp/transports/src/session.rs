@@ -1,0 +1,261 @@
+//! One client's session: the loop that feeds the core what each side and the clock
+//! bring and writes what it says, until the client has gone and the server has
+//! finished, the server has gone, or a signal ended it. Every transport runs its
+//! sessions here.
+
+use crate::lines::{Ends, over_cap, read_lines};
+use crate::outbox::Feed;
+use crate::upstream::{Http, Process, Upstream};
+use crate::{Ended, Error, GRACE, Server, Settings, say};
+use reasons_host::Plugin;
+use reasons_mcp::delivery::{About, Delivery, Part};
+use reasons_mcp::jsonrpc::{Parsed, Refusal};
+use reasons_mcp::{Audit, ComponentLayer, Now, Out, Proxy, jsonrpc, one_line};
+use reasons_transform::Options;
+use std::io::Write;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+/// Why the server is being ended.
+pub(crate) enum Ending {
+    /// Its stdout closed, or the client's: it has a grace period to exit.
+    Closed,
+    /// Its stdin was closed a grace period ago and it is still running.
+    Overdue,
+    /// The proxy got this signal.
+    Signal(i32),
+}
+
+/// What the loop waits for.
+pub(crate) enum Event {
+    /// A line from the client, read where it came in (its reader's thread, the HTTP
+    /// front's handler), or the refusal of the whole of it.
+    Client(Result<Parsed, Refusal>),
+    ClientClosed,
+    /// The client sent a line past the cap: its stream was ended there.
+    ClientOverCap,
+    Server(Vec<u8>),
+    /// A line in the body of an HTTP error the server answered line `exchange` with.
+    ServerAnswered {
+        line: Vec<u8>,
+        exchange: u64,
+    },
+    /// The server will not answer line `exchange` any more, for this reason.
+    Unanswered {
+        exchange: u64,
+        why: String,
+    },
+    ServerClosed,
+    /// The server sent a line past the cap: its stream was ended there.
+    ServerOverCap,
+    Signal(i32),
+}
+
+/// One client's session: the proxy, and the server it relays to.
+pub(crate) struct Session {
+    proxy: Proxy<ComponentLayer>,
+    pub(crate) server: Upstream,
+    max_message: usize,
+    write_timeout: Duration,
+}
+
+/// Where the lines for the client go.
+pub(crate) trait Client {
+    /// Writes one line, whose messages are `parts`; `false` when the client can no
+    /// longer be written to.
+    fn write(&mut self, line: &[u8], parts: &[Part]) -> bool;
+
+    /// Since when the client has not taken a line the proxy is writing to it, if it has
+    /// one; `None` for a client that never holds the session up (the HTTP front's
+    /// streams, each bounded on its own).
+    fn stalled_since(&self) -> Option<Instant> {
+        None
+    }
+}
+
+impl Session {
+    /// The layer, the audit and the server (started, or connected to) of one session;
+    /// what the server sends goes to `events`, gated by the client's outbox.
+    pub(crate) fn open(
+        plugin: &Plugin,
+        options: &Options,
+        settings: &Settings,
+        events: Feed,
+    ) -> Result<Session, Error> {
+        let layer = ComponentLayer::new(plugin, options.clone())?;
+        let log = settings.audit.as_deref().map(audit_log).transpose()?;
+        let audit = Audit::new(log, settings.stats).named(settings.name.clone());
+        let mut over_http = false;
+        let server = match &settings.server {
+            Server::Command(command) => {
+                let (program, arguments) = command.split_first().ok_or_else(|| {
+                    Error::Setting("no server command: `reasons mcp -- <server command...>`".into())
+                })?;
+                let (process, stdout) = Process::start(program, arguments)?;
+                let ends = Ends {
+                    over_cap: Event::ServerOverCap,
+                    closed: Event::ServerClosed,
+                };
+                read_lines(stdout, settings.max_message, events, Event::Server, ends);
+                Upstream::Process(process)
+            }
+            Server::Url(remote) => {
+                over_http = true;
+                Upstream::Http(Http::connect(remote.clone(), events, settings.max_message))
+            }
+        };
+        let proxy = Proxy::new(layer, audit, now());
+        Ok(Session {
+            proxy: if over_http { proxy.over_http() } else { proxy },
+            server,
+            max_message: settings.max_message,
+            write_timeout: settings.write_timeout,
+        })
+    }
+
+    /// Runs the session on the events of `inbox` until the client has gone and the
+    /// server has finished, the server has gone, or a signal ended it.
+    pub(crate) fn serve(self, inbox: &mpsc::Receiver<Event>, client: &mut dyn Client) -> Ended {
+        let Session {
+            mut proxy,
+            mut server,
+            max_message,
+            write_timeout,
+        } = self;
+        let mut client_closed = false;
+        // When the server was told the session is over: it has a grace period to exit.
+        let mut closed_at: Option<Instant> = None;
+        let ended = loop {
+            let grace_ends = closed_at.map(|at| at + GRACE);
+            if grace_ends.is_some_and(|at| Instant::now() >= at) {
+                break server.end(Ending::Overdue);
+            }
+            let client_gives_up = client.stalled_since().map(|at| at + write_timeout);
+            if client_gives_up.is_some_and(|at| Instant::now() >= at) {
+                say(&stalled("the client", "stdout", write_timeout));
+                break server.end(Ending::Closed);
+            }
+            let server_gives_up = server.stalled_since().map(|at| at + write_timeout);
+            if server_gives_up.is_some_and(|at| Instant::now() >= at) {
+                // What waits is answered with why; the server, which may be stuck
+                // anywhere, is ended at once.
+                let why = stalled("it", "stdin", write_timeout);
+                let out = proxy.server_gone(&why, now());
+                write_all(&out, &mut server, client);
+                break server.end(Ending::Overdue);
+            }
+            let wake = proxy.wake_at().into_iter().chain(grace_ends);
+            let event = match wake.chain(client_gives_up).chain(server_gives_up).min() {
+                None => inbox.recv().map_err(|_| RecvTimeoutError::Disconnected),
+                Some(at) => inbox.recv_timeout(at.saturating_duration_since(Instant::now())),
+            };
+            let out = match event {
+                Ok(Event::Client(line)) => proxy.client_read(line, now()),
+                Ok(Event::Server(line)) => proxy.server_sent(line, now()),
+                Ok(Event::ServerAnswered { line, exchange }) => {
+                    proxy.server_answered(line, exchange, now())
+                }
+                Ok(Event::Unanswered { exchange, why }) => proxy.unanswered(exchange, &why, now()),
+                Ok(Event::ClientClosed) => {
+                    client_closed = true;
+                    proxy.client_gone(now())
+                }
+                Ok(Event::ClientOverCap) => {
+                    // Said under no id: which request it was could not be read.
+                    let why = format!("reasons mcp: {}", over_cap(max_message));
+                    let error = jsonrpc::error(None, jsonrpc::INVALID_REQUEST, &why);
+                    let error = Delivery::one(error.into_bytes(), About::Other);
+                    client.write(&error.line, &error.parts);
+                    client_closed = true;
+                    proxy.client_gone(now())
+                }
+                Ok(Event::ServerClosed) => break server.end(Ending::Closed),
+                Ok(Event::ServerOverCap) => {
+                    // What waits is answered with why, and the server is ended at once:
+                    // its stream can no longer be read.
+                    let out =
+                        proxy.server_gone(&format!("it sent {}", over_cap(max_message)), now());
+                    write_all(&out, &mut server, client);
+                    break server.end(Ending::Overdue);
+                }
+                Ok(Event::Signal(signal)) => break server.end(Ending::Signal(signal)),
+                Err(RecvTimeoutError::Timeout) => proxy.tick(now()),
+                Err(RecvTimeoutError::Disconnected) => break server.end(Ending::Closed),
+            };
+            if !write_all(&out, &mut server, client) {
+                // The client can no longer read: nothing more can be answered.
+                break server.end(Ending::Closed);
+            }
+            if client_closed && proxy.idle() && closed_at.is_none() {
+                // Telling the server the session is over (closing its stdin, or ending
+                // the HTTP session); a process may still answer what it has, which goes
+                // on being relayed until it exits.
+                if server.close() {
+                    break server.end(Ending::Closed);
+                }
+                closed_at = Some(Instant::now());
+            }
+        };
+        let out = proxy.server_gone(&ended.describe(), now());
+        write_all(&out, &mut server, client);
+        if let Some(failure) = ended.failure() {
+            say(&format!("the MCP server {failure}"));
+        }
+        if proxy.audit().stats_wanted() {
+            eprint!("{}", proxy.audit().stats());
+        }
+        ended
+    }
+}
+
+/// Why a side's session was ended: it took nothing written to its `stream` for `waited`.
+fn stalled(side: &str, stream: &str, waited: Duration) -> String {
+    format!(
+        "{side} took nothing the proxy wrote to its {stream} for {} s (--write-timeout): \
+         the session was ended",
+        waited.as_secs()
+    )
+}
+
+/// The time, for the core, which reads no clock of its own.
+fn now() -> Now {
+    Now {
+        instant: Instant::now(),
+        wall: std::time::SystemTime::now(),
+    }
+}
+
+/// The audit log at `path`, appended to; it holds the model's reasons, so only its owner
+/// may read it.
+fn audit_log(path: &std::path::Path) -> Result<Box<dyn Write + Send>, Error> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::File::options()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(Error::system(format!(
+            "cannot open the audit log {}",
+            path.display()
+        )))?;
+    Ok(Box::new(file))
+}
+
+/// Writes each line where it goes, as one line ([`one_line`]); `false` when the client
+/// can no longer be written to.
+fn write_all(out: &[Out], server: &mut Upstream, client: &mut dyn Client) -> bool {
+    for line in out {
+        match line {
+            Out::Server { line, outline } => server.send(&one_line(line), outline),
+            Out::Note(note) => say(note),
+            Out::Learnt(learnt) => server.learnt(learnt),
+            Out::Client(Delivery { line, parts }) => {
+                // A line break made a space keeps every part where it was.
+                if !client.write(&one_line(line), parts) {
+                    return false;
+                }
+            }
+        }
+    }
+    true
+}
