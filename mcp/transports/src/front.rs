@@ -1,32 +1,40 @@
-//! `reasons mcp --listen 127.0.0.1:PORT`: the proxy served over Streamable HTTP, for
-//! clients that take only a URL. Each legacy session (`initialize`, answered with an
-//! `Mcp-Session-Id`) is a session of the proxy of its own, with its own server (started,
-//! or connected to); 2026-07-28 requests, which carry their protocol version in `_meta`
-//! and belong to no session, share one, their ids made unique on the way in and given
-//! back on the way out. The HTTP side is axum on a small tokio runtime; each session
-//! runs the same loop as over stdio, on a thread of its own. At most `--max-sessions`
-//! legacy sessions are open at once, so that clients cannot start servers without end:
-//! a new one ends the one used least recently (clients that never DELETE, the MCP
-//! conformance suite among them, are served all the same), and starts its server only
-//! once no more than `--max-sessions` legacy sessions' servers run, those still ending
-//! counted: at most one more than the limit runs at any moment.
+//! The HTTP front ([`Listen`]): the proxy served over Streamable HTTP on a loopback port,
+//! for clients that take only a URL. Each legacy session (`initialize`, answered with an
+//! `Mcp-Session-Id`) is a session of the proxy of its own, with its own server (started, or
+//! connected to); 2026-07-28 requests, which carry their protocol version in `_meta` and
+//! belong to no session, share one, their ids made unique on the way in and given back on
+//! the way out. The HTTP side is axum on a small tokio runtime; each session runs the same
+//! loop as over stdio (`session.rs`), on a thread of its own. At most
+//! `Listen::max_sessions` legacy sessions are open at once, so that clients cannot start
+//! servers without end: a new one ends the one used least recently (clients that never
+//! DELETE, the MCP conformance suite among them, are served all the same), and starts its
+//! server only once no more than `Listen::max_sessions` legacy sessions' servers run, those
+//! still ending counted: at most one more than the limit runs at any moment.
 //!
 //! Fails closed: only loopback is served, and a request whose `Host` is not this listener
 //! (a page that rebound its DNS name to 127.0.0.1) is refused with 403, as is a page's
-//! whose `Origin` is neither this listener's nor one `--allow-origin` names; a POST that
+//! whose `Origin` is neither this listener's nor one the settings allow; a POST that
 //! does not say it is JSON, or does not accept the answers a client must, is refused
 //! (`admission.rs`); a body that is not one JSON message is answered with an error,
 //! never relayed.
+//!
+//! Its rooms: `sessions.rs` the legacy sessions held, `routes.rs` where each line a
+//! session writes goes, `refused.rs` the answers to what is refused, `admission.rs`
+//! which hosts and pages are served, `token.rs` the user's token, `resume.rs` the
+//! streams a client may come back for, `legacy.rs` the legacy HTTP+SSE transport.
 
 mod admission;
 mod legacy;
 #[cfg(test)]
 mod properties;
+mod refused;
 mod resume;
+mod routes;
+mod sessions;
 mod token;
 
 use super::outbox::{self, Feed};
-use super::{Client, Ended, Error, Event, Listen, Session, Settings};
+use super::{Ended, Error, Event, Listen, Session, Settings};
 use admission::{AllowedOrigins, Caller};
 use axum::Router;
 use axum::body::Bytes;
@@ -34,21 +42,19 @@ use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
-use indexmap::IndexMap;
 use reasons_host::Plugin;
-use reasons_mcp::delivery::{About, Part};
 use reasons_mcp::inbound;
 use reasons_mcp::jsonrpc::{self, INVALID_REQUEST, Id, Line, Message, Parsed};
 use reasons_transform::Options;
-use std::collections::HashMap;
+use refused::{Refused, busy, refuse, refused_by_reading, rejected, session_gone};
+use routes::{Link, Routed, Routes};
+use sessions::{PLACE_AT_MOST, Sessions};
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::ops::Range;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use token::Token;
-use tokio::sync::mpsc::error::TrySendError;
-use tokio::sync::mpsc::{Receiver, Sender, channel};
+use tokio::sync::mpsc::{Receiver, channel};
 
 /// The messages one SSE stream holds for a client that has not read them: past that, the
 /// stream is ended rather than the proxy's memory grown.
@@ -121,7 +127,7 @@ pub fn serve(
             front.clone(),
             admitted,
         ))
-        // The one cap on a message, every transport's (`--max-message-mib`), in place of
+        // The one cap on a message, every transport's (`Settings::max_message`), in place of
         // axum's own 2 MiB: the front refuses nothing stdio would relay.
         .layer(axum::extract::DefaultBodyLimit::max(settings.max_message))
         .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(
@@ -208,64 +214,6 @@ struct Front {
     /// The session 2026-07-28 requests share, opened on the first.
     stateless: Mutex<Option<Arc<Link>>>,
 }
-
-/// The legacy sessions.
-#[derive(Default)]
-struct Sessions {
-    /// Each, by its `Mcp-Session-Id`, with when it was last used.
-    open: HashMap<String, (Arc<Link>, u64)>,
-    /// How many are being opened: each holds a place while its server starts, outside
-    /// the lock, so that requests to other sessions do not wait on it.
-    opening: usize,
-    /// Sessions ended (evicted, or DELETEd) whose servers may still be running.
-    ending: Vec<Arc<Link>>,
-    /// The uses of sessions so far: the clock "last used" is read on. A count, not the
-    /// time: nothing a client or the machine's clock does can reorder it.
-    uses: u64,
-}
-
-impl Sessions {
-    /// The session `id`, marked as used now.
-    fn touch(&mut self, id: &str) -> Option<Arc<Link>> {
-        self.uses += 1;
-        let now = self.uses;
-        let (link, used) = self.open.get_mut(id)?;
-        *used = now;
-        Some(link.clone())
-    }
-
-    /// Adds a session, as used now.
-    fn add(&mut self, id: String, link: Arc<Link>) {
-        self.uses += 1;
-        self.open.insert(id, (link, self.uses));
-    }
-
-    /// Ends the session `id`, as a stdio client closing its stdin does: what waits is
-    /// answered, then the server is told the session is over. Whether there was one.
-    fn end(&mut self, id: &str) -> bool {
-        let Some((link, _)) = self.open.remove(id) else {
-            return false;
-        };
-        link.events.control_soon(Event::ClientClosed);
-        self.ending.push(link);
-        true
-    }
-
-    /// Forgets what is over: sessions whose loop has ended, whose servers are gone.
-    fn prune(&mut self) {
-        self.open.retain(|_, (link, _)| !link.ended());
-        self.ending.retain(|link| !link.ended());
-    }
-
-    /// The servers of legacy sessions running, starting, or ending.
-    fn servers(&self) -> usize {
-        self.open.len() + self.opening + self.ending.len()
-    }
-}
-
-/// The longest an `initialize` waits for the server of an ended session to be gone: its
-/// stdin closed, then SIGTERM, each given the grace period, take about twice that.
-const PLACE_AT_MOST: std::time::Duration = super::GRACE.saturating_mul(4);
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
@@ -434,320 +382,6 @@ impl Front {
                 let _ = thread.join();
             }
         }
-    }
-}
-
-/// One session's loop, as the handlers reach it.
-struct Link {
-    events: Feed,
-    routes: Arc<Mutex<Routes>>,
-    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
-}
-
-impl Link {
-    fn ended(&self) -> bool {
-        lock(&self.thread)
-            .as_ref()
-            .is_none_or(|thread| thread.is_finished())
-    }
-}
-
-/// Where the lines for a session's clients go.
-#[derive(Default)]
-struct Routes {
-    /// Each request waiting for its answer: the stream of its POST, and the id its client
-    /// gave it when the front gave it another.
-    waiting: IndexMap<Id, (Sender<Vec<u8>>, Option<Id>)>,
-    /// Each waiting request's progress token, as the server will name it, with the
-    /// request, and the token its client gave when the front gave it another. Tokens
-    /// compare as ids do: by value, whatever their spelling.
-    progress: HashMap<Id, (Id, Option<String>)>,
-    /// The session's GET stream, for what the server sends on its own.
-    stream: Option<Sender<Vec<u8>>>,
-    /// A legacy HTTP+SSE session's one stream, which every message for its client takes,
-    /// answers included ([`legacy`]).
-    legacy: Option<Sender<Vec<u8>>>,
-    /// Whether clients that do not know each other share the session (2026-07-28).
-    shared: bool,
-    /// Whether the session's loop has ended: no request is taken any more.
-    ended: bool,
-    /// What each resumable stream carried, for a client that comes back for it.
-    kept: resume::Kept,
-    /// The protocol version the session's client asked for in `initialize`: what its
-    /// streams may carry, where a request does not say (`MCP-Protocol-Version`).
-    version: Option<String>,
-}
-
-impl Routes {
-    /// Ends the session's routes: each request still waiting is answered with an error
-    /// under the id its client gave, and the GET stream ends.
-    fn end(&mut self) {
-        self.ended = true;
-        self.stream = None;
-        self.legacy = None;
-        self.progress.clear();
-        for (id, (stream, given)) in self.waiting.drain(..) {
-            let why = "reasons mcp: the session ended before the server answered this request";
-            let id = given.unwrap_or(id);
-            let answer = jsonrpc::error(Some(&id), jsonrpc::INTERNAL_ERROR, why);
-            let _ = stream.try_send(answer.into_bytes());
-        }
-    }
-
-    /// Registers a request waiting for its answer on `stream`: `given` is the id its
-    /// client gave it, when the front gave it another; `token` its progress token as the
-    /// server will see it, and the one its client gave, when the front gave it another.
-    fn wait(
-        &mut self,
-        id: Id,
-        stream: Sender<Vec<u8>>,
-        given: Option<Id>,
-        token: Option<(Id, Option<String>)>,
-    ) -> Result<(), Refused> {
-        if self.ended {
-            return Err(session_gone());
-        }
-        if let Some((key, given)) = token {
-            self.progress.insert(key, (id.clone(), given));
-        }
-        self.waiting.insert(id, (stream, given));
-        Ok(())
-    }
-
-    /// Takes a client's request `id`, the message `line` whose progress token is
-    /// `token` (with its place in the line), to wait for its answer on `answers`: the id
-    /// the session will know it by, and the line to send it. In a shared session the
-    /// request gets an id and a progress token of the front's own, since clients there
-    /// may use the same ones, and its client's come back with what answers it; where
-    /// that cannot be done, the request does not go. Where one client owns the session,
-    /// an id still waiting is refused under that id: its answer could go to only one of
-    /// the two POSTs (R19), and the one waiting keeps it.
-    fn admit(
-        &mut self,
-        id: Id,
-        line: Parsed,
-        token: Option<(Id, Range<usize>)>,
-        answers: Sender<Vec<u8>>,
-    ) -> Result<(Id, Parsed), Refused> {
-        if !self.shared {
-            if self.waiting.contains_key(&id) {
-                let why = "a request with this id is still waiting for its answer in this \
-                           session: an id is the client's to use once until it is answered";
-                return Err(refuse(StatusCode::BAD_REQUEST, INVALID_REQUEST, why).under(id));
-            }
-            self.wait(
-                id.clone(),
-                answers,
-                None,
-                token.map(|(sent, _)| (sent, None)),
-            )?;
-            return Ok((id, line));
-        }
-        let own = Id::front();
-        let given = token
-            .as_ref()
-            .map(|(_, at)| line.text()[at.clone()].to_string());
-        let Some(renamed) = line.renamed(&own, token.map(|(_, at)| at)) else {
-            let why = "the request could not be given an id of the front's own; it was not sent";
-            return Err(refuse(StatusCode::BAD_REQUEST, INVALID_REQUEST, why));
-        };
-        let token = given.map(|given| (own.clone(), Some(given)));
-        self.wait(own.clone(), answers, Some(id), token)?;
-        Ok((own, renamed))
-    }
-
-    /// Sends one message the session wrote, `text`, to the stream it belongs on, as the
-    /// proxy says what it is `about`: an answer to its request's POST, under the id that
-    /// request's client gave, which ends that stream; a note about a waiting request
-    /// (its progress, its cancellation) to that request's stream, under the names its
-    /// client gave; anything else to the GET stream, or, where one client owns the
-    /// session, to its latest request's stream. In a shared session nothing else is sure
-    /// to be the right client's, so nothing else goes anywhere.
-    fn deliver(&mut self, text: &[u8], about: &About) {
-        // The request, the message under the name its client gave, and whether the
-        // message ends the request's stream (no answer follows a cancellation).
-        let (id, line, ends) = match about {
-            About::Answer { id, at } | About::Cancelled { id, at } => {
-                let Some((_, given)) = self.waiting.get(id) else {
-                    return self.elsewhere(text);
-                };
-                (
-                    id.clone(),
-                    named(text, at, given.as_ref().map(Id::json)),
-                    true,
-                )
-            }
-            About::Progress { token, at } => {
-                let Some((id, given)) = self.progress.get(token) else {
-                    return self.elsewhere(text);
-                };
-                (id.clone(), named(text, at, given.as_deref()), false)
-            }
-            // An event of a subscription goes on the stream of the request that opened
-            // it, which stays open for the next.
-            About::Listened { id, at } => {
-                let Some((_, given)) = self.waiting.get(id) else {
-                    return self.elsewhere(text);
-                };
-                (
-                    id.clone(),
-                    named(text, at, given.as_ref().map(Id::json)),
-                    false,
-                )
-            }
-            About::Other => return self.elsewhere(text),
-        };
-        let Some((stream, _)) = self.waiting.get(&id) else {
-            return self.elsewhere(text);
-        };
-        self.kept.record(&id, &line);
-        if ends {
-            self.kept.finish(&id);
-        }
-        if !put(stream, line) {
-            // Its client reads nothing of it: the stream ends here, and what else comes
-            // for the request goes where a message about no request goes.
-            crate::say(&format!(
-                "the stream of request {} was ended: its client left {STREAM_AHEAD} \
-                 messages unread",
-                id.json()
-            ));
-            self.waiting.shift_remove(&id);
-            return self.forget_finished();
-        }
-        if ends {
-            // Dropping the sender ends the POST's stream.
-            self.waiting.shift_remove(&id);
-            self.forget_finished();
-        }
-    }
-
-    /// Sends `text`, a message about no waiting request, to the GET stream, or, where
-    /// one client owns the session, to its latest request's stream.
-    fn elsewhere(&mut self, text: &[u8]) {
-        if let Some(stream) = self.stream.as_ref().filter(|stream| !stream.is_closed()) {
-            if !put(stream, text.to_vec()) {
-                crate::say(&format!(
-                    "a session's GET stream was ended: its client left {STREAM_AHEAD} \
-                     messages unread (it may open another)"
-                ));
-                self.stream = None;
-            }
-            return;
-        }
-        if self.shared {
-            return;
-        }
-        // A stream left unread holds what it holds; what does not fit is not sent there.
-        if let Some((id, (stream, _))) = self.waiting.last() {
-            self.kept.record(id, text);
-            let _ = put(stream, text.to_vec());
-        }
-    }
-
-    /// Forgets the progress tokens of requests no longer waiting.
-    fn forget_finished(&mut self) {
-        let Routes {
-            progress, waiting, ..
-        } = self;
-        progress.retain(|_, (id, _)| waiting.contains_key(id));
-    }
-}
-
-/// The answer to a message the proxy's strict reading refuses, under its id when it
-/// could be read.
-fn refused_by_reading(refusal: &jsonrpc::Refusal) -> Refused {
-    let refused = refuse(StatusCode::BAD_REQUEST, refusal.code, &refusal.message);
-    match &refusal.id {
-        Some(id) => refused.under(id.clone()),
-        None => refused,
-    }
-}
-
-/// Puts `message` on `stream`; `false` when the stream is full: its client has not read
-/// what it holds. A stream whose client has gone takes what it is given, for nobody.
-fn put(stream: &Sender<Vec<u8>>, message: Vec<u8>) -> bool {
-    !matches!(stream.try_send(message), Err(TrySendError::Full(_)))
-}
-
-/// `message` under the name its client gave its request (`given`, when the front gave
-/// the request another), in place of the one at `at`.
-fn named(message: &[u8], at: &Range<usize>, given: Option<&str>) -> Vec<u8> {
-    let Some(given) = given else {
-        return message.to_vec();
-    };
-    [&message[..at.start], given.as_bytes(), &message[at.end..]].concat()
-}
-
-/// The session's client, as its loop writes to it.
-struct Routed(Arc<Mutex<Routes>>);
-
-impl Client for Routed {
-    fn write(&mut self, line: &[u8], parts: &[Part]) -> bool {
-        let mut routes = lock(&self.0);
-        // A batch (a server may answer in one) is taken apart, so that each answer
-        // reaches its own request's POST.
-        for part in parts {
-            routes.deliver(&line[part.text.clone()], &part.about);
-        }
-        true
-    }
-}
-
-/// A request refused: an HTTP error whose body is a JSON-RPC error, under the request's
-/// id when it is known.
-#[derive(Debug)]
-struct Refused {
-    status: StatusCode,
-    code: i64,
-    message: String,
-    id: Option<Id>,
-    /// The error's `data`, JSON text, where the specification gives it one (boxed: a
-    /// `Result`'s error is best kept small).
-    data: Option<Box<str>>,
-}
-
-fn refuse(status: StatusCode, code: i64, message: &str) -> Refused {
-    Refused {
-        status,
-        code,
-        message: format!("reasons mcp: {message}"),
-        id: None,
-        data: None,
-    }
-}
-
-/// A request refused on the way in as the specification says ([`inbound::check`]).
-fn rejected(rejected: inbound::Rejected) -> Refused {
-    let status = StatusCode::from_u16(rejected.status).unwrap_or(StatusCode::BAD_REQUEST);
-    let refusal = *rejected.refusal;
-    Refused {
-        id: refusal.id,
-        data: refusal.data.map(String::into_boxed_str),
-        ..refuse(status, refusal.code, &refusal.message)
-    }
-}
-
-impl Refused {
-    /// The refusal, answered under the request's `id`.
-    fn under(self, id: Id) -> Refused {
-        Refused {
-            id: Some(id),
-            ..self
-        }
-    }
-}
-
-impl IntoResponse for Refused {
-    fn into_response(self) -> Response {
-        let data = self.data.as_deref();
-        let body = jsonrpc::error_with_data(self.id.as_ref(), self.code, &self.message, data);
-        (
-            self.status,
-            [(header::CONTENT_TYPE, "application/json")],
-            body,
-        )
-            .into_response()
     }
 }
 
@@ -970,25 +604,6 @@ async fn on_get(State(front): State<Arc<Front>>, headers: HeaderMap) -> Response
     }
     routes.stream = Some(lines);
     sse(Vec::new(), stream, None, None).into_response()
-}
-
-/// The answer to an `initialize` that finds no place: 503, try again.
-fn busy(message: &str) -> Refused {
-    refuse(
-        StatusCode::SERVICE_UNAVAILABLE,
-        jsonrpc::INTERNAL_ERROR,
-        message,
-    )
-}
-
-/// The answer to a request for a session whose loop has ended: 404, the specification's
-/// word to initialize again.
-fn session_gone() -> Refused {
-    refuse(
-        StatusCode::NOT_FOUND,
-        INVALID_REQUEST,
-        "the session has ended: initialize again",
-    )
 }
 
 async fn on_delete(State(front): State<Arc<Front>>, headers: HeaderMap) -> Response {

@@ -3,17 +3,17 @@
 //!
 //! A POST must say it is JSON and accept both answers (the core's
 //! [`reasons_mcp::admission`] says why); and a request that carries a browser's `Origin` is taken only
-//! from this listener's own origin or one named with `--allow-origin`, which alone are
+//! from this listener's own origin or one the settings allow (`Listen::allow_origins`), which alone are
 //! answered CORS preflights. Native clients send no `Origin` and go on as before.
 
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 
-/// The origins `--allow-origin` names, each as a browser spells it (`http://localhost:5173`).
+/// The origins the settings allow (`Listen::allow_origins`), each as a browser spells it (`http://localhost:5173`).
 #[derive(Clone, Debug, Default)]
 pub struct AllowedOrigins(Vec<String>);
 
 impl AllowedOrigins {
-    /// Reads each `--allow-origin`, or names the one that is no origin.
+    /// Reads each allowed origin, or names the one that is no origin.
     pub fn new(origins: &[String]) -> Result<AllowedOrigins, String> {
         origins
             .iter()
@@ -47,7 +47,7 @@ pub enum Caller {
     Native,
     /// A page of this listener's own origin.
     SameOrigin,
-    /// A page of an origin `--allow-origin` names, which the answer must name back.
+    /// A page of an allowed origin, which the answer must name back.
     Allowed(String),
 }
 

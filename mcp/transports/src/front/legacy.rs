@@ -3,7 +3,7 @@
 //! endpoint the client POSTs its messages to (`/messages?sessionId=…`); every message for
 //! the client, answers included, comes on that stream, and the session ends when the
 //! client closes it. It is a session as `initialize` opens one over Streamable HTTP,
-//! counted against `--max-sessions`, with the same admission before any handler (Host,
+//! counted against `Listen::max_sessions`, with the same admission before any handler (Host,
 //! Origin, the token), a body that says it is JSON, and one message per POST, read by
 //! the proxy's strict reader.
 

@@ -10,8 +10,11 @@
 //! stream with serde_json alone.
 
 use super::*;
+use crate::Client;
 use proptest::prelude::*;
+use reasons_mcp::delivery::{About, Part};
 use serde_json::{Value, json};
+use std::ops::Range;
 use tokio::sync::mpsc::error::TryRecvError;
 
 #[derive(Clone, Debug)]

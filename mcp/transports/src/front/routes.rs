@@ -1,0 +1,265 @@
+//! Where the lines a session writes go: each answer to its own request's stream, under
+//! the id and progress token its client gave, notes about a request to that request's
+//! stream, anything else to the GET stream; in a shared session, nothing a client could
+//! take for another's (R19).
+
+use super::refused::{Refused, refuse, session_gone};
+use super::{STREAM_AHEAD, lock, resume};
+use crate::Client;
+use crate::outbox::Feed;
+use axum::http::StatusCode;
+use indexmap::IndexMap;
+use reasons_mcp::delivery::{About, Part};
+use reasons_mcp::jsonrpc::{self, INVALID_REQUEST, Id, Parsed};
+use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::{Arc, Mutex};
+use tokio::sync::mpsc::Sender;
+use tokio::sync::mpsc::error::TrySendError;
+
+/// One session's loop, as the handlers reach it.
+pub(super) struct Link {
+    pub(super) events: Feed,
+    pub(super) routes: Arc<Mutex<Routes>>,
+    pub(super) thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+impl Link {
+    pub(super) fn ended(&self) -> bool {
+        lock(&self.thread)
+            .as_ref()
+            .is_none_or(|thread| thread.is_finished())
+    }
+}
+
+/// Where the lines for a session's clients go.
+#[derive(Default)]
+pub(super) struct Routes {
+    /// Each request waiting for its answer: the stream of its POST, and the id its client
+    /// gave it when the front gave it another.
+    pub(super) waiting: IndexMap<Id, (Sender<Vec<u8>>, Option<Id>)>,
+    /// Each waiting request's progress token, as the server will name it, with the
+    /// request, and the token its client gave when the front gave it another. Tokens
+    /// compare as ids do: by value, whatever their spelling.
+    pub(super) progress: HashMap<Id, (Id, Option<String>)>,
+    /// The session's GET stream, for what the server sends on its own.
+    pub(super) stream: Option<Sender<Vec<u8>>>,
+    /// A legacy HTTP+SSE session's one stream, which every message for its client takes,
+    /// answers included ([`legacy`]).
+    pub(super) legacy: Option<Sender<Vec<u8>>>,
+    /// Whether clients that do not know each other share the session (2026-07-28).
+    pub(super) shared: bool,
+    /// Whether the session's loop has ended: no request is taken any more.
+    pub(super) ended: bool,
+    /// What each resumable stream carried, for a client that comes back for it.
+    pub(super) kept: resume::Kept,
+    /// The protocol version the session's client asked for in `initialize`: what its
+    /// streams may carry, where a request does not say (`MCP-Protocol-Version`).
+    pub(super) version: Option<String>,
+}
+
+impl Routes {
+    /// Ends the session's routes: each request still waiting is answered with an error
+    /// under the id its client gave, and the GET stream ends.
+    pub(super) fn end(&mut self) {
+        self.ended = true;
+        self.stream = None;
+        self.legacy = None;
+        self.progress.clear();
+        for (id, (stream, given)) in self.waiting.drain(..) {
+            let why = "reasons mcp: the session ended before the server answered this request";
+            let id = given.unwrap_or(id);
+            let answer = jsonrpc::error(Some(&id), jsonrpc::INTERNAL_ERROR, why);
+            let _ = stream.try_send(answer.into_bytes());
+        }
+    }
+
+    /// Registers a request waiting for its answer on `stream`: `given` is the id its
+    /// client gave it, when the front gave it another; `token` its progress token as the
+    /// server will see it, and the one its client gave, when the front gave it another.
+    pub(super) fn wait(
+        &mut self,
+        id: Id,
+        stream: Sender<Vec<u8>>,
+        given: Option<Id>,
+        token: Option<(Id, Option<String>)>,
+    ) -> Result<(), Refused> {
+        if self.ended {
+            return Err(session_gone());
+        }
+        if let Some((key, given)) = token {
+            self.progress.insert(key, (id.clone(), given));
+        }
+        self.waiting.insert(id, (stream, given));
+        Ok(())
+    }
+
+    /// Takes a client's request `id`, the message `line` whose progress token is
+    /// `token` (with its place in the line), to wait for its answer on `answers`: the id
+    /// the session will know it by, and the line to send it. In a shared session the
+    /// request gets an id and a progress token of the front's own, since clients there
+    /// may use the same ones, and its client's come back with what answers it; where
+    /// that cannot be done, the request does not go. Where one client owns the session,
+    /// an id still waiting is refused under that id: its answer could go to only one of
+    /// the two POSTs (R19), and the one waiting keeps it.
+    pub(super) fn admit(
+        &mut self,
+        id: Id,
+        line: Parsed,
+        token: Option<(Id, Range<usize>)>,
+        answers: Sender<Vec<u8>>,
+    ) -> Result<(Id, Parsed), Refused> {
+        if !self.shared {
+            if self.waiting.contains_key(&id) {
+                let why = "a request with this id is still waiting for its answer in this \
+                           session: an id is the client's to use once until it is answered";
+                return Err(refuse(StatusCode::BAD_REQUEST, INVALID_REQUEST, why).under(id));
+            }
+            self.wait(
+                id.clone(),
+                answers,
+                None,
+                token.map(|(sent, _)| (sent, None)),
+            )?;
+            return Ok((id, line));
+        }
+        let own = Id::front();
+        let given = token
+            .as_ref()
+            .map(|(_, at)| line.text()[at.clone()].to_string());
+        let Some(renamed) = line.renamed(&own, token.map(|(_, at)| at)) else {
+            let why = "the request could not be given an id of the front's own; it was not sent";
+            return Err(refuse(StatusCode::BAD_REQUEST, INVALID_REQUEST, why));
+        };
+        let token = given.map(|given| (own.clone(), Some(given)));
+        self.wait(own.clone(), answers, Some(id), token)?;
+        Ok((own, renamed))
+    }
+
+    /// Sends one message the session wrote, `text`, to the stream it belongs on, as the
+    /// proxy says what it is `about`: an answer to its request's POST, under the id that
+    /// request's client gave, which ends that stream; a note about a waiting request
+    /// (its progress, its cancellation) to that request's stream, under the names its
+    /// client gave; anything else to the GET stream, or, where one client owns the
+    /// session, to its latest request's stream. In a shared session nothing else is sure
+    /// to be the right client's, so nothing else goes anywhere.
+    pub(super) fn deliver(&mut self, text: &[u8], about: &About) {
+        // The request, the message under the name its client gave, and whether the
+        // message ends the request's stream (no answer follows a cancellation).
+        let (id, line, ends) = match about {
+            About::Answer { id, at } | About::Cancelled { id, at } => {
+                let Some((_, given)) = self.waiting.get(id) else {
+                    return self.elsewhere(text);
+                };
+                (
+                    id.clone(),
+                    named(text, at, given.as_ref().map(Id::json)),
+                    true,
+                )
+            }
+            About::Progress { token, at } => {
+                let Some((id, given)) = self.progress.get(token) else {
+                    return self.elsewhere(text);
+                };
+                (id.clone(), named(text, at, given.as_deref()), false)
+            }
+            // An event of a subscription goes on the stream of the request that opened
+            // it, which stays open for the next.
+            About::Listened { id, at } => {
+                let Some((_, given)) = self.waiting.get(id) else {
+                    return self.elsewhere(text);
+                };
+                (
+                    id.clone(),
+                    named(text, at, given.as_ref().map(Id::json)),
+                    false,
+                )
+            }
+            About::Other => return self.elsewhere(text),
+        };
+        let Some((stream, _)) = self.waiting.get(&id) else {
+            return self.elsewhere(text);
+        };
+        self.kept.record(&id, &line);
+        if ends {
+            self.kept.finish(&id);
+        }
+        if !put(stream, line) {
+            // Its client reads nothing of it: the stream ends here, and what else comes
+            // for the request goes where a message about no request goes.
+            crate::say(&format!(
+                "the stream of request {} was ended: its client left {STREAM_AHEAD} \
+                 messages unread",
+                id.json()
+            ));
+            self.waiting.shift_remove(&id);
+            return self.forget_finished();
+        }
+        if ends {
+            // Dropping the sender ends the POST's stream.
+            self.waiting.shift_remove(&id);
+            self.forget_finished();
+        }
+    }
+
+    /// Sends `text`, a message about no waiting request, to the GET stream, or, where
+    /// one client owns the session, to its latest request's stream.
+    pub(super) fn elsewhere(&mut self, text: &[u8]) {
+        if let Some(stream) = self.stream.as_ref().filter(|stream| !stream.is_closed()) {
+            if !put(stream, text.to_vec()) {
+                crate::say(&format!(
+                    "a session's GET stream was ended: its client left {STREAM_AHEAD} \
+                     messages unread (it may open another)"
+                ));
+                self.stream = None;
+            }
+            return;
+        }
+        if self.shared {
+            return;
+        }
+        // A stream left unread holds what it holds; what does not fit is not sent there.
+        if let Some((id, (stream, _))) = self.waiting.last() {
+            self.kept.record(id, text);
+            let _ = put(stream, text.to_vec());
+        }
+    }
+
+    /// Forgets the progress tokens of requests no longer waiting.
+    pub(super) fn forget_finished(&mut self) {
+        let Routes {
+            progress, waiting, ..
+        } = self;
+        progress.retain(|_, (id, _)| waiting.contains_key(id));
+    }
+}
+
+/// Puts `message` on `stream`; `false` when the stream is full: its client has not read
+/// what it holds. A stream whose client has gone takes what it is given, for nobody.
+pub(super) fn put(stream: &Sender<Vec<u8>>, message: Vec<u8>) -> bool {
+    !matches!(stream.try_send(message), Err(TrySendError::Full(_)))
+}
+
+/// `message` under the name its client gave its request (`given`, when the front gave
+/// the request another), in place of the one at `at`.
+pub(super) fn named(message: &[u8], at: &Range<usize>, given: Option<&str>) -> Vec<u8> {
+    let Some(given) = given else {
+        return message.to_vec();
+    };
+    [&message[..at.start], given.as_bytes(), &message[at.end..]].concat()
+}
+
+/// The session's client, as its loop writes to it.
+pub(super) struct Routed(pub(super) Arc<Mutex<Routes>>);
+
+impl Client for Routed {
+    fn write(&mut self, line: &[u8], parts: &[Part]) -> bool {
+        let mut routes = lock(&self.0);
+        // A batch (a server may answer in one) is taken apart, so that each answer
+        // reaches its own request's POST.
+        for part in parts {
+            routes.deliver(&line[part.text.clone()], &part.about);
+        }
+        true
+    }
+}

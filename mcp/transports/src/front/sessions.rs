@@ -1,0 +1,65 @@
+//! The legacy sessions a front holds: each by its `Mcp-Session-Id`, when each was last
+//! used, and those ended whose servers may still run, which count toward the limit.
+
+use super::routes::Link;
+use crate::Event;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The legacy sessions.
+#[derive(Default)]
+pub(super) struct Sessions {
+    /// Each, by its `Mcp-Session-Id`, with when it was last used.
+    pub(super) open: HashMap<String, (Arc<Link>, u64)>,
+    /// How many are being opened: each holds a place while its server starts, outside
+    /// the lock, so that requests to other sessions do not wait on it.
+    pub(super) opening: usize,
+    /// Sessions ended (evicted, or DELETEd) whose servers may still be running.
+    pub(super) ending: Vec<Arc<Link>>,
+    /// The uses of sessions so far: the clock "last used" is read on. A count, not the
+    /// time: nothing a client or the machine's clock does can reorder it.
+    pub(super) uses: u64,
+}
+
+impl Sessions {
+    /// The session `id`, marked as used now.
+    pub(super) fn touch(&mut self, id: &str) -> Option<Arc<Link>> {
+        self.uses += 1;
+        let now = self.uses;
+        let (link, used) = self.open.get_mut(id)?;
+        *used = now;
+        Some(link.clone())
+    }
+
+    /// Adds a session, as used now.
+    pub(super) fn add(&mut self, id: String, link: Arc<Link>) {
+        self.uses += 1;
+        self.open.insert(id, (link, self.uses));
+    }
+
+    /// Ends the session `id`, as a stdio client closing its stdin does: what waits is
+    /// answered, then the server is told the session is over. Whether there was one.
+    pub(super) fn end(&mut self, id: &str) -> bool {
+        let Some((link, _)) = self.open.remove(id) else {
+            return false;
+        };
+        link.events.control_soon(Event::ClientClosed);
+        self.ending.push(link);
+        true
+    }
+
+    /// Forgets what is over: sessions whose loop has ended, whose servers are gone.
+    pub(super) fn prune(&mut self) {
+        self.open.retain(|_, (link, _)| !link.ended());
+        self.ending.retain(|link| !link.ended());
+    }
+
+    /// The servers of legacy sessions running, starting, or ending.
+    pub(super) fn servers(&self) -> usize {
+        self.open.len() + self.opening + self.ending.len()
+    }
+}
+
+/// The longest an `initialize` waits for the server of an ended session to be gone: its
+/// stdin closed, then SIGTERM, each given the grace period, take about twice that.
+pub(super) const PLACE_AT_MOST: std::time::Duration = crate::GRACE.saturating_mul(4);
