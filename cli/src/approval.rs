@@ -111,7 +111,7 @@ fn read(file: &Path) -> anyhow::Result<Value> {
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Value::Null),
         _ => {}
     }
-    let text = crate::files::read_text(file)?;
+    let text = reasons_wrap::files::read_text(file)?;
     serde_json::from_str(&text)
         .map_err(|error| anyhow::anyhow!("cannot read {}: {error}", file.display()))
 }

@@ -28,7 +28,7 @@ pub fn run(Args { out }: Args) -> anyhow::Result<u8> {
     ] {
         // An artifact, for anyone to read.
         let readable = std::os::unix::fs::PermissionsExt::from_mode(0o644);
-        crate::files::write_whole(&out.join(name), bytes, readable)?;
+        reasons_wrap::files::write_whole(&out.join(name), bytes, readable)?;
         // Written is the work: a reader that went (`| head`) does not stop the next one.
         let _ = writeln!(std::io::stdout(), "{}", out.join(name).display());
     }

@@ -8,8 +8,8 @@ mod listing;
 mod report;
 
 use crate::approval::{Approval, Gate};
-use crate::wrap::{self, Fate, Way};
 use anyhow::Context;
+use reasons_wrap::{self as wrap, Fate, Way};
 use report::Row;
 use serde_json::Value;
 use std::path::Path;
@@ -32,10 +32,11 @@ fn checks(
     start: &[String],
     reasons: &Path,
 ) -> anyhow::Result<Vec<Check>> {
-    let text = crate::files::read_text(file)?;
+    let text = reasons_wrap::files::read_text(file)?;
     let proxy = wrap::Wrapper {
         command: reasons.display().to_string(),
         audit: None,
+        reads: crate::mcp::line,
     };
     let wrapped = wrap::edit(&text, file, Way::Wrap, &proxy)?;
     let config = wrap::as_json(&wrapped.text, file)?;
@@ -143,7 +144,7 @@ fn verdict(tool: &Value, param: &str) -> String {
 #[derive(clap::Args)]
 pub struct Args {
     #[command(flatten)]
-    config: wrap::ConfigArgs,
+    config: crate::wrap::ConfigArgs,
     /// Start this project server too, though the client has no approval of it on record
     /// (or one `doctor` cannot read); repeat for more.
     #[arg(long, value_name = "SERVER")]

@@ -9,7 +9,6 @@ mod approval;
 mod component;
 mod demo;
 mod doctor;
-mod files;
 mod flags;
 mod login;
 mod mcp;

@@ -5,6 +5,7 @@ use crate::flags::{OptionArgs, PluginArgs};
 use crate::login::SignInArgs;
 use anyhow::Context;
 use reasons_mcp_transports as mcp;
+use reasons_wrap::Line;
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -101,20 +102,10 @@ pub struct Args {
     write_timeout: u16,
 }
 
-/// What a `reasons mcp` line in a client's config runs, read by the parser `reasons mcp`
-/// itself runs, so that unwrap reads every form the proxy takes: wrap's own, the
-/// README's (`mcp --audit FILE -- CMD`), and a launcher's that dropped the `--`.
-pub enum Line {
-    /// A server started by its command, which is `args[at]`; what follows is its own.
-    Command { at: usize },
-    /// A server at a URL (`--url`, `--url-env`).
-    Remote,
-    /// Not a line `reasons mcp` would run: why.
-    Unread(String),
-}
-
 /// The `reasons mcp` line whose arguments are `args` (`mcp` first, as a config stores
-/// them after the `reasons` command).
+/// them after the `reasons` command), read by the parser `reasons mcp` itself runs, so
+/// that unwrap reads every form the proxy takes: wrap's own, the README's
+/// (`mcp --audit FILE -- CMD`), and a launcher's that dropped the `--`.
 pub fn line(args: &[String]) -> Line {
     #[derive(clap::Parser)]
     #[command(name = "mcp")]

@@ -28,7 +28,7 @@ pub(super) fn edit(text: &str, file: &Path, way: Way, reasons: &Wrapper) -> anyh
             // Nothing runs a server that is not a table, behind the proxy or not.
             (None, Way::Unwrap) => Fate::AsItWas,
             (Some(entry), Way::Wrap) => wrap(entry, reasons.head(&name), &reasons.command),
-            (Some(entry), Way::Unwrap) => unwrap(entry),
+            (Some(entry), Way::Unwrap) => unwrap(entry, reasons),
         };
         let pointer = format!("/mcp_servers/{}", pointer_token(&name));
         fates.push((Server { name, pointer }, fate));
@@ -234,7 +234,7 @@ fn kept_of(entry: &dyn TableLike) -> Option<Option<InlineTable>> {
     Some(parsed.and_then(|document| document.get("kept")?.as_inline_table().cloned()))
 }
 
-fn unwrap(entry: &mut dyn TableLike) -> Fate {
+fn unwrap(entry: &mut dyn TableLike, reasons: &Wrapper) -> Fate {
     if !wrapped(entry) {
         return Fate::AsItWas;
     }
@@ -255,7 +255,7 @@ fn unwrap(entry: &mut dyn TableLike) -> Fate {
         return Fate::Changed;
     }
     let args = strings(entry, "args").unwrap_or_default();
-    let at = match server_at(&args) {
+    let at = match server_at(&args, reasons) {
         Ok(at) => at,
         Err(why) => return Fate::Skipped(why),
     };
@@ -277,4 +277,36 @@ fn unwrap(entry: &mut dyn TableLike) -> Fate {
         entry.remove("args");
     }
     Fate::Changed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::wrapper;
+
+    #[test]
+    fn codex_s_servers_are_wrapped_with_their_comments_and_come_back_as_they_were() {
+        let text = "# mine\nmodel = \"o3\"\n\n[mcp_servers.fs] # files\ncommand = \"npx\"\nargs = [\"-y\", \"fs\"]\n";
+        let file = Path::new("config.toml");
+        let edited = edit(text, file, Way::Wrap, &wrapper()).unwrap();
+        let document: DocumentMut = edited.text.parse().unwrap();
+        let entry = &document["mcp_servers"]["fs"];
+        assert_eq!(entry["command"].as_str(), Some("/bin/reasons"));
+        let args: Vec<&str> = (entry["args"].as_array().unwrap().iter())
+            .filter_map(|arg| arg.as_str())
+            .collect();
+        assert_eq!(args, ["mcp", "--", "npx", "-y", "fs"]);
+        assert!(
+            edited.text.starts_with("# mine\nmodel = \"o3\"\n"),
+            "{}",
+            edited.text
+        );
+        assert!(
+            edited.text.contains("[mcp_servers.fs] # files"),
+            "{}",
+            edited.text
+        );
+        let back = edit(&edited.text, file, Way::Unwrap, &wrapper()).unwrap();
+        assert_eq!(back.text, text);
+    }
 }

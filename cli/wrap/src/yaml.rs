@@ -16,7 +16,7 @@
 //! refused with why.
 
 use super::{
-    Edited, Fate, HAND_WRITTEN_REMOTE, KEPT, Proxied, Server, UNWRAP_VARIABLE, Way, Wrapper,
+    Edited, Fate, HAND_WRITTEN_REMOTE, KEPT, Line, Proxied, Server, UNWRAP_VARIABLE, Way, Wrapper,
     is_reasons, pointer_token, server_at,
 };
 use anyhow::{Context, bail};
@@ -358,7 +358,7 @@ pub(super) fn edit(text: &str, file: &Path, way: Way, reasons: &Wrapper) -> anyh
     for (name, entry) in servers {
         let (fate, changes) = match way {
             Way::Wrap => wrap(text, entry, shape, &name, reasons, &mut edits),
-            Way::Unwrap => unwrap(text, entry, shape, &mut edits),
+            Way::Unwrap => unwrap(text, entry, shape, &mut edits, reasons),
         };
         meant.push((name.clone(), changes.unwrap_or_default()));
         let pointer = match shape {
@@ -623,6 +623,7 @@ fn unwrap(
     entry: &Node,
     shape: Shape,
     edits: &mut Vec<Edit>,
+    reasons: &Wrapper,
 ) -> (Fate, Option<Vec<Change>>) {
     let key = shape.command();
     let Some(command_node) = entry.get(key) else {
@@ -634,10 +635,10 @@ fn unwrap(
     if !wrapped {
         return (Fate::AsItWas, None);
     }
-    if let crate::mcp::Line::Remote = crate::mcp::line(&args) {
+    if (reasons.reads)(&args) == Line::Remote {
         return unwrap_remote(text, entry, shape, edits);
     }
-    let server = match server_at(&args) {
+    let server = match server_at(&args, reasons) {
         Ok(at) => at,
         Err(why) => return (Fate::Skipped(why), None),
     };
@@ -1114,5 +1115,46 @@ fn json_of(yaml: &Yaml) -> serde_json::Value {
                 .collect(),
         ),
         _ => Value::Null,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::wrapper;
+
+    #[test]
+    fn goose_s_extensions_are_wrapped_in_place_and_come_back_byte_for_byte() {
+        let text =
+            "# mine\nextensions:\n  fs:\n    cmd: npx\n    args: [-y, fs]\n    enabled: true\n";
+        let file = Path::new("config.yaml");
+        let edited = edit(text, file, Way::Wrap, &wrapper()).unwrap();
+        let read = YamlLoader::load_from_str(&edited.text).unwrap();
+        let entry = &read[0]["extensions"]["fs"];
+        assert_eq!(entry["cmd"].as_str(), Some("/bin/reasons"));
+        let args: Vec<&str> = (entry["args"].as_vec().unwrap().iter())
+            .filter_map(Yaml::as_str)
+            .collect();
+        assert_eq!(args, ["mcp", "--", "npx", "-y", "fs"]);
+        assert_eq!(entry["enabled"].as_bool(), Some(true));
+        assert!(edited.text.starts_with("# mine\n"), "{}", edited.text);
+        let back = edit(&edited.text, file, Way::Unwrap, &wrapper()).unwrap();
+        assert_eq!(back.text, text);
+    }
+
+    #[test]
+    fn an_alias_is_refused_with_why() {
+        let text = "extensions:\n  fs: &a\n    cmd: npx\n  again: *a\n";
+        let edited = edit(text, Path::new("config.yaml"), Way::Wrap, &wrapper());
+        let skipped: Vec<String> = match edited {
+            Ok(edited) => (edited.servers.into_iter())
+                .filter_map(|(server, fate)| match fate {
+                    Fate::Skipped(why) => Some(format!("{}: {why}", server.name)),
+                    _ => None,
+                })
+                .collect(),
+            Err(error) => vec![error.to_string()],
+        };
+        assert!(!skipped.is_empty(), "an alias was edited");
     }
 }
