@@ -1,13 +1,13 @@
-//! What the proxy keeps of each `tools/call`: an audit log (JSON lines, one record per
-//! call, written when the call's outcome is known) and the reason coverage per tool.
-//! Neither ever goes to stdout, which is the protocol stream.
+//! What the proxy keeps of each `tools/call`: the audit record of each (one line of JSON,
+//! made when the call's outcome is known, for the transport to append to its log: the
+//! core writes nothing) and the reason coverage per tool. Neither ever goes to stdout,
+//! which is the protocol stream.
 
 use crate::Now;
 use serde::{Serialize, Serializer};
 use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::time::{Instant, SystemTime};
 
 /// A `tools/call` on its way, remembered until its outcome arrives.
@@ -22,8 +22,8 @@ pub struct Call {
 
 impl Call {
     /// A call to `tool` made `now`, with the model's `reason` (if the layer strips this
-    /// tool's reason and the call had one), sent to the server with these arguments
-    /// (`None`: without any).
+    /// tool's reason and the call had one), sent to the server with these arguments,
+    /// digested for the record (`None`: sent without any, or no record is wanted).
     pub fn sent(tool: &str, reason: Option<String>, arguments: Option<&str>, now: Now) -> Call {
         Call {
             forwarded: true,
@@ -51,6 +51,7 @@ impl Call {
 pub enum Outcome<'a> {
     /// The server answered with a result; its `isError`.
     Result {
+        /// The result's `isError`.
         #[serde(rename = "isError")]
         is_error: bool,
     },
@@ -94,13 +95,14 @@ impl Serialize for Json<'_> {
     }
 }
 
-/// The audit log and the counts behind `--stats`.
+/// The audit's records and the counts behind the stats.
 #[derive(Default)]
 pub struct Audit {
-    log: Option<Box<dyn Write + Send>>,
+    /// Whether records are wanted: a transport keeps a log.
+    records: bool,
     /// The server's name, for every record.
     server: Option<String>,
-    /// Whether `--stats` will be printed.
+    /// Whether the stats will be printed.
     stats: bool,
     coverage: BTreeMap<String, Coverage>,
 }
@@ -112,11 +114,11 @@ struct Coverage {
 }
 
 impl Audit {
-    /// An audit writing its records to `log`, if given (the transport opens it), and
-    /// counting for `--stats` if `stats`.
-    pub fn new(log: Option<Box<dyn Write + Send>>, stats: bool) -> Audit {
+    /// An audit making a record of each call if `records` (for a log the transport
+    /// keeps), and counting for the stats if `stats`.
+    pub fn new(records: bool, stats: bool) -> Audit {
         Audit {
-            log,
+            records,
             server: None,
             stats,
             coverage: BTreeMap::new(),
@@ -131,32 +133,30 @@ impl Audit {
     /// Whether anything will be made of the model's reasons: reading them costs a parse
     /// of each call's arguments, which a proxy with neither a log nor stats skips.
     pub fn wants_reasons(&self) -> bool {
-        self.log.is_some() || self.stats
+        self.records || self.stats
     }
 
-    /// Whether `--stats` was asked for.
+    /// Whether a record is made of each call: only then is the digest of its arguments
+    /// worth computing.
+    pub fn wants_records(&self) -> bool {
+        self.records
+    }
+
+    /// Whether the stats were asked for.
     pub fn stats_wanted(&self) -> bool {
         self.stats
     }
 
-    /// Records `call`, answered under `id`, as ending `now` with `outcome`; what to tell
-    /// the human when the log could not be written.
-    pub fn record(
-        &mut self,
-        id: &str,
-        call: Call,
-        outcome: Outcome,
-        now: Now,
-    ) -> Result<(), String> {
+    /// Counts `call`, answered under `id`, as ending `now` with `outcome`; its record,
+    /// one line of JSON without its line break, when records are wanted.
+    pub fn record(&mut self, id: &str, call: Call, outcome: Outcome, now: Now) -> Option<String> {
         let coverage = self.coverage.entry(call.tool.clone()).or_default();
         coverage.calls += 1;
         coverage.with_reason += u64::from(call.reason.is_some());
-        let Some(log) = &mut self.log else {
-            return Ok(());
-        };
-        let Ok(id) = serde_json::from_str::<&RawValue>(id) else {
-            return Ok(());
-        };
+        if !self.records {
+            return None;
+        }
+        let id = serde_json::from_str::<&RawValue>(id).ok()?;
         let record = Record {
             time: humantime::format_rfc3339_millis(call.time).to_string(),
             server: self.server.as_deref(),
@@ -175,17 +175,7 @@ impl Audit {
                 .as_micros() as f64
                 / 1000.0,
         };
-        // One write per record, so a reader never sees half of one; a log that cannot be
-        // written is reported once and then left alone, never a reason to stop relaying.
-        let mut line = serde_json::to_string(&record).unwrap_or_default();
-        line.push('\n');
-        if let Err(error) = log.write_all(line.as_bytes()) {
-            self.log = None;
-            return Err(format!(
-                "the audit log cannot be written ({error}); no more records"
-            ));
-        }
-        Ok(())
+        serde_json::to_string(&record).ok()
     }
 
     /// Calls per tool and how many carried a reason, for a human on stderr. A tool's name
@@ -243,27 +233,12 @@ fn percent(part: u64, whole: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::{Arc, Mutex};
     use std::time::Duration;
-
-    /// A log the test reads back.
-    #[derive(Clone, Default)]
-    struct Shared(Arc<Mutex<Vec<u8>>>);
-
-    impl Write for Shared {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(bytes);
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
 
     #[test]
     fn a_call_s_duration_is_written_as_a_person_writes_it() {
-        let log = Shared::default();
-        let mut audit = Audit::new(Some(Box::new(log.clone())), false);
+        let mut audit = Audit::new(true, false);
+        let mut lines = Vec::new();
         let start = Now {
             instant: Instant::now(),
             wall: SystemTime::UNIX_EPOCH,
@@ -274,13 +249,14 @@ mod tests {
                 ..start
             };
             let call = Call::kept("t", None, start);
-            audit
-                .record("1", call, Outcome::Answered("x"), end)
-                .unwrap();
+            lines.push(
+                audit
+                    .record("1", call, Outcome::Answered("x"), end)
+                    .unwrap(),
+            );
         }
-        let text = String::from_utf8(log.0.lock().unwrap().clone()).unwrap();
-        let figures: Vec<&str> = text
-            .lines()
+        let figures: Vec<&str> = lines
+            .iter()
             .map(|line| line.rsplit_once("\"ms\":").unwrap().1)
             .collect();
         assert_eq!(figures, ["0.125}", "0.001}", "100.0}", "2000.3}"]);

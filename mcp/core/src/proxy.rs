@@ -16,7 +16,7 @@ use crate::jsonrpc::{
     self, CallParams, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, Id, Line, Message, Parsed,
     Read, Refusal,
 };
-use crate::layer::{Forward, Layer};
+use crate::layer::{Layer, Routing};
 use crate::outline::{self, Outline};
 use hold::{Caller, Catalogue, HOLD_AT_MOST, Held, Listings, OwnListing, bypasses_hold, calls};
 use reasons_transform::json::{self, Member, Object};
@@ -33,7 +33,12 @@ const NOTE_CAP: usize = 1000;
 #[derive(Debug, PartialEq, Eq)]
 pub enum Out {
     /// To the server, with what its transport needs to know of it.
-    Server { line: Vec<u8>, outline: Outline },
+    Server {
+        /// The line, without its line break.
+        line: Vec<u8>,
+        /// What its transport needs to know of it.
+        outline: Outline,
+    },
     /// To the client (the proxy's stdout), with what a transport needs to know of it.
     Client(Delivery),
     /// For the human running the proxy (its stderr), never for either side: one line of
@@ -41,6 +46,9 @@ pub enum Out {
     Note(String),
     /// What the server said that a transport keeps for later: never a line to write.
     Learnt(Learnt),
+    /// A call's audit record, one line of JSON without its line break, for the log the
+    /// transport keeps (only when the audit wants records).
+    Record(String),
 }
 
 /// What the server said that a transport keeps, so that no transport reads a message
@@ -154,6 +162,8 @@ pub struct Proxy<L> {
     now: Now,
     /// What the human running the proxy is to be told, with the next lines out.
     notes: Vec<String>,
+    /// The audit records made since the last output.
+    records: Vec<String>,
     /// Whether the server is reached over Streamable HTTP, where a tool whose
     /// `x-mcp-header` annotations break the rules is dropped ([`Proxy::over_http`]).
     over_http: bool,
@@ -165,6 +175,7 @@ impl<L: Layer> Proxy<L> {
         Proxy {
             now,
             notes: Vec::new(),
+            records: Vec::new(),
             layer,
             audit,
             pending: HashMap::new(),
@@ -219,17 +230,17 @@ impl<L: Layer> Proxy<L> {
         self.notes.push(reasons_inert::inert(&note, NOTE_CAP));
     }
 
-    /// `out`, and the notes made on the way to it.
+    /// `out`, and the notes and records made on the way to it.
     fn with_notes(&mut self, mut out: Vec<Out>) -> Vec<Out> {
+        out.extend(self.records.drain(..).map(Out::Record));
         out.extend(self.notes.drain(..).map(Out::Note));
         out
     }
 
     /// Records `call`, answered under `id`, as ending now with `outcome`.
     fn record(&mut self, id: &Id, call: audit::Call, outcome: Outcome) {
-        if let Err(note) = self.audit.record(id.json(), call, outcome, self.now) {
-            self.note(note);
-        }
+        let record = self.audit.record(id.json(), call, outcome, self.now);
+        self.records.extend(record);
     }
 
     /// A line from the client.
@@ -468,7 +479,12 @@ impl<L: Layer> Proxy<L> {
         let sent = |proxy: &mut Proxy<L>, reason, arguments: Option<&str>, fate: Fate| {
             proxy.expect(
                 id,
-                Kind::Call(audit::Call::sent(name, reason, arguments, proxy.now)),
+                Kind::Call(audit::Call::sent(
+                    name,
+                    reason,
+                    arguments.filter(|_| proxy.audit.wants_records()),
+                    proxy.now,
+                )),
                 batch,
             );
             fate
@@ -478,8 +494,8 @@ impl<L: Layer> Proxy<L> {
             // R9: nothing of the layer's in it (or a tool that owns the name, R5).
             return sent(self, reason, arguments, Fate::Keep);
         }
-        match self.layer.forward(id.json(), name, arguments) {
-            Forward::Answer(answer) => {
+        match self.layer.route(id.json(), name, arguments) {
+            Routing::Answer(answer) => {
                 let message = answer_text(&answer.content);
                 let call = audit::Call::kept(name, reason, self.now);
                 self.record(id, call, Outcome::Answered(&message));
@@ -489,7 +505,7 @@ impl<L: Layer> Proxy<L> {
                 });
                 Fate::Answer(jsonrpc::result(id, &result.to_string()))
             }
-            Forward::Send(stripped) => {
+            Routing::Send(stripped) => {
                 let changed = jsonrpc::replace(text, arguments.unwrap_or_default(), &stripped);
                 let fate = Fate::Change {
                     text: changed,
@@ -497,8 +513,8 @@ impl<L: Layer> Proxy<L> {
                 };
                 sent(self, reason, Some(&stripped), fate)
             }
-            Forward::AsItCame if !carries => sent(self, reason, arguments, Fate::Keep),
-            Forward::AsItCame => refuse(
+            Routing::AsItCame if !carries => sent(self, reason, arguments, Fate::Keep),
+            Routing::AsItCame => refuse(
                 self,
                 reason,
                 INTERNAL_ERROR,

@@ -3,6 +3,7 @@
 //! finished, the server has gone, or a signal ended it. Every transport runs its
 //! sessions here.
 
+use crate::audit_log::AuditLog;
 use crate::lines::{Ends, over_cap, read_lines};
 use crate::outbox::Feed;
 use crate::upstream::{Http, Process, Upstream};
@@ -12,7 +13,6 @@ use reasons_mcp::delivery::{About, Delivery, Part};
 use reasons_mcp::jsonrpc::{Parsed, Refusal};
 use reasons_mcp::{Audit, ComponentLayer, Now, Out, Proxy, jsonrpc, one_line};
 use reasons_transform::Options;
-use std::io::Write;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
@@ -55,6 +55,8 @@ pub(crate) enum Event {
 pub(crate) struct Session {
     proxy: Proxy<ComponentLayer>,
     pub(crate) server: Upstream,
+    /// Where the proxy's audit records go, when it keeps any.
+    log: Option<AuditLog>,
     max_message: usize,
     write_timeout: Duration,
 }
@@ -83,8 +85,8 @@ impl Session {
         events: Feed,
     ) -> Result<Session, Error> {
         let layer = ComponentLayer::new(plugin, options.clone())?;
-        let log = settings.audit.as_deref().map(audit_log).transpose()?;
-        let audit = Audit::new(log, settings.stats).named(settings.name.clone());
+        let log = settings.audit.as_deref().map(AuditLog::open).transpose()?;
+        let audit = Audit::new(log.is_some(), settings.stats).named(settings.name.clone());
         let mut over_http = false;
         let server = match &settings.server {
             Server::Command(command) => {
@@ -108,6 +110,7 @@ impl Session {
         Ok(Session {
             proxy: if over_http { proxy.over_http() } else { proxy },
             server,
+            log,
             max_message: settings.max_message,
             write_timeout: settings.write_timeout,
         })
@@ -119,6 +122,7 @@ impl Session {
         let Session {
             mut proxy,
             mut server,
+            mut log,
             max_message,
             write_timeout,
         } = self;
@@ -141,7 +145,7 @@ impl Session {
                 // anywhere, is ended at once.
                 let why = stalled("it", "stdin", write_timeout);
                 let out = proxy.server_gone(&why, now());
-                write_all(&out, &mut server, client);
+                write_all(&out, &mut server, client, &mut log);
                 break server.end(Ending::Overdue);
             }
             let wake = proxy.wake_at().into_iter().chain(grace_ends);
@@ -175,14 +179,14 @@ impl Session {
                     // its stream can no longer be read.
                     let out =
                         proxy.server_gone(&format!("it sent {}", over_cap(max_message)), now());
-                    write_all(&out, &mut server, client);
+                    write_all(&out, &mut server, client, &mut log);
                     break server.end(Ending::Overdue);
                 }
                 Ok(Event::Signal(signal)) => break server.end(Ending::Signal(signal)),
                 Err(RecvTimeoutError::Timeout) => proxy.tick(now()),
                 Err(RecvTimeoutError::Disconnected) => break server.end(Ending::Closed),
             };
-            if !write_all(&out, &mut server, client) {
+            if !write_all(&out, &mut server, client, &mut log) {
                 // The client can no longer read: nothing more can be answered.
                 break server.end(Ending::Closed);
             }
@@ -197,7 +201,7 @@ impl Session {
             }
         };
         let out = proxy.server_gone(&ended.describe(), now());
-        write_all(&out, &mut server, client);
+        write_all(&out, &mut server, client, &mut log);
         if let Some(failure) = ended.failure() {
             say(&format!("the MCP server {failure}"));
         }
@@ -225,30 +229,20 @@ fn now() -> Now {
     }
 }
 
-/// The audit log at `path`, appended to; it holds the model's reasons, so only its owner
-/// may read it.
-fn audit_log(path: &std::path::Path) -> Result<Box<dyn Write + Send>, Error> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::File::options()
-        .create(true)
-        .append(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(Error::system(format!(
-            "cannot open the audit log {}",
-            path.display()
-        )))?;
-    Ok(Box::new(file))
-}
-
 /// Writes each line where it goes, as one line ([`one_line`]); `false` when the client
 /// can no longer be written to.
-fn write_all(out: &[Out], server: &mut Upstream, client: &mut dyn Client) -> bool {
+fn write_all(
+    out: &[Out],
+    server: &mut Upstream,
+    client: &mut dyn Client,
+    log: &mut Option<AuditLog>,
+) -> bool {
     for line in out {
         match line {
             Out::Server { line, outline } => server.send(&one_line(line), outline),
             Out::Note(note) => say(note),
             Out::Learnt(learnt) => server.learnt(learnt),
+            Out::Record(record) => log.iter_mut().for_each(|log| log.append(record)),
             Out::Client(Delivery { line, parts }) => {
                 // A line break made a space keeps every part where it was.
                 if !client.write(&one_line(line), parts) {

@@ -314,7 +314,7 @@ fn garbage(kind: u8) -> Vec<u8> {
 fn play<L: Layer>(options: Options, steps: &[Step], layer: impl FnOnce(Options) -> L) {
     let required = options.required;
     let layer = layer(options);
-    let mut proxy = Proxy::new(layer, Audit::new(None, false), now());
+    let mut proxy = Proxy::new(layer, Audit::new(false, false), now());
     let (mut server, mut client) = (Server::default(), Client::default());
     let deliver = |out: Vec<Out>, server: &mut Server, client: &mut Client| {
         for line in out {
@@ -324,7 +324,7 @@ fn play<L: Layer>(options: Options, steps: &[Step], layer: impl FnOnce(Options) 
                 }
                 Out::Client(to) => client.got(&to),
                 // For the human running the proxy, or the transport: no side's.
-                Out::Note(_) | Out::Learnt(_) => {}
+                Out::Note(_) | Out::Learnt(_) | Out::Record(_) => {}
             }
         }
     };

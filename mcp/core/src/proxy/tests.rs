@@ -26,8 +26,12 @@ const INITIALIZE_RESULT: &str =
 const REASON: &str = r#","reason":{"type":"string","description":"One short sentence: why this call. Shown to the human reviewing the session."}"#;
 
 fn proxy_with(options: Options) -> Proxy<ComponentLayer> {
+    proxy_auditing(options, Audit::new(false, true))
+}
+
+fn proxy_auditing(options: Options, audit: Audit) -> Proxy<ComponentLayer> {
     let layer = ComponentLayer::new(&Plugin::reasons().unwrap(), options).unwrap();
-    Proxy::new(layer, Audit::new(None, true), now())
+    Proxy::new(layer, audit, now())
 }
 
 fn proxy() -> Proxy<ComponentLayer> {
@@ -43,6 +47,8 @@ struct Wire {
     notes: Vec<String>,
     /// For the transport.
     learnt: Vec<Learnt>,
+    /// The audit's records, for the transport's log.
+    records: Vec<String>,
 }
 
 fn wire(out: Vec<Out>) -> Wire {
@@ -53,6 +59,7 @@ fn wire(out: Vec<Out>) -> Wire {
             Out::Client(to) => wire.client.push(String::from_utf8(to.line).unwrap()),
             Out::Note(note) => wire.notes.push(note),
             Out::Learnt(learnt) => wire.learnt.push(learnt),
+            Out::Record(record) => wire.records.push(record),
         }
     }
     wire
@@ -100,7 +107,12 @@ fn answer_own_listing(proxy: &mut Proxy<ComponentLayer>, lines: &[String], tools
 
 /// A session whose handshake is done and whose client has listed `tools` once.
 fn ready(options: Options, tools: &[&str]) -> Proxy<ComponentLayer> {
-    let mut proxy = proxy_with(options);
+    ready_auditing(options, tools, Audit::new(false, true))
+}
+
+/// [`ready`], with `audit`.
+fn ready_auditing(options: Options, tools: &[&str], audit: Audit) -> Proxy<ComponentLayer> {
+    let mut proxy = proxy_auditing(options, audit);
     assert_eq!(client(&mut proxy, INITIALIZE).server, [INITIALIZE]);
     assert_eq!(
         server(&mut proxy, INITIALIZE_RESULT).client,
@@ -888,4 +900,39 @@ fn over_http_a_tool_whose_header_annotations_break_the_rules_is_dropped_and_neve
     let legacy_call = call.replace(r#","_meta":{"v":"2026-07-28"}"#, "");
     let sent = client(&mut legacy, &legacy_call);
     assert_eq!(sent.server.len(), 1, "{sent:?}");
+}
+
+#[test]
+fn the_audit_record_is_an_output_made_only_when_records_are_wanted() {
+    // The core writes no file: each call's record comes out with the lines it answers,
+    // for the transport's log, and names the digest of the arguments exactly as the
+    // server received them; with no log, no record and no digest are made.
+    let arguments = r#"{"text":"a b","reason":"the model's"}"#;
+    let line = call("5", "plain", arguments);
+    let mut recording = ready_auditing(Options::default(), &[PLAIN], Audit::new(true, false));
+    let sent = client(&mut recording, &line);
+    assert_eq!(sent.server.len(), 1, "{sent:?}");
+    assert!(sent.records.is_empty(), "no outcome yet: {sent:?}");
+    let answered = server(
+        &mut recording,
+        r#"{"jsonrpc":"2.0","id":5,"result":{"content":[]}}"#,
+    );
+    assert_eq!(answered.records.len(), 1, "{answered:?}");
+    let record: Value = serde_json::from_str(&answered.records[0]).unwrap();
+    let received: Value = serde_json::from_str(&sent.server[0]).unwrap();
+    let text = serde_json::to_string(&received["params"]["arguments"]).unwrap();
+    assert_eq!(text, r#"{"text":"a b"}"#);
+    use sha2::Digest;
+    let digest = format!("{:x}", sha2::Sha256::digest(text.as_bytes()));
+    assert_eq!(record["arguments_sha256"], json!(digest), "{record}");
+    assert_eq!(record["reason"], "the model's");
+    assert_eq!(record["tool"], "plain");
+
+    let mut quiet = ready_auditing(Options::default(), &[PLAIN], Audit::new(false, false));
+    client(&mut quiet, &line);
+    let answered = server(
+        &mut quiet,
+        r#"{"jsonrpc":"2.0","id":5,"result":{"content":[]}}"#,
+    );
+    assert!(answered.records.is_empty(), "{answered:?}");
 }
