@@ -9,7 +9,7 @@ mod support;
 use criterion::{BatchSize, Bencher, BenchmarkId, Criterion, Throughput};
 use reasons_host::plugin::integrity::{Added, Given};
 use reasons_host::plugin::{Cache, REASONS_WASM};
-use reasons_host::provider::Catalogue;
+use reasons_host::provider::FixedTools;
 use reasons_host::{Json, Plugin, Provider, WasmLayer};
 use reasons_transform::{ToolCall, ToolResult, Transform};
 use std::hint::black_box;
@@ -29,7 +29,7 @@ fn per_batch<R>(b: &mut Bencher, calls: &[ToolCall], mut work: impl FnMut(Vec<To
 fn component(catalogue: &[Json]) -> WasmLayer {
     let mut layer = Plugin::reasons()
         .unwrap()
-        .layer(Box::new(Catalogue::new(catalogue.to_vec(), "null")));
+        .layer(Box::new(FixedTools::new(catalogue.to_vec(), "null")));
     layer.tools_for_llm().unwrap();
     layer
 }
@@ -41,7 +41,7 @@ fn native(catalogue: &[Json]) -> Transform {
     reasons
 }
 
-/// What the provider below answers, natively: what `Catalogue` answers.
+/// What the provider below answers, natively: what `FixedTools` answers.
 fn answered(calls: Vec<ToolCall>) -> Result<Vec<ToolResult>, reasons_transform::ProviderError> {
     Ok(calls
         .iter()
@@ -105,7 +105,7 @@ fn forwarding(c: &mut Criterion) {
     // only carries each batch down and its results up, which is the boundary's own cost.
     let mut boundary = Plugin::reasons()
         .unwrap()
-        .layer(Box::new(Catalogue::new(catalogue.clone(), "null")));
+        .layer(Box::new(FixedTools::new(catalogue.clone(), "null")));
     let reasons = native(&catalogue);
     let mut group = c.benchmark_group("forwarding");
     for size in [1, 100, 1000] {
@@ -233,7 +233,7 @@ fn boundary(c: &mut Criterion) {
     let plugin = Plugin::reasons().unwrap();
     group.bench_function(BenchmarkId::new("component", "new session"), |b| {
         b.iter(|| {
-            let mut layer = plugin.layer(Box::new(Catalogue::new(Vec::new(), "null")));
+            let mut layer = plugin.layer(Box::new(FixedTools::new(Vec::new(), "null")));
             black_box(layer.reason_param().unwrap())
         })
     });

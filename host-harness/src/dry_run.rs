@@ -3,7 +3,7 @@
 
 use crate::native::NativeReasons;
 use crate::plugin::{ConfigureError, Plugin};
-use crate::provider::{Catalogue, Json, Provider};
+use crate::provider::{FixedTools, Json, Provider};
 use crate::recorder::Recorder;
 use reasons_transform::{Arguments, Options, ProviderError, ToolCall};
 use serde::{Deserialize, Serialize};
@@ -179,8 +179,10 @@ pub fn run(
     tools: Vec<Json>,
     calls: Vec<ToolCall>,
 ) -> Result<Report, DryRunError> {
-    let (recorder, received) =
-        Recorder::new(Box::new(Catalogue::new(tools, "\"dry run: not executed\"")));
+    let (recorder, received) = Recorder::new(Box::new(FixedTools::new(
+        tools,
+        "\"dry run: not executed\"",
+    )));
     let below = Box::new(recorder);
     let (listed, augmented_tools, results) = match layer {
         Layer::Component(plugin) => {

@@ -63,22 +63,22 @@ pub fn execute(provider: &mut dyn Provider, calls: Vec<ToolCall>) -> Vec<ToolRes
 
 /// A provider with a fixed catalogue that runs nothing: it answers every call with the
 /// same content. The bottom of a dry run, and of a benchmark.
-pub struct Catalogue {
+pub struct FixedTools {
     declarations: Vec<Json>,
     answer: Json,
 }
 
-impl Catalogue {
+impl FixedTools {
     /// A provider listing `declarations` and answering every call with `answer`.
-    pub fn new(declarations: Vec<Json>, answer: &str) -> Catalogue {
-        Catalogue {
+    pub fn new(declarations: Vec<Json>, answer: &str) -> FixedTools {
+        FixedTools {
             declarations,
             answer: answer.to_string(),
         }
     }
 }
 
-impl Provider for Catalogue {
+impl Provider for FixedTools {
     fn tools_for_llm(&mut self) -> Result<Vec<Json>, ProviderError> {
         Ok(self.declarations.clone())
     }

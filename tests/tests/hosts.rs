@@ -4,7 +4,7 @@
 //! both run.
 
 use reasons_host::plugin::REASONS_WASM;
-use reasons_host::provider::Catalogue;
+use reasons_host::provider::FixedTools;
 use reasons_host::{Plugin, Stack};
 use reasons_test_support::peers::installed;
 use reasons_tests::checks::error_flags;
@@ -171,7 +171,7 @@ fn composed_with_a_registry_it_is_one_component_the_harness_runs() {
     let plugin = Plugin::new("reasons+registry", &composed).unwrap();
     assert_eq!(plugin.imports(), ["agent:tools/types@0.1.1"]);
     // The provider under the composition is never asked: the registry is inside.
-    let mut stack = Stack::new(Catalogue::new(Vec::new(), "\"not the registry\""))
+    let mut stack = Stack::new(FixedTools::new(Vec::new(), "\"not the registry\""))
         .reasons(&plugin, Options::default())
         .unwrap();
     let tools = stack.list().unwrap();

@@ -1,7 +1,7 @@
 //! Loading a plugin: what is refused at load, with the file and the reason named (R15),
 //! and the compile cache, which is used only when it checks out.
 
-use reasons_host::plugin::{Cache, Origin, Refusal, Unconfigured};
+use reasons_host::plugin::{Cache, LoadRefusal, Origin, Unconfigured};
 use reasons_host::{Plugin, Provider};
 use reasons_tests::providers::{Scripted, text_call};
 use std::path::{Path, PathBuf};
@@ -60,7 +60,7 @@ fn a_component_that_imports_wasi_is_refused_naming_the_import() {
 }
 
 /// Whether a refusal is of the kind a case expects.
-type Is = fn(&Refusal) -> bool;
+type Is = fn(&LoadRefusal) -> bool;
 
 #[test]
 fn each_refusal_is_told_apart_by_its_kind_not_its_words() {
@@ -69,20 +69,20 @@ fn each_refusal_is_told_apart_by_its_kind_not_its_words() {
     let needs_wasi = std::fs::read(env!("NEEDS_WASI_WASM")).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let cases: [(&str, &[u8], Is); 5] = [
-        ("notes.txt", b"hello", |r| matches!(r, Refusal::NotWasm)),
+        ("notes.txt", b"hello", |r| matches!(r, LoadRefusal::NotWasm)),
         ("core.wasm", b"\0asm\x01\0\0\0", |r| {
-            matches!(r, Refusal::CoreModule)
+            matches!(r, LoadRefusal::CoreModule)
         }),
         ("broken.wasm", b"\0asm\x0d\0\x01\0\xff", |r| {
-            matches!(r, Refusal::NotComponent(_))
+            matches!(r, LoadRefusal::NotComponent(_))
         }),
         ("empty.wasm", b"\0asm\x0d\0\x01\0", |r| {
-            matches!(r, Refusal::NoProvider(_))
+            matches!(r, LoadRefusal::NoProvider(_))
         }),
         (
             "needs-wasi.wasm",
             &needs_wasi,
-            |r| matches!(r, Refusal::ImportsTooMuch(why) if why.contains("wasi:")),
+            |r| matches!(r, LoadRefusal::ImportsTooMuch(why) if why.contains("wasi:")),
         ),
     ];
     for (name, bytes, is) in cases {
@@ -96,7 +96,7 @@ fn each_refusal_is_told_apart_by_its_kind_not_its_words() {
         .err()
         .unwrap();
     assert!(
-        matches!(missing.refusal(), Refusal::Unreadable(error) if error.kind() == std::io::ErrorKind::NotFound)
+        matches!(missing.refusal(), LoadRefusal::Unreadable(error) if error.kind() == std::io::ErrorKind::NotFound)
     );
 }
 

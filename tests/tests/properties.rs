@@ -651,11 +651,7 @@ impl SessionLayer {
 
 /// Several listings, each followed by a batch, through one layer: each step judged
 /// against the model of that step's listing alone (R8: each listing replaces the set).
-fn session(
-    layer: Layer<'_>,
-    options: &Options,
-    steps: &[Step],
-) -> Result<(), TestCaseError> {
+fn session(layer: Layer<'_>, options: &Options, steps: &[Step]) -> Result<(), TestCaseError> {
     let below = Scripted::new(&[]);
     let mut layer = SessionLayer::new(layer, options, &below);
     for (tools, calls) in steps {

@@ -5,7 +5,7 @@
 
 use reasons_host::Plugin;
 use reasons_host::dry_run::{Layer, Report};
-use reasons_host::provider::Catalogue;
+use reasons_host::provider::FixedTools;
 use reasons_tests::{Case, received_calls, vectors};
 
 fn check(file: &str, case: &Case, report: &Report, build: &str) {
@@ -47,7 +47,7 @@ fn check(file: &str, case: &Case, report: &Report, build: &str) {
 /// call routed on its own; nothing below is asked.
 fn check_direct(file: &str, case: &Case, plugin: &Plugin) {
     let at = format!("{file}: {} ({}, direct)", case.name, case.rule);
-    let mut layer = plugin.layer(Box::new(Catalogue::new(Vec::new(), "null")));
+    let mut layer = plugin.layer(Box::new(FixedTools::new(Vec::new(), "null")));
     layer.configure(case.options()).unwrap();
     let listed = layer.augment(case.tools()).unwrap();
     assert_eq!(listed, case.listed(), "{at}: the catalogue the model sees");

@@ -56,12 +56,13 @@ pub struct WasmLayer {
     catalogue: Option<Vec<Json>>,
     /// The reasons plugin's augmented tools after the last listing.
     augmented_tools: AugmentedTools,
-    /// The live instance, made when a call needs one.
-    live: Option<Live>,
+    /// The plugin's session: its instance, made when a call needs one.
+    session: Option<Session>,
 }
 
-/// A live instance in its store.
-struct Live {
+/// A session of the plugin: an instance in its store, kept from call to call until a
+/// fault or new options end it.
+struct Session {
     store: Store<Below>,
     provider: ProviderExport,
     reasons: Option<ReasonsExport>,
@@ -104,7 +105,7 @@ impl WasmLayer {
             param: None,
             catalogue: None,
             augmented_tools: AugmentedTools::default(),
-            live: None,
+            session: None,
         }
     }
 
@@ -176,7 +177,7 @@ impl WasmLayer {
         };
         if let Some(fault) = fault {
             // As a listing that failed: the instance holds a set of augmented tools nobody will see.
-            self.live = None;
+            self.session = None;
             return Err(fault);
         }
         self.catalogue = Some(catalogue);
@@ -209,7 +210,7 @@ impl WasmLayer {
             Err(_) => Ok(()),
         };
         if let Err(violation) = verdict {
-            self.live = None;
+            self.session = None;
             let words = refused(&self.plugin.name, &violation);
             let kind = FaultKind::SteppedOutOfLine;
             return Err(Fault::new(&self.plugin.name, Entry::Route, kind, words));
@@ -281,19 +282,19 @@ impl WasmLayer {
         })
     }
 
-    /// Runs `work` on a live instance, on the clock, with `gate` below it; a trap ends
+    /// Runs `work` on the plugin's session, on the clock, with `gate` below it; a trap ends
     /// the instance, and so does a violation of the gate: the plugin's answer is then
     /// not used.
     fn call<T>(
         &mut self,
         gate: Gate,
         entry: Entry,
-        work: impl FnOnce(&mut Live) -> wasmtime::Result<T>,
+        work: impl FnOnce(&mut Session) -> wasmtime::Result<T>,
     ) -> Result<T, Fault> {
         let began = Instant::now();
         let name = self.plugin.name.clone();
         sandbox::on_enough_stack(|| {
-            let session = self.live(began).map_err(|error| {
+            let session = self.session(began).map_err(|error| {
                 let words = format!("the plugin `{name}` could not start: {error:#}");
                 Fault::new(&name, entry, FaultKind::NotStarted, words)
             })?;
@@ -309,21 +310,21 @@ impl WasmLayer {
             };
             // A trap poisons the store, and a plugin that stepped out of line is not
             // trusted with another call: drop it, and the next call starts afresh.
-            self.live = None;
+            self.session = None;
             Err(Fault::new(&name, entry, kind, words))
         })
     }
 
-    /// The live instance, made (and configured, and given the last catalogue) if need be.
-    fn live(&mut self, began: Instant) -> wasmtime::Result<&mut Live> {
-        let session = match self.live.take() {
+    /// The plugin's session, made (and configured, and given the last catalogue) if need be.
+    fn session(&mut self, began: Instant) -> wasmtime::Result<&mut Session> {
+        let session = match self.session.take() {
             Some(session) => session,
             None => self.start(began)?,
         };
-        Ok(self.live.insert(session))
+        Ok(self.session.insert(session))
     }
 
-    fn start(&self, began: Instant) -> wasmtime::Result<Live> {
+    fn start(&self, began: Instant) -> wasmtime::Result<Session> {
         let plugin = &self.plugin;
         let below = Below {
             inner: self.below.clone(),
@@ -364,7 +365,7 @@ impl WasmLayer {
             })?;
             store.data_mut().gate = Gate::Shut;
         }
-        Ok(Live {
+        Ok(Session {
             store,
             provider,
             reasons,
@@ -402,7 +403,7 @@ impl Provider for WasmLayer {
             session.provider.call_tools_for_llm(&mut session.store)
         });
         let listed = self
-            .live
+            .session
             .as_mut()
             .and_then(|session| session.store.data_mut().listed.take());
         let declarations = answer?.map_err(ProviderError::from)?;
@@ -414,7 +415,7 @@ impl Provider for WasmLayer {
         if let Err(words) = answers::check_declarations(name, below, &declarations) {
             // The instance now holds a set of augmented tools nobody above will ever see: start over
             // from the last good listing, as after a trap.
-            self.live = None;
+            self.session = None;
             let kind = FaultKind::Misanswered;
             return Err(Fault::new(name, Entry::ToolsForLlm, kind, words).into());
         }

@@ -21,7 +21,7 @@ pub mod sandbox;
 pub use cache::{Cache, Origin};
 pub use fault::{Entry, Fault, FaultKind, Limit};
 pub use layer::{AugmentedTools, WasmLayer};
-pub use refusal::{ConfigureError, LoadError, Refusal, Unconfigured};
+pub use refusal::{ConfigureError, LoadError, LoadRefusal, Unconfigured};
 pub use sandbox::Limits;
 
 use crate::provider::Provider;
@@ -75,7 +75,7 @@ impl Plugin {
     pub fn load(path: &Path) -> Result<Plugin, LoadError> {
         let name = path.display().to_string();
         let bytes = std::fs::read(path)
-            .map_err(|error| LoadError::new(&name, Refusal::Unreadable(Arc::new(error))))?;
+            .map_err(|error| LoadError::new(&name, LoadRefusal::Unreadable(Arc::new(error))))?;
         Plugin::new(&name, &bytes)
     }
 
@@ -94,15 +94,15 @@ impl Plugin {
         check_header(bytes).map_err(refused)?;
         let (component, origin) = cache
             .component(engine, bytes)
-            .map_err(|error| refused(Refusal::NotComponent(format!("{error:#}"))))?;
+            .map_err(|error| refused(LoadRefusal::NotComponent(format!("{error:#}"))))?;
         let mut linker = Linker::new(engine);
         bindings::ReasonsLayer::add_to_linker::<_, HasSelf<_>>(&mut linker, |below| below)
             .expect("the host's own imports link");
         let pre = linker
             .instantiate_pre(&component)
-            .map_err(|error| refused(Refusal::ImportsTooMuch(words(error))))?;
+            .map_err(|error| refused(LoadRefusal::ImportsTooMuch(words(error))))?;
         let provider = ProviderIndices::new(&pre)
-            .map_err(|error| refused(Refusal::NoProvider(words(error))))?;
+            .map_err(|error| refused(LoadRefusal::NoProvider(words(error))))?;
         Ok(Plugin {
             name: name.into(),
             reasons: ReasonsIndices::new(&pre).ok().map(Arc::new),
@@ -151,13 +151,13 @@ impl Plugin {
 }
 
 /// Refuses what is plainly not a component before the parser says so less kindly.
-fn check_header(bytes: &[u8]) -> Result<(), Refusal> {
+fn check_header(bytes: &[u8]) -> Result<(), LoadRefusal> {
     const CORE_MODULE: &[u8] = b"\0asm\x01\0\0\0";
     if !bytes.starts_with(b"\0asm") {
-        return Err(Refusal::NotWasm);
+        return Err(LoadRefusal::NotWasm);
     }
     if bytes.starts_with(CORE_MODULE) {
-        return Err(Refusal::CoreModule);
+        return Err(LoadRefusal::CoreModule);
     }
     Ok(())
 }

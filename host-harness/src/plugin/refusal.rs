@@ -9,13 +9,13 @@ use std::sync::Arc;
 #[derive(Clone, Debug)]
 pub struct LoadError {
     plugin: String,
-    refusal: Refusal,
+    refusal: LoadRefusal,
 }
 
 /// Why a plugin was refused.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
-pub enum Refusal {
+pub enum LoadRefusal {
     /// Its file could not be read.
     Unreadable(Arc<std::io::Error>),
     /// It is not WebAssembly at all (no `\0asm` header).
@@ -33,7 +33,7 @@ pub enum Refusal {
 
 impl LoadError {
     /// The plugin `plugin` (a file's path, or a name), refused for `refusal`.
-    pub fn new(plugin: &str, refusal: Refusal) -> LoadError {
+    pub fn new(plugin: &str, refusal: LoadRefusal) -> LoadError {
         LoadError {
             plugin: plugin.to_string(),
             refusal,
@@ -46,7 +46,7 @@ impl LoadError {
     }
 
     /// Why it was refused.
-    pub fn refusal(&self) -> &Refusal {
+    pub fn refusal(&self) -> &LoadRefusal {
         &self.refusal
     }
 }
@@ -55,25 +55,25 @@ impl fmt::Display for LoadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let name = &self.plugin;
         match &self.refusal {
-            Refusal::Unreadable(error) => write!(f, "cannot read the plugin {name}: {error}"),
-            Refusal::NotWasm => write!(
+            LoadRefusal::Unreadable(error) => write!(f, "cannot read the plugin {name}: {error}"),
+            LoadRefusal::NotWasm => write!(
                 f,
                 "`{name}` is not a WebAssembly component (no `\\0asm` header)"
             ),
-            Refusal::CoreModule => write!(
+            LoadRefusal::CoreModule => write!(
                 f,
                 "`{name}` is not a WebAssembly component but a core module \
                  (`wasm-tools component new` makes one from it)"
             ),
-            Refusal::NotComponent(why) => {
+            LoadRefusal::NotComponent(why) => {
                 write!(f, "`{name}` is not a WebAssembly component: {why}")
             }
-            Refusal::ImportsTooMuch(why) => write!(
+            LoadRefusal::ImportsTooMuch(why) => write!(
                 f,
                 "`{name}` imports more than a plugin is given (only \
                  agent:tools/provider@0.1.1): {why}"
             ),
-            Refusal::NoProvider(why) => write!(
+            LoadRefusal::NoProvider(why) => write!(
                 f,
                 "`{name}` does not export agent:tools/provider@0.1.1: {why}"
             ),
@@ -84,7 +84,7 @@ impl fmt::Display for LoadError {
 impl std::error::Error for LoadError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match &self.refusal {
-            Refusal::Unreadable(error) => Some(error.as_ref()),
+            LoadRefusal::Unreadable(error) => Some(error.as_ref()),
             _ => None,
         }
     }

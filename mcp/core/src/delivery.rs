@@ -15,6 +15,7 @@ const SUBSCRIPTION: &str = "io.modelcontextprotocol/subscriptionId";
 /// A line for the client.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Delivery {
+    /// The line's bytes, without its line break.
     pub line: Vec<u8>,
     /// Its messages, in order: one, or a batch's elements.
     pub parts: Vec<Part>,
@@ -25,6 +26,7 @@ pub struct Delivery {
 pub struct Part {
     /// Where it lies in the line.
     pub text: Range<usize>,
+    /// Which request of the client's it is about.
     pub about: About,
 }
 
@@ -32,15 +34,35 @@ pub struct Part {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum About {
     /// An answer to the request `id`; its id lies at `at`.
-    Answer { id: Id, at: Range<usize> },
+    Answer {
+        /// The request.
+        id: Id,
+        /// Where it is named in the message.
+        at: Range<usize>,
+    },
     /// The progress of the request given the progress token `token`, which lies at `at`.
-    Progress { token: Id, at: Range<usize> },
+    Progress {
+        /// The progress token.
+        token: Id,
+        /// Where it is named in the message.
+        at: Range<usize>,
+    },
     /// The server's word that it cancelled the request `id` (no answer follows), whose
     /// id lies at `at`.
-    Cancelled { id: Id, at: Range<usize> },
+    Cancelled {
+        /// The request.
+        id: Id,
+        /// Where it is named in the message.
+        at: Range<usize>,
+    },
     /// An event of the subscription the request `id` (a `subscriptions/listen`) opened,
     /// which names it at `at` (2026-07-28: `_meta`'s subscription id is the request's).
-    Listened { id: Id, at: Range<usize> },
+    Listened {
+        /// The request that opened the subscription.
+        id: Id,
+        /// Where it is named in the message.
+        at: Range<usize>,
+    },
     /// No request of the client's: a server's request, another notification, an error
     /// under no id.
     Other,

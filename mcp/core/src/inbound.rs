@@ -31,6 +31,7 @@ pub const UNSUPPORTED_VERSION: i64 = -32022;
 /// A request refused on the way in: the HTTP status that answers it, with its error.
 #[derive(Debug)]
 pub struct Rejected {
+    /// The HTTP status of the answer.
     pub status: u16,
     /// Boxed, as a `Result`'s error is best kept small.
     pub refusal: Box<Refusal>,

@@ -25,9 +25,13 @@ pub use places::{at, replace, span};
 pub use read::{Line, Message, Read, Refusal, member, read_line, repeated, unique};
 pub use write::{ID_AT, error, error_with_data, request, result};
 
-/// JSON-RPC's error codes, as the proxy uses them.
+/// JSON-RPC's error for text that is not one JSON value.
 pub const PARSE_ERROR: i64 = -32700;
+/// JSON-RPC's error for JSON that is not a request.
 pub const INVALID_REQUEST: i64 = -32600;
+/// JSON-RPC's error for a method the server does not have.
 pub const METHOD_NOT_FOUND: i64 = -32601;
+/// JSON-RPC's error for params the method cannot take.
 pub const INVALID_PARAMS: i64 = -32602;
+/// JSON-RPC's error for what went wrong on the way, not in the request.
 pub const INTERNAL_ERROR: i64 = -32603;

@@ -1,5 +1,5 @@
 //! The layer the proxy calls: for the catalogue it holds (`augment`, as the WIT names it)
-//! and for each call (`forward`), which the proxy then sends on itself. The reasons
+//! and for each call (`route`), which the proxy then sends on itself. The reasons
 //! component through the plugin host is one ([`ComponentLayer`]), the transform linked in
 //! another ([`NativeLayer`]); the core knows only this trait, so that it builds where no
 //! plugin host does (wasm32-wasip2).
@@ -14,7 +14,7 @@ pub use component::ComponentLayer;
 pub use native::NativeLayer;
 
 /// What becomes of a `tools/call`.
-pub enum Forward {
+pub enum Routing {
     /// Send it to the server with these arguments (the layer's output, byte for byte).
     Send(String),
     /// Send it as it came: the layer left its arguments untouched.
@@ -23,16 +23,16 @@ pub enum Forward {
     Answer(ToolResult),
 }
 
-impl Forward {
+impl Routing {
     /// What a layer's routing of a call with `before` (its arguments' text, `None`
     /// when it had none) comes to: the call as routed, or the layer's own answer.
-    pub fn of(before: Option<&str>, routed: Result<ToolCall, ToolResult>) -> Forward {
+    pub fn of(before: Option<&str>, routed: Result<ToolCall, ToolResult>) -> Routing {
         match routed {
             Ok(call) => match (before, call.arguments) {
-                (Some(before), Arguments::Object(after)) if after != before => Forward::Send(after),
-                _ => Forward::AsItCame,
+                (Some(before), Arguments::Object(after)) if after != before => Routing::Send(after),
+                _ => Routing::AsItCame,
             },
-            Err(answer) => Forward::Answer(answer),
+            Err(answer) => Routing::Answer(answer),
         }
     }
 }
@@ -60,7 +60,7 @@ pub trait Layer {
 
     /// What to do with a call to `tool` with `arguments` (the member's exact text, or
     /// `None` when the call has none), under the JSON text of its id.
-    fn forward(&mut self, id: &str, tool: &str, arguments: Option<&str>) -> Forward;
+    fn route(&mut self, id: &str, tool: &str, arguments: Option<&str>) -> Routing;
 
     /// Whether the layer strips `tool`'s reason: then a `reason` in its arguments is the
     /// model's, not the tool's own.

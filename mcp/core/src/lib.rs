@@ -14,6 +14,8 @@
 //! server is still owed an answer ([`Proxy::awaits`], [`Proxy::unanswered`]): no
 //! transport reads a message the core read.
 
+#![deny(missing_docs)]
+
 pub mod admission;
 pub mod audit;
 pub mod delivery;
@@ -31,7 +33,7 @@ pub use audit::Audit;
 pub use delivery::{About, Delivery};
 #[cfg(any(test, feature = "component"))]
 pub use layer::ComponentLayer;
-pub use layer::{Forward, Layer, NativeLayer};
+pub use layer::{Layer, NativeLayer, Routing};
 pub use now::Now;
 pub use outline::Outline;
 pub use proxy::{Learnt, Out, Proxy};

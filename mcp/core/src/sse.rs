@@ -11,7 +11,9 @@ use std::time::Duration;
 /// it asked a client to wait before coming back.
 #[derive(Debug, Default, PartialEq)]
 pub struct Place {
+    /// The id of the last event the server gave (`Last-Event-ID` when coming back).
     pub last_event_id: Option<String>,
+    /// The wait the server asked for before coming back (`retry:`).
     pub retry: Option<Duration>,
 }
 

@@ -35,7 +35,7 @@ mod token;
 
 use super::outbox::{self, Feed};
 use super::{Ended, Error, Event, Listen, Session, Settings};
-use admission::{AllowedOrigins, Caller};
+use admission::{AllowedOrigins, Origin};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -47,7 +47,7 @@ use reasons_mcp::inbound;
 use reasons_mcp::jsonrpc::{self, INVALID_REQUEST, Id, Line, Message, Parsed};
 use reasons_transform::Options;
 use refused::{Refused, busy, refuse, refused_by_reading, rejected, session_gone};
-use routes::{Link, Routed, Routes};
+use routes::{Routed, Routes, Running};
 use sessions::{PLACE_AT_MOST, Sessions};
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -212,7 +212,7 @@ struct Front {
     max_sessions: usize,
     sessions: Mutex<Sessions>,
     /// The session 2026-07-28 requests share, opened on the first.
-    stateless: Mutex<Option<Arc<Link>>>,
+    stateless: Mutex<Option<Arc<Running>>>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -222,7 +222,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Front {
     /// A session of the proxy of its own, its loop on a thread; or the response that
     /// says why there cannot be one (a server that cannot start, say).
-    fn open(&self, shared: bool) -> Result<Arc<Link>, Refused> {
+    fn open(&self, shared: bool) -> Result<Arc<Running>, Refused> {
         // The session's streams never hold the server back (each is bounded on its own),
         // so what the server sends is not gated; what clients send waits for the server.
         let (feed, inbox) = outbox::channel();
@@ -247,7 +247,7 @@ impl Front {
             // goes away.
             lock(&client.0).end();
         });
-        Ok(Arc::new(Link {
+        Ok(Arc::new(Running {
             events: feed.gated(server),
             routes,
             thread: Mutex::new(Some(thread)),
@@ -261,7 +261,7 @@ impl Front {
         headers: &HeaderMap,
         method: Option<&str>,
         modern: bool,
-    ) -> Result<(Arc<Link>, Option<String>), Refused> {
+    ) -> Result<(Arc<Running>, Option<String>), Refused> {
         if let Some(session) = headers.get("mcp-session-id") {
             let session = session.to_str().unwrap_or_default();
             return match lock(&self.sessions).touch(session) {
@@ -296,7 +296,7 @@ impl Front {
 
     /// Opens a legacy session, once it has a place ([`Front::take_a_place`]): its link,
     /// and its id.
-    async fn open_session(&self) -> Result<(Arc<Link>, String), Refused> {
+    async fn open_session(&self) -> Result<(Arc<Running>, String), Refused> {
         self.take_a_place().await?;
         let opened = self.open(false);
         let mut sessions = lock(&self.sessions);
@@ -370,7 +370,8 @@ impl Front {
     /// Ends every session, those already ending too, and waits for their servers.
     fn end_all(&self, signal: i32) {
         let mut sessions = lock(&self.sessions);
-        let mut links: Vec<Arc<Link>> = sessions.open.drain().map(|(_, (link, _))| link).collect();
+        let mut links: Vec<Arc<Running>> =
+            sessions.open.drain().map(|(_, (link, _))| link).collect();
         links.append(&mut sessions.ending);
         drop(sessions);
         links.extend(lock(&self.stateless).take());
@@ -397,8 +398,8 @@ async fn admitted(
         let message = "only this listener is served (Host must be its loopback address and port)";
         return refuse(StatusCode::FORBIDDEN, INVALID_REQUEST, message).into_response();
     };
-    let caller = match admission::caller(request.headers(), host, &front.allowed_origins) {
-        Ok(caller) => caller,
+    let from = match admission::origin_of(request.headers(), host, &front.allowed_origins) {
+        Ok(from) => from,
         Err(origin) => {
             let message = format!(
                 "a page at {origin:?} may not use this proxy (name it with --allow-origin to let it)"
@@ -407,8 +408,8 @@ async fn admitted(
         }
     };
     if request.method() == axum::http::Method::OPTIONS {
-        return match &caller {
-            Caller::Allowed(origin) => {
+        return match &from {
+            Origin::Allowed(origin) => {
                 let mut response = StatusCode::NO_CONTENT.into_response();
                 response
                     .headers_mut()
@@ -424,7 +425,7 @@ async fn admitted(
         true => next.run(request).await,
         false => unauthorized(),
     };
-    if let Caller::Allowed(origin) = &caller {
+    if let Origin::Allowed(origin) = &from {
         response
             .headers_mut()
             .extend(admission::cors_headers(origin));
@@ -733,7 +734,7 @@ fn not_from_a_stranger(method: Option<&str>, request: bool) -> Option<&'static s
 /// cancels), the server is told, under the front's id for the request, which no other
 /// client's message can name.
 struct Cancel {
-    link: Arc<Link>,
+    link: Arc<Running>,
     id: Id,
 }
 

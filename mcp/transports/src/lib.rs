@@ -18,6 +18,9 @@
 //!
 //! What to run is [`Settings`], which the `reasons mcp` command fills from its flags.
 
+#![deny(missing_docs)]
+
+mod audit_log;
 mod ended;
 mod error;
 mod front;

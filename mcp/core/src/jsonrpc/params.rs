@@ -6,6 +6,7 @@ use reasons_transform::json::{self, Member};
 
 /// The parts of `tools/call`'s params the proxy reads.
 pub struct CallParams<'a> {
+    /// The tool's name.
     pub name: String,
     /// The arguments' exact text: an object, or `None` when the call has none.
     pub arguments: Option<&'a str>,

@@ -10,33 +10,45 @@ pub enum Message<'a> {
     /// A method and an id: it expects a response; `named` is the id's exact text, a
     /// slice of the message.
     Request {
+        /// The id, read.
         id: Id,
+        /// The id's exact text.
         named: &'a str,
+        /// The method, decoded.
         method: String,
+        /// The params' exact text.
         params: Option<&'a str>,
     },
     /// A method and no id.
     Notification {
+        /// The method, decoded.
         method: String,
+        /// The params' exact text.
         params: Option<&'a str>,
     },
     /// An id (`None`: null, for an error about a request whose id was unreadable) and a
     /// result or an error; `named` is the id's exact text, a slice of the message.
     Response {
+        /// The id, read (`None`: null).
         id: Option<Id>,
+        /// The id's exact text.
         named: &'a str,
+        /// The result's exact text; `None` for an error.
         result: Option<&'a str>,
     },
 }
 
 /// One message of a line, with its exact text.
 pub struct Read<'a> {
+    /// The message's exact text.
     pub text: &'a str,
+    /// The message, or why it cannot be taken.
     pub message: Result<Message<'a>, Refusal>,
 }
 
 /// What a line holds.
 pub enum Line<'a> {
+    /// One message.
     One(Read<'a>),
     /// A JSON-RPC batch: each element, read on its own.
     Batch(Vec<Read<'a>>),
@@ -47,7 +59,9 @@ pub enum Line<'a> {
 pub struct Refusal {
     /// The id of the request refused, when it could be read.
     pub id: Option<Id>,
+    /// The JSON-RPC error code.
     pub code: i64,
+    /// The error's message.
     pub message: String,
     /// The error's `data`, as JSON text, where the specification gives the error one.
     pub data: Option<String>,

@@ -3,7 +3,7 @@
 //! then sends on itself. The host holds what the component routes to the same rule as
 //! anything a plugin forwards (R16).
 
-use super::{Forward, Layer};
+use super::{Layer, Routing};
 use reasons_host::plugin::{AugmentedTools, ConfigureError, Plugin, Unconfigured, WasmLayer};
 use reasons_host::provider::{Json, Provider};
 use reasons_transform::{Options, ProviderError, ToolCall, ToolResult};
@@ -58,11 +58,11 @@ impl Layer for ComponentLayer {
         self.layer.augment(tools).map_err(ProviderError::from)
     }
 
-    fn forward(&mut self, id: &str, tool: &str, arguments: Option<&str>) -> Forward {
+    fn route(&mut self, id: &str, tool: &str, arguments: Option<&str>) -> Routing {
         match self.layer.route(super::call(id, tool, arguments)) {
-            Ok(routed) => Forward::of(arguments, routed),
+            Ok(routed) => Routing::of(arguments, routed),
             // A fault of the layer's (a trap, a limit, a violation): the call is not sent.
-            Err(fault) => Forward::Answer(ToolResult::error(id, fault.message())),
+            Err(fault) => Routing::Answer(ToolResult::error(id, fault.message())),
         }
     }
 

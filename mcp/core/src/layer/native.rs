@@ -2,7 +2,7 @@
 //! as in the wasi:http gateway, itself a component. The same code as the component's,
 //! without the sandbox around it; the proxy's properties hold for both.
 
-use super::{Forward, Layer, call};
+use super::{Layer, Routing, call};
 use reasons_transform::{Json, Options, ProviderError, Transform};
 use std::collections::BTreeSet;
 
@@ -32,8 +32,8 @@ impl Layer for NativeLayer {
         Ok(listed)
     }
 
-    fn forward(&mut self, id: &str, tool: &str, arguments: Option<&str>) -> Forward {
-        Forward::of(arguments, self.transform.route(call(id, tool, arguments)))
+    fn route(&mut self, id: &str, tool: &str, arguments: Option<&str>) -> Routing {
+        Routing::of(arguments, self.transform.route(call(id, tool, arguments)))
     }
 
     fn strips(&self, tool: &str) -> bool {

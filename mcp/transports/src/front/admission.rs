@@ -42,26 +42,30 @@ impl AllowedOrigins {
 
 /// Where a request comes from, as its `Origin` says.
 #[derive(Debug, PartialEq)]
-pub enum Caller {
+pub enum Origin {
     /// No `Origin`: a native client.
     Native,
     /// A page of this listener's own origin.
-    SameOrigin,
+    Own,
     /// A page of an allowed origin, which the answer must name back.
     Allowed(String),
 }
 
-/// The caller of a request already known to be for this listener (`host`, its `Host`);
+/// Where a request comes from, for a request already known to be for this listener (`host`, its `Host`);
 /// `Err` names a page's origin that may not call.
-pub fn caller(headers: &HeaderMap, host: &str, allowed: &AllowedOrigins) -> Result<Caller, String> {
+pub fn origin_of(
+    headers: &HeaderMap,
+    host: &str,
+    allowed: &AllowedOrigins,
+) -> Result<Origin, String> {
     let Some(origin) = headers.get(header::ORIGIN) else {
-        return Ok(Caller::Native);
+        return Ok(Origin::Native);
     };
     let origin = String::from_utf8_lossy(origin.as_bytes()).to_ascii_lowercase();
     if origin == format!("http://{}", host.to_ascii_lowercase()) {
-        Ok(Caller::SameOrigin)
+        Ok(Origin::Own)
     } else if allowed.contains(&origin) {
-        Ok(Caller::Allowed(origin))
+        Ok(Origin::Allowed(origin))
     } else {
         Err(origin)
     }
@@ -214,15 +218,16 @@ mod tests {
     fn a_page_is_taken_only_from_its_own_origin_or_one_allowed() {
         let allowed = AllowedOrigins::new(&["http://LOCALHOST:5173".into()]).unwrap();
         let host = "127.0.0.1:8931";
-        let from = |origin: &'static str| caller(&headers(&[("origin", origin)]), host, &allowed);
+        let from =
+            |origin: &'static str| origin_of(&headers(&[("origin", origin)]), host, &allowed);
         assert_eq!(
-            caller(&HeaderMap::new(), host, &allowed),
-            Ok(Caller::Native)
+            origin_of(&HeaderMap::new(), host, &allowed),
+            Ok(Origin::Native)
         );
-        assert_eq!(from("http://127.0.0.1:8931"), Ok(Caller::SameOrigin));
+        assert_eq!(from("http://127.0.0.1:8931"), Ok(Origin::Own));
         assert_eq!(
             from("http://localhost:5173"),
-            Ok(Caller::Allowed("http://localhost:5173".into()))
+            Ok(Origin::Allowed("http://localhost:5173".into()))
         );
         for refused in [
             "http://localhost:3000",

@@ -8,7 +8,7 @@
 //! the proxy's strict reader.
 
 use super::{
-    Front, INVALID_REQUEST, Id, Link, Parsed, Posted, Refused, STREAM_AHEAD, admission, forward,
+    Front, INVALID_REQUEST, Id, Parsed, Posted, Refused, Running, STREAM_AHEAD, admission, forward,
     lock, one_message, refuse, session_gone,
 };
 use axum::body::Bytes;
@@ -139,7 +139,7 @@ pub async fn on_message(
 /// stream; the refusal when the session's stream is not there (a session opened over
 /// Streamable HTTP, or one that has ended).
 fn admitted(
-    link: &Link,
+    link: &Running,
     id: Id,
     line: Parsed,
     token: Option<(Id, std::ops::Range<usize>)>,

@@ -154,7 +154,7 @@ fn play(shared: bool, steps: &[Step]) {
     }));
     // Room for every cancellation the steps can make: the oracle reads them at the end.
     let (events, cancelled) = outbox::holding(64);
-    let link = Arc::new(Link {
+    let link = Arc::new(Running {
         events,
         routes: routes.clone(),
         thread: Mutex::new(None),

@@ -18,13 +18,13 @@ use tokio::sync::mpsc::Sender;
 use tokio::sync::mpsc::error::TrySendError;
 
 /// One session's loop, as the handlers reach it.
-pub(super) struct Link {
+pub(super) struct Running {
     pub(super) events: Feed,
     pub(super) routes: Arc<Mutex<Routes>>,
     pub(super) thread: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
-impl Link {
+impl Running {
     pub(super) fn ended(&self) -> bool {
         lock(&self.thread)
             .as_ref()

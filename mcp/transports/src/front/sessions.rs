@@ -1,7 +1,7 @@
 //! The legacy sessions a front holds: each by its `Mcp-Session-Id`, when each was last
 //! used, and those ended whose servers may still run, which count toward the limit.
 
-use super::routes::Link;
+use super::routes::Running;
 use crate::Event;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -10,12 +10,12 @@ use std::sync::Arc;
 #[derive(Default)]
 pub(super) struct Sessions {
     /// Each, by its `Mcp-Session-Id`, with when it was last used.
-    pub(super) open: HashMap<String, (Arc<Link>, u64)>,
+    pub(super) open: HashMap<String, (Arc<Running>, u64)>,
     /// How many are being opened: each holds a place while its server starts, outside
     /// the lock, so that requests to other sessions do not wait on it.
     pub(super) opening: usize,
     /// Sessions ended (evicted, or DELETEd) whose servers may still be running.
-    pub(super) ending: Vec<Arc<Link>>,
+    pub(super) ending: Vec<Arc<Running>>,
     /// The uses of sessions so far: the clock "last used" is read on. A count, not the
     /// time: nothing a client or the machine's clock does can reorder it.
     pub(super) uses: u64,
@@ -23,7 +23,7 @@ pub(super) struct Sessions {
 
 impl Sessions {
     /// The session `id`, marked as used now.
-    pub(super) fn touch(&mut self, id: &str) -> Option<Arc<Link>> {
+    pub(super) fn touch(&mut self, id: &str) -> Option<Arc<Running>> {
         self.uses += 1;
         let now = self.uses;
         let (link, used) = self.open.get_mut(id)?;
@@ -32,7 +32,7 @@ impl Sessions {
     }
 
     /// Adds a session, as used now.
-    pub(super) fn add(&mut self, id: String, link: Arc<Link>) {
+    pub(super) fn add(&mut self, id: String, link: Arc<Running>) {
         self.uses += 1;
         self.open.insert(id, (link, self.uses));
     }

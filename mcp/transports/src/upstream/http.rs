@@ -188,7 +188,7 @@ fn variable_of(variable: &str, flag: &str) -> Result<String, Error> {
 
 /// The server at a URL, as the loop drives it.
 pub struct Http {
-    link: Link,
+    link: Connection,
     /// Messages to send, in order, to the thread that sends them.
     outbox: Option<Sender<(Vec<u8>, Outline)>>,
     /// The bytes of those not yet sent: the client is not read from while they are over
@@ -202,7 +202,7 @@ const IN_FLIGHT_AT_MOST: usize = 64;
 
 /// What every request needs, shared by the threads that make them.
 #[derive(Clone)]
-struct Link {
+struct Connection {
     remote: Arc<Remote>,
     agent: ureq::Agent,
     session: Arc<Mutex<Established>>,
@@ -246,7 +246,7 @@ impl Http {
             .max_redirects(0)
             .build()
             .new_agent();
-        let link = Link {
+        let link = Connection {
             remote: Arc::new(remote),
             agent,
             session: Arc::default(),
@@ -324,7 +324,7 @@ impl Http {
     }
 }
 
-impl Link {
+impl Connection {
     fn lock(&self) -> std::sync::MutexGuard<'_, Established> {
         self.session.lock().unwrap_or_else(PoisonError::into_inner)
     }

@@ -9,12 +9,12 @@
 //! and a stream that ends ends the session, so that every request still waiting is
 //! answered.
 
-use super::{Link, Outline};
+use super::{Connection, Outline};
 use crate::Event;
 use reasons_mcp::sse;
 use std::sync::mpsc::{self, Sender};
 
-impl Link {
+impl Connection {
     /// Opens the server's event stream and waits for its endpoint, the URL every message
     /// goes to, or says why there is none.
     pub(super) fn open_legacy(&self) -> Result<String, String> {
