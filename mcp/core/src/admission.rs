@@ -98,21 +98,18 @@ pub struct Route {
 /// counts) are refused, under the request's id, as the session would refuse them.
 pub fn route(read: &Read) -> Result<Route, Refusal> {
     let (id, params) = match &read.message {
-        Ok(Message::Request { id, params, .. }) => (Some(id), *params),
-        Ok(Message::Notification { params, .. }) => (None, *params),
+        Ok(Message::Request { id, params, .. }) => (Some(id), params.as_ref()),
+        Ok(Message::Notification { params, .. }) => (None, params.as_ref()),
         _ => (None, None),
     };
-    let members = params.and_then(reasons_transform::json::Object::parse);
-    let members = members.map(|params| params.members).unwrap_or_default();
-    if let Some(why) = jsonrpc::repeated(&members) {
+    if let Some(why) = params.and_then(jsonrpc::Params::repeated) {
         return Err(Refusal::new(
             id.cloned(),
             INVALID_PARAMS,
             format!("the params {why}"),
         ));
     }
-    let meta = jsonrpc::member(&members, "_meta");
-    let in_meta = |key: &str| meta.and_then(|meta| jsonrpc::at(meta, &[key]));
+    let in_meta = |key: &str| params.and_then(|params| params.in_meta(key));
     Ok(Route {
         modern: in_meta(VERSION_KEY).is_some(),
         token: in_meta("progressToken")

@@ -71,9 +71,9 @@ pub enum About {
 impl About {
     /// What `read`, a message the proxy read, is about.
     pub(crate) fn of(read: &Read) -> About {
-        // The request a note's params name under `path`, and where.
-        let named = |params: &Option<&str>, path: &[&str]| {
-            let named = jsonrpc::at((*params)?, path)?;
+        // The request a note's params name, and where.
+        let named = |named: Option<&str>| {
+            let named = named?;
             Some((Id::parse(named)?, jsonrpc::span(read.text, named)))
         };
         match &read.message {
@@ -86,15 +86,23 @@ impl About {
                 at: jsonrpc::span(read.text, named),
             },
             Ok(Message::Notification { method, params }) if method == "notifications/progress" => {
-                named(params, &["progressToken"])
-                    .map_or(About::Other, |(token, at)| About::Progress { token, at })
+                named(
+                    params
+                        .as_ref()
+                        .and_then(|params| params.get("progressToken")),
+                )
+                .map_or(About::Other, |(token, at)| About::Progress { token, at })
             }
             Ok(Message::Notification { method, params }) if method == "notifications/cancelled" => {
-                named(params, &["requestId"])
+                named(params.as_ref().and_then(|params| params.get("requestId")))
                     .map_or(About::Other, |(id, at)| About::Cancelled { id, at })
             }
-            Ok(Message::Notification { params, .. }) => named(params, &["_meta", SUBSCRIPTION])
-                .map_or(About::Other, |(id, at)| About::Listened { id, at }),
+            Ok(Message::Notification { params, .. }) => named(
+                params
+                    .as_ref()
+                    .and_then(|params| params.in_meta(SUBSCRIPTION)),
+            )
+            .map_or(About::Other, |(id, at)| About::Listened { id, at }),
             _ => About::Other,
         }
     }

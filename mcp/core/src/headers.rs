@@ -50,16 +50,14 @@ impl ParamHeaders {
     /// annotations break the rules (not a header token, repeated, on no plain property
     /// path, in a schema that repeats a key) gets none: a header the server could
     /// misread is not sent.
-    pub fn learn(&mut self, result: &str) {
-        let Some(page) = Page::read(result) else {
-            return;
-        };
-        for tool in page.tools {
-            let Some(name) = jsonrpc::at(tool, &["name"]).and_then(json::string) else {
+    pub fn learn(&mut self, page: &Page) {
+        for (at, name) in page.names().into_iter().enumerate() {
+            let Some(name) = name else {
                 continue;
             };
             let mut mirrored = Vec::new();
-            let readable = jsonrpc::at(tool, &["inputSchema"])
+            let readable = page
+                .member(at, "inputSchema")
                 .is_none_or(|schema| collect(schema, &mut Vec::new(), &mut mirrored));
             let mut seen = HashSet::new();
             let valid = readable
@@ -201,6 +199,13 @@ mod tests {
         value.to_string()
     }
 
+    /// What `headers` learn from a listing's `result`, read as the proxy reads it.
+    fn learn(headers: &mut ParamHeaders, result: &str) {
+        if let Some(page) = Page::read(result) {
+            headers.learn(&page);
+        }
+    }
+
     #[test]
     fn values_are_encoded_as_the_specification_shows() {
         // The specification's own table of examples.
@@ -221,15 +226,18 @@ mod tests {
     #[test]
     fn params_are_read_from_the_arguments_as_forwarded() {
         let mut headers = ParamHeaders::default();
-        headers.learn(&result(json!({"tools": [{
-            "name": "sql",
-            "inputSchema": {"type": "object", "properties": {
-                "region": {"type": "string", "x-mcp-header": "Region"},
-                "options": {"properties": {"dry": {"type": "boolean", "x-mcp-header": "Dry"}}},
-                "limit": {"type": "integer", "x-mcp-header": "Limit"},
-                "query": {"type": "string"}
-            }}
-        }]})));
+        learn(
+            &mut headers,
+            &result(json!({"tools": [{
+                "name": "sql",
+                "inputSchema": {"type": "object", "properties": {
+                    "region": {"type": "string", "x-mcp-header": "Region"},
+                    "options": {"properties": {"dry": {"type": "boolean", "x-mcp-header": "Dry"}}},
+                    "limit": {"type": "integer", "x-mcp-header": "Limit"},
+                    "query": {"type": "string"}
+                }}
+            }]})),
+        );
         let arguments = r#"{"region":"eu","options":{"dry":true},"limit":null}"#;
         let mut got = headers.of("sql", arguments);
         got.sort();
@@ -246,16 +254,19 @@ mod tests {
     #[test]
     fn a_tool_whose_annotations_break_the_rules_gets_no_headers() {
         let mut headers = ParamHeaders::default();
-        headers.learn(&result(json!({"tools": [
-            {"name": "twice", "inputSchema": {"properties": {
-                "a": {"x-mcp-header": "Same"}, "b": {"x-mcp-header": "same"}}}},
-            {"name": "spaced", "inputSchema": {"properties": {
-                "a": {"x-mcp-header": "Not a token"}}}}
-        ]})));
+        learn(
+            &mut headers,
+            &result(json!({"tools": [
+                {"name": "twice", "inputSchema": {"properties": {
+                    "a": {"x-mcp-header": "Same"}, "b": {"x-mcp-header": "same"}}}},
+                {"name": "spaced", "inputSchema": {"properties": {
+                    "a": {"x-mcp-header": "Not a token"}}}}
+            ]})),
+        );
         // A schema that repeats a key reads two ways: no header is sent from it.
         let repeated = r#"{"tools":[{"name":"repeats","inputSchema":{"properties":{
             "a":{"x-mcp-header":"A"},"a":{"x-mcp-header":"B"}}}}]}"#;
-        headers.learn(repeated);
+        learn(&mut headers, repeated);
         let arguments = r#"{"a":"x","b":"y"}"#;
         assert!(headers.of("twice", arguments).is_empty());
         assert!(headers.of("spaced", arguments).is_empty());
@@ -312,7 +323,7 @@ mod tests {
             tools.push(tool(format!("valid{at}"), properties));
         }
         let mut headers = ParamHeaders::default();
-        headers.learn(&result(json!({ "tools": tools })));
+        learn(&mut headers, &result(json!({ "tools": tools })));
         for (at, properties) in broken.iter().enumerate() {
             assert!(
                 headers.breaks_rules(&format!("broken{at}")),
@@ -326,9 +337,10 @@ mod tests {
             );
         }
         // A tool listed again without the fault is no longer held to it.
-        headers.learn(&result(
-            json!({"tools": [tool("broken0".into(), &valid[0])]}),
-        ));
+        learn(
+            &mut headers,
+            &result(json!({"tools": [tool("broken0".into(), &valid[0])]})),
+        );
         assert!(!headers.breaks_rules("broken0"));
     }
 

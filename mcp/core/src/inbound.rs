@@ -45,19 +45,17 @@ pub fn check(read: &Read, header: impl Fn(&str) -> Option<String>) -> Result<(),
     let (id, method, params) = match &read.message {
         Ok(Message::Request {
             id, method, params, ..
-        }) => (Some(id), method, *params),
-        Ok(Message::Notification { method, params }) => (None, method, *params),
+        }) => (Some(id), method, params.as_ref()),
+        Ok(Message::Notification { method, params }) => (None, method, params.as_ref()),
         _ => return Ok(()),
     };
     let refuse = |status: u16, code: i64, message: String| Rejected {
         status,
         refusal: Box::new(Refusal::new(id.cloned(), code, message)),
     };
-    let members = params
-        .and_then(|params| jsonrpc::unique(params).ok())
-        .unwrap_or_default();
-    let meta = jsonrpc::member(&members, "_meta");
-    let in_meta = |key: &str| meta.and_then(|meta| jsonrpc::at(meta, &[key]));
+    let member = |key: &str| params.and_then(|params| params.get(key));
+    let meta = member("_meta");
+    let in_meta = |key: &str| params.and_then(|params| params.in_meta(key));
     let said = header("mcp-protocol-version");
     let Some(claim) = in_meta(VERSION_KEY) else {
         // No envelope: an earlier revision's message, unless its header says otherwise.
@@ -91,8 +89,8 @@ pub fn check(read: &Read, header: impl Fn(&str) -> Option<String>) -> Result<(),
     }
     disagrees("Mcp-Method", header("mcp-method"), method).map_err(|why| mismatch(refuse, why))?;
     let named = match method.as_str() {
-        "tools/call" | "prompts/get" => jsonrpc::member(&members, "name"),
-        "resources/read" => jsonrpc::member(&members, "uri"),
+        "tools/call" | "prompts/get" => member("name"),
+        "resources/read" => member("uri"),
         _ => None,
     };
     if let Some(name) = named.and_then(json::string) {

@@ -18,7 +18,7 @@ mod read;
 mod write;
 
 pub use id::Id;
-pub use params::{CallParams, Page, meta};
+pub use params::{CallParams, Page, Params};
 pub use parsed::Parsed;
 pub(crate) use places::moved;
 pub use places::{at, replace, span};

@@ -4,7 +4,7 @@
 //! the protocol version its `_meta` names and the `Mcp-Param-*` headers of a call's
 //! arguments as forwarded (after the reason came off, so that no header can carry it).
 
-use crate::jsonrpc::{self, Id, Message, Read};
+use crate::jsonrpc::{Id, Message, Params, Read};
 use reasons_transform::json;
 
 /// The `_meta` key a 2026-07-28 request carries its protocol version under.
@@ -45,7 +45,7 @@ impl Outline {
     pub(crate) fn of(read: &Read, forwarded: Option<&str>) -> Outline {
         let (method, params) = match &read.message {
             Ok(Message::Request { method, params, .. })
-            | Ok(Message::Notification { method, params }) => (method, *params),
+            | Ok(Message::Notification { method, params }) => (method, params.as_ref()),
             _ => return Outline::default(),
         };
         Outline::request(request_id(read), method, params, forwarded)
@@ -55,17 +55,14 @@ impl Outline {
     pub(crate) fn request(
         id: Option<Id>,
         method: &str,
-        params: Option<&str>,
+        params: Option<&Params>,
         forwarded: Option<&str>,
     ) -> Outline {
-        // The params' members, read once for every part taken from them (params that
-        // repeat a key have none: no part of them is taken).
-        let members = params
-            .and_then(|params| jsonrpc::unique(params).ok())
-            .unwrap_or_default();
-        let part = |key: &str| jsonrpc::member(&members, key);
+        // Taken from the params as they were read (params that repeat a key have no
+        // member: no part of them is taken).
+        let part = |key: &str| params.and_then(|params| params.get(key));
         let text = |key: &str| part(key).and_then(json::string);
-        let version = part("_meta").and_then(|meta| jsonrpc::at(meta, &[VERSION_KEY]));
+        let version = params.and_then(|params| params.in_meta(VERSION_KEY));
         Outline {
             ids: id.into_iter().collect(),
             method: Some(method.to_string()),

@@ -13,8 +13,8 @@ use crate::audit::{self, Audit, Outcome};
 use crate::delivery::{About, Delivery};
 use crate::headers::ParamHeaders;
 use crate::jsonrpc::{
-    self, CallParams, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, Id, Line, Message, Parsed,
-    Read, Refusal,
+    self, CallParams, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, Id, Line, Message, Page,
+    Params, Parsed, Read, Refusal,
 };
 use crate::layer::{Layer, Routing};
 use crate::outline::{self, Outline};
@@ -366,23 +366,31 @@ impl<L: Layer> Proxy<L> {
                     return Fate::Answer(jsonrpc::error(Some(id), INVALID_REQUEST, why));
                 }
                 let kind = match method.as_str() {
-                    "tools/call" => return self.call(read.text, id, *params, release, batch),
-                    "tools/list" => match params.map(|params| jsonrpc::unique(params)) {
-                        // Whether it asks for a later page decides whether its answer is a
-                        // whole catalogue: that must be read as the server reads it.
-                        Some(Err(why)) => {
-                            let why = format!("the params {why}; the request was not sent");
-                            return Fate::Answer(jsonrpc::error(Some(id), INVALID_PARAMS, &why));
+                    "tools/call" => {
+                        return self.call(read.text, id, params.as_ref(), release, batch);
+                    }
+                    "tools/list" => {
+                        match params.as_ref().map(|params| (params, params.members())) {
+                            // Whether it asks for a later page decides whether its answer is a
+                            // whole catalogue: that must be read as the server reads it.
+                            Some((_, Err(why))) => {
+                                let why = format!("the params {why}; the request was not sent");
+                                return Fate::Answer(jsonrpc::error(
+                                    Some(id),
+                                    INVALID_PARAMS,
+                                    &why,
+                                ));
+                            }
+                            Some((params, Ok(members))) => Kind::List {
+                                cursor: jsonrpc::member(members, "cursor").is_some(),
+                                caller: self.caller_of(Some(params)),
+                            },
+                            None => Kind::List {
+                                cursor: false,
+                                caller: None,
+                            },
                         }
-                        Some(Ok(members)) => Kind::List {
-                            cursor: jsonrpc::member(&members, "cursor").is_some(),
-                            caller: self.caller_of(*params),
-                        },
-                        None => Kind::List {
-                            cursor: false,
-                            caller: None,
-                        },
-                    },
+                    }
                     "initialize" => {
                         self.handshake = Handshake::Waiting;
                         Kind::Initialize
@@ -421,7 +429,7 @@ impl<L: Layer> Proxy<L> {
         &mut self,
         text: &str,
         id: &Id,
-        params: Option<&str>,
+        params: Option<&Params>,
         release: &Release,
         batch: Option<u64>,
     ) -> Fate {
@@ -678,10 +686,12 @@ impl<L: Layer> Proxy<L> {
         }
         match pending.kind {
             Kind::List { cursor, caller } => {
-                if let Some(result) = result {
-                    self.params.learn(result);
+                // Read once, for the headers its tools declare and for the page itself.
+                let page = result.and_then(Page::read);
+                if let Some(page) = &page {
+                    self.params.learn(page);
                 }
-                return self.page(read, result, cursor, caller, may_hold);
+                return self.page(read, page, cursor, caller, may_hold);
             }
             Kind::Call(call) => {
                 let outcome = match (result, &read.message) {

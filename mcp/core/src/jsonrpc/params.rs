@@ -1,8 +1,114 @@
-//! The params the proxy acts on: a call's tool and arguments, a request's `_meta`, a
-//! listing's page of tools.
+//! The params the proxy acts on, read once with their message: their members and
+//! `_meta`'s, a call's tool and arguments, a listing's page of tools.
 
-use super::{member, unique};
-use reasons_transform::json::{self, Member};
+use super::{member, repeated, unique};
+use reasons_transform::json::{self, Member, Object};
+
+/// A message's params, read with it: their exact text, and their members when they are
+/// one object whose every key is given once (else why not), and `_meta`'s: every later
+/// step (the call's tool and arguments, the outline, admission, the inbound checks, the
+/// `_meta` the proxy's own requests carry) takes them from here, and none reads the
+/// params again.
+#[derive(Debug)]
+pub struct Params<'a> {
+    /// The params' exact text.
+    pub text: &'a str,
+    /// Their members, repeats included; `None` when they are not one object.
+    members: Option<Vec<Member<'a>>>,
+    /// Why they cannot be read one way only: the first key they repeat.
+    repeated: Option<String>,
+    /// `_meta`'s members, when it is one object whose every key is given once.
+    meta: Option<Vec<Member<'a>>>,
+}
+
+impl<'a> Params<'a> {
+    /// Reads the params whose exact text is `text`.
+    pub fn read(text: &'a str) -> Params<'a> {
+        let members = Object::parse(text).map(|object| object.members);
+        let repeated = members.as_deref().and_then(repeated);
+        let meta = match (&members, &repeated) {
+            (Some(members), None) => member(members, "_meta").and_then(|meta| unique(meta).ok()),
+            _ => None,
+        };
+        Params::of(text, members, repeated, meta)
+    }
+
+    /// Params from their parts, as a kept reading gives them back.
+    pub(super) fn of(
+        text: &'a str,
+        members: Option<Vec<Member<'a>>>,
+        repeated: Option<String>,
+        meta: Option<Vec<Member<'a>>>,
+    ) -> Params<'a> {
+        Params {
+            text,
+            members,
+            repeated,
+            meta,
+        }
+    }
+
+    /// Their members, or why they have none the proxy can read one way only.
+    pub fn members(&self) -> Result<&[Member<'a>], String> {
+        match (&self.members, &self.repeated) {
+            (None, _) => Err("is not a JSON object".into()),
+            (Some(_), Some(why)) => Err(why.clone()),
+            (Some(members), None) => Ok(members),
+        }
+    }
+
+    /// Every member, repeats included; `None` when they are not one object.
+    pub(super) fn all_members(&self) -> Option<&[Member<'a>]> {
+        self.members.as_deref()
+    }
+
+    /// Why they cannot be read one way only: the first key they repeat.
+    pub fn repeated(&self) -> Option<&str> {
+        self.repeated.as_deref()
+    }
+
+    /// `_meta`'s members, when it is one readable object.
+    pub(super) fn meta_members(&self) -> Option<&[Member<'a>]> {
+        self.meta.as_deref()
+    }
+
+    /// The exact text of the member `key`; `None` when there is none, or the params
+    /// cannot be read one way only.
+    pub fn get(&self, key: &str) -> Option<&'a str> {
+        member(self.members().ok()?, key)
+    }
+
+    /// The value of the string member `key`.
+    pub fn string(&self, key: &str) -> Option<String> {
+        self.get(key).and_then(json::string)
+    }
+
+    /// The exact text of `_meta`'s member `key`.
+    pub fn in_meta(&self, key: &str) -> Option<&'a str> {
+        member(self.meta.as_deref()?, key)
+    }
+
+    /// The request's `_meta`, which a 2026-07-28 request carries its protocol version
+    /// and capabilities in, for the proxy's own requests to carry the same: as JSON
+    /// text, without the `progressToken` that belongs to that one request.
+    pub fn meta_without_token(&self) -> Option<String> {
+        let kept: Vec<String> = self
+            .meta
+            .as_deref()?
+            .iter()
+            .filter(|member| member.key.as_ref() != b"progressToken")
+            .map(|Member { key, value }| {
+                let key = String::from_utf8_lossy(key);
+                format!(
+                    "{}:{}",
+                    serde_json::to_string(&key).unwrap_or_default(),
+                    value
+                )
+            })
+            .collect();
+        Some(format!("{{{}}}", kept.join(",")))
+    }
+}
 
 /// The parts of `tools/call`'s params the proxy reads.
 pub struct CallParams<'a> {
@@ -13,14 +119,17 @@ pub struct CallParams<'a> {
 }
 
 impl<'a> CallParams<'a> {
-    /// Reads `params`, or says what makes it a call no server could run as sent.
-    pub fn read(params: Option<&'a str>) -> Result<CallParams<'a>, String> {
+    /// Takes a call's tool and arguments from its `params`, or says what makes it a
+    /// call no server could run as sent.
+    pub fn read(params: Option<&Params<'a>>) -> Result<CallParams<'a>, String> {
         let params = params.ok_or("a tools/call without params")?;
-        let members = unique(params).map_err(|why| format!("the params {why}"))?;
-        let name = member(&members, "name")
+        let members = params
+            .members()
+            .map_err(|why| format!("the params {why}"))?;
+        let name = member(members, "name")
             .and_then(json::string)
             .ok_or("the tool's name is not text")?;
-        let arguments = match member(&members, "arguments") {
+        let arguments = match member(members, "arguments") {
             None => None,
             Some(arguments) if arguments.starts_with('{') => Some(arguments),
             Some(_) => return Err("the arguments are not a JSON object".into()),
@@ -29,33 +138,17 @@ impl<'a> CallParams<'a> {
     }
 }
 
-/// The request's `params._meta`, which a 2026-07-28 request carries its protocol
-/// version and capabilities in, for the proxy's own requests to carry the same: as JSON
-/// text, without the `progressToken` that belongs to that one request.
-pub fn meta(params: Option<&str>) -> Option<String> {
-    let meta = member(&unique(params?).ok()?, "_meta")?;
-    let members = unique(meta).ok()?;
-    let kept: Vec<String> = members
-        .iter()
-        .filter(|member| member.key.as_ref() != b"progressToken")
-        .map(|Member { key, value }| {
-            let key = String::from_utf8_lossy(key);
-            format!(
-                "{}:{}",
-                serde_json::to_string(&key).unwrap_or_default(),
-                value
-            )
-        })
-        .collect();
-    Some(format!("{{{}}}", kept.join(",")))
-}
-
-/// A `tools/list` result, as far as the proxy reads it.
+/// A `tools/list` result, as far as the proxy reads it: read once, and shared by every
+/// step that takes something from it (the headers a tool declares, the catalogue's
+/// names, the page the client gets).
 pub struct Page<'a> {
     /// The `tools` member's exact text: what the proxy replaces.
     pub array: &'a str,
     /// Each declaration's exact text.
     pub tools: Vec<&'a str>,
+    /// Each declaration's top-level members, read once; `None` for one that is not an
+    /// object whose every key is given once.
+    pub members: Vec<Option<Vec<Member<'a>>>>,
     /// The cursor for the next page, if there is one.
     pub next_cursor: Option<&'a str>,
 }
@@ -71,11 +164,25 @@ impl<'a> Page<'a> {
         if next_cursor.is_some_and(|cursor| json::string(cursor).is_none()) {
             return None;
         }
+        let declarations = json::elements(tools)?;
         Some(Page {
             array: tools,
-            tools: json::elements(tools)?,
+            members: declarations.iter().map(|tool| unique(tool).ok()).collect(),
+            tools: declarations,
             next_cursor,
         })
+    }
+
+    /// The exact text of the member `key` of the declaration at `at`.
+    pub fn member(&self, at: usize, key: &str) -> Option<&'a str> {
+        member(self.members.get(at)?.as_deref()?, key)
+    }
+
+    /// Each declaration's `name`, `None` where it has none that is text.
+    pub fn names(&self) -> Vec<Option<String>> {
+        (0..self.tools.len())
+            .map(|at| self.member(at, "name").and_then(json::string))
+            .collect()
     }
 }
 
@@ -86,7 +193,7 @@ mod tests {
     #[test]
     fn call_params_are_read_strictly() {
         // R18
-        let params = |text| CallParams::read(Some(text));
+        let params = |text| CallParams::read(Some(&Params::read(text)));
         assert_eq!(
             params(r#"{"name":"a","arguments":{"x":1}}"#).unwrap().name,
             "a"

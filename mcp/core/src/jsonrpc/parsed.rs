@@ -4,7 +4,9 @@
 //! request in place of its client's goes in by the places the reading found.
 
 use super::read::{not_utf8, read_text};
-use super::{Id, Line, Message, Read, Refusal, moved, span};
+use super::{Id, Line, Message, Params, Read, Refusal, moved, span};
+use reasons_transform::json::Member;
+use std::borrow::Cow;
 use std::ops::Range;
 
 /// A line that was read: a message or a batch, each message taken or refused.
@@ -34,17 +36,85 @@ enum Placed {
         id: Id,
         named: Range<usize>,
         method: String,
-        params: Option<Range<usize>>,
+        params: Option<PlacedParams>,
     },
     Notification {
         method: String,
-        params: Option<Range<usize>>,
+        params: Option<PlacedParams>,
     },
     Response {
         id: Option<Id>,
         named: Range<usize>,
         result: Option<Range<usize>>,
     },
+}
+
+/// [`Params`], kept as places in the line: their text, and the values of their members
+/// and of `_meta`'s, each under its decoded key.
+#[derive(Debug)]
+struct PlacedParams {
+    text: Range<usize>,
+    members: Option<Vec<PlacedMember>>,
+    repeated: Option<String>,
+    meta: Option<Vec<PlacedMember>>,
+}
+
+/// A member's decoded key, and where its value lies in the line.
+#[derive(Debug)]
+struct PlacedMember {
+    key: Box<[u8]>,
+    value: Range<usize>,
+}
+
+impl PlacedParams {
+    fn of(text: &str, params: &Params) -> PlacedParams {
+        let place = |part: &str| span(text, part);
+        let placed = |members: &[Member]| -> Vec<PlacedMember> {
+            members
+                .iter()
+                .map(|member| PlacedMember {
+                    key: member.key.as_ref().into(),
+                    value: place(member.value),
+                })
+                .collect()
+        };
+        PlacedParams {
+            text: place(params.text),
+            members: params.all_members().map(placed),
+            repeated: params.repeated().map(str::to_string),
+            meta: params.meta_members().map(placed),
+        }
+    }
+
+    fn read<'a>(&'a self, text: &'a str) -> Params<'a> {
+        let members = |placed: &'a [PlacedMember]| -> Vec<Member<'a>> {
+            placed
+                .iter()
+                .map(|member| Member {
+                    key: Cow::Borrowed(&member.key),
+                    value: &text[member.value.clone()],
+                })
+                .collect()
+        };
+        Params::of(
+            &text[self.text.clone()],
+            self.members.as_deref().map(members),
+            self.repeated.clone(),
+            self.meta.as_deref().map(members),
+        )
+    }
+
+    /// Every place it keeps, to move as the line is edited.
+    fn places(&mut self) -> Vec<&mut Range<usize>> {
+        let mut places = vec![&mut self.text];
+        if let Some(members) = &mut self.members {
+            places.extend(members.iter_mut().map(|member| &mut member.value));
+        }
+        if let Some(meta) = &mut self.meta {
+            places.extend(meta.iter_mut().map(|member| &mut member.value));
+        }
+        places
+    }
 }
 
 impl Parsed {
@@ -120,13 +190,19 @@ impl Parsed {
             match &mut kept.message {
                 Ok(Placed::Request { named, params, .. }) => {
                     moved(named);
-                    params.iter_mut().for_each(moved);
+                    params
+                        .iter_mut()
+                        .flat_map(PlacedParams::places)
+                        .for_each(moved);
                 }
                 Ok(Placed::Response { named, result, .. }) => {
                     moved(named);
                     result.iter_mut().for_each(moved);
                 }
-                Ok(Placed::Notification { params, .. }) => params.iter_mut().for_each(moved),
+                Ok(Placed::Notification { params, .. }) => params
+                    .iter_mut()
+                    .flat_map(PlacedParams::places)
+                    .for_each(moved),
                 Err(_) => {}
             }
         }
@@ -151,11 +227,11 @@ impl Kept {
                     id: id.clone(),
                     named: place(named),
                     method: method.clone(),
-                    params: params.map(place),
+                    params: params.as_ref().map(|params| PlacedParams::of(text, params)),
                 },
                 Message::Notification { method, params } => Placed::Notification {
                     method: method.clone(),
-                    params: params.map(place),
+                    params: params.as_ref().map(|params| PlacedParams::of(text, params)),
                 },
                 Message::Response { id, named, result } => Placed::Response {
                     id: id.clone(),
@@ -170,7 +246,7 @@ impl Kept {
     }
 
     /// The message again, as a [`Read`] of the line `text`.
-    fn read<'a>(&self, text: &'a str) -> Read<'a> {
+    fn read<'a>(&'a self, text: &'a str) -> Read<'a> {
         let at = |place: &Range<usize>| &text[place.clone()];
         let message = self
             .message
@@ -186,11 +262,11 @@ impl Kept {
                     id: id.clone(),
                     named: at(named),
                     method: method.clone(),
-                    params: params.as_ref().map(at),
+                    params: params.as_ref().map(|params| params.read(text)),
                 },
                 Placed::Notification { method, params } => Message::Notification {
                     method: method.clone(),
-                    params: params.as_ref().map(at),
+                    params: params.as_ref().map(|params| params.read(text)),
                 },
                 Placed::Response { id, named, result } => Message::Response {
                     id: id.clone(),
@@ -207,7 +283,7 @@ impl Kept {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{at, read_line};
+    use super::super::read_line;
     use super::*;
 
     /// What a reading says, as text to compare: each message's text, and its parts.
@@ -277,7 +353,7 @@ mod tests {
         let Ok(Message::Request { params, .. }) = &read.message else {
             panic!("a request")
         };
-        let token = at(params.unwrap(), &["_meta", "progressToken"]).unwrap();
+        let token = params.as_ref().unwrap().in_meta("progressToken").unwrap();
         let token = span(parsed.text(), token);
         let own = Id::front();
         let renamed = parsed.renamed(&own, Some(token)).unwrap();

@@ -2,7 +2,7 @@
 //! strictly, as a server's parser reads it, or refused with the error that answers it.
 
 use super::write::error_with_data;
-use super::{INVALID_REQUEST, Id, PARSE_ERROR};
+use super::{INVALID_REQUEST, Id, PARSE_ERROR, Params};
 use reasons_transform::json::{self, Member, Object};
 
 /// A message, read.
@@ -16,15 +16,15 @@ pub enum Message<'a> {
         named: &'a str,
         /// The method, decoded.
         method: String,
-        /// The params' exact text.
-        params: Option<&'a str>,
+        /// The params, read.
+        params: Option<Params<'a>>,
     },
     /// A method and no id.
     Notification {
         /// The method, decoded.
         method: String,
-        /// The params' exact text.
-        params: Option<&'a str>,
+        /// The params, read.
+        params: Option<Params<'a>>,
     },
     /// An id (`None`: null, for an error about a request whose id was unreadable) and a
     /// result or an error; `named` is the id's exact text, a slice of the message.
@@ -172,7 +172,7 @@ fn envelope(text: &str) -> Result<Message<'_>, Refusal> {
     if member(&members, "jsonrpc").and_then(json::wtf8).as_deref() != Some(b"2.0") {
         return Err(invalid(known_id, "the message is not JSON-RPC 2.0".into()));
     }
-    let params = member(&members, "params");
+    let params = member(&members, "params").map(Params::read);
     match member(&members, "method") {
         Some(method) => {
             let method = json::string(method)

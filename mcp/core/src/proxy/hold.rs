@@ -14,7 +14,7 @@
 use super::{Handshake, Out, Proxy, Relay, Release};
 use crate::Now;
 use crate::delivery::{About, Delivery};
-use crate::jsonrpc::{self, CallParams, Id, Line, Message, Page, Parsed, Read};
+use crate::jsonrpc::{self, CallParams, Id, Line, Message, Page, Params, Parsed, Read};
 use crate::layer::Layer;
 use crate::outline::Outline;
 use reasons_transform::Json;
@@ -84,6 +84,8 @@ pub(super) struct OwnListing {
     pub(super) exchange: u64,
     pub(super) started: Instant,
     pub(super) tools: Vec<Json>,
+    /// Each of `tools`' names, as its page read it.
+    pub(super) names: Vec<Option<String>>,
     pub(super) cursors: HashSet<String>,
 }
 
@@ -125,15 +127,15 @@ impl<L: Layer> Proxy<L> {
             Line::Batch(reads) => reads.as_slice(),
         };
         reads.iter().find_map(|read| match &read.message {
-            Ok(Message::Request { params, .. }) => self.caller_of(*params),
+            Ok(Message::Request { params, .. }) => self.caller_of(params.as_ref()),
             _ => None,
         })
     }
 
     /// Whom a listing for a request with `params` would be for (see [`Caller`]).
-    pub(super) fn caller_of(&self, params: Option<&str>) -> Caller {
+    pub(super) fn caller_of(&self, params: Option<&Params>) -> Caller {
         match self.handshake {
-            Handshake::None => jsonrpc::meta(params),
+            Handshake::None => params.and_then(Params::meta_without_token),
             Handshake::Waiting | Handshake::Done => None,
         }
     }
@@ -181,12 +183,12 @@ impl<L: Layer> Proxy<L> {
     pub(super) fn page(
         &mut self,
         read: &Read,
-        result: Option<&str>,
+        page: Option<Page>,
         cursor: bool,
         caller: Caller,
         may_hold: bool,
     ) -> Relay {
-        let Some(page) = result.and_then(Page::read) else {
+        let Some(page) = page else {
             return Relay::Keep;
         };
         if !cursor && page.next_cursor.is_none() {
@@ -194,7 +196,7 @@ impl<L: Layer> Proxy<L> {
             let generation = self.started;
             self.progress_mut(&caller).started = generation;
             let tools = page.tools.iter().map(|tool| tool.to_string()).collect();
-            self.install(generation, tools, &caller);
+            self.install(generation, tools, page.names(), &caller);
         }
         if self.augments_all(&page.tools) || !may_hold {
             let (text, about) = self.augmented_page(read, &page);
@@ -223,15 +225,16 @@ impl<L: Layer> Proxy<L> {
                 .and_then(|catalogue| catalogue.declarations.get(tool))
                 .map_or(tool.to_string(), Json::clone)
         };
-        // Only where tools are dropped is each declaration's name read again.
-        let kept = |tool: &&&str| {
-            !self.dropping() || name_of(tool).is_none_or(|name| !self.params.breaks_rules(&name))
+        // A tool is dropped by its name, as the page read it.
+        let kept = |name: &Option<String>| {
+            !self.dropping()
+                || name
+                    .as_ref()
+                    .is_none_or(|name| !self.params.breaks_rules(name))
         };
-        let tools: Vec<String> = page
-            .tools
-            .iter()
-            .filter(kept)
-            .map(|tool| augmented(tool))
+        let tools: Vec<String> = (page.tools.iter().zip(page.names()))
+            .filter(|(_, name)| kept(name))
+            .map(|(tool, _)| augmented(tool))
             .collect();
         let tools = format!("[{}]", tools.join(","));
         let about = About::of(read).after(jsonrpc::span(read.text, page.array), tools.len());
@@ -240,7 +243,13 @@ impl<L: Layer> Proxy<L> {
 
     /// Makes `tools`, listing `generation` for `caller`, the catalogue, unless a newer
     /// one is in place.
-    fn install(&mut self, generation: u64, tools: Vec<Json>, caller: &Caller) {
+    fn install(
+        &mut self,
+        generation: u64,
+        tools: Vec<Json>,
+        names: Vec<Option<String>>,
+        caller: &Caller,
+    ) {
         if generation <= self.catalogue_generation() {
             self.listed(caller, generation);
             return;
@@ -256,7 +265,7 @@ impl<L: Layer> Proxy<L> {
         }
         match self.layer.augment(tools.clone()) {
             Ok(listed) => {
-                let names = tools.iter().filter_map(|tool| name_of(tool)).collect();
+                let names = names.into_iter().flatten().collect();
                 self.catalogue = Some(Catalogue {
                     generation,
                     names,
@@ -412,6 +421,7 @@ impl<L: Layer> Proxy<L> {
             exchange,
             started: self.now.instant,
             tools: Vec::new(),
+            names: Vec::new(),
             cursors: HashSet::new(),
         });
     }
@@ -434,9 +444,11 @@ impl<L: Layer> Proxy<L> {
         }
         let params = (!params.is_empty()).then(|| format!("{{{}}}", params.join(",")));
         let params = params.as_deref();
+        // The proxy's own params, read as any request's are, for its outline.
+        let read = params.map(Params::read);
         let outline = Outline {
             own: true,
-            ..Outline::request(Some(id.clone()), "tools/list", params, None)
+            ..Outline::request(Some(id.clone()), "tools/list", read.as_ref(), None)
         };
         let line = jsonrpc::request(&id, "tools/list", params).into_bytes();
         out.push(self.for_server(line, outline));
@@ -449,8 +461,7 @@ impl<L: Layer> Proxy<L> {
         let Some(mut listing) = self.listing.take() else {
             return;
         };
-        let Some((result, page)) = result.and_then(|result| Some((result, Page::read(result)?)))
-        else {
+        let Some(page) = result.and_then(Page::read) else {
             let said = jsonrpc::at(text, &["error", "message"]).and_then(json::string);
             let why = match said {
                 Some(message) => format!("the server answered: {message}"),
@@ -460,10 +471,11 @@ impl<L: Layer> Proxy<L> {
             self.fail(&listing.caller, listing.generation, why);
             return;
         };
-        self.params.learn(result);
+        self.params.learn(&page);
         listing
             .tools
             .extend(page.tools.iter().map(|tool| tool.to_string()));
+        listing.names.extend(page.names());
         if let Some(cursor) = page.next_cursor {
             let repeated = !listing.cursors.insert(cursor.to_string());
             if repeated || listing.cursors.len() >= MOST_PAGES {
@@ -479,7 +491,12 @@ impl<L: Layer> Proxy<L> {
             self.listing = Some(listing);
             return;
         }
-        self.install(listing.generation, listing.tools, &listing.caller);
+        self.install(
+            listing.generation,
+            listing.tools,
+            listing.names,
+            &listing.caller,
+        );
     }
 }
 
@@ -504,18 +521,12 @@ pub(super) fn calls(read: &Line) -> Vec<Option<String>> {
     reads
         .iter()
         .filter_map(|read| match &read.message {
-            Ok(Message::Request { method, params, .. }) if method == "tools/call" => {
-                Some(CallParams::read(*params).ok().map(|params| params.name))
-            }
+            Ok(Message::Request { method, params, .. }) if method == "tools/call" => Some(
+                CallParams::read(params.as_ref())
+                    .ok()
+                    .map(|params| params.name),
+            ),
             _ => None,
         })
         .collect()
-}
-
-/// A declaration's `name`, in any of the four shapes a server could list (MCP's is the
-/// top-level one; the others are kept for a server that lists them).
-fn name_of(declaration: &str) -> Option<String> {
-    let members = jsonrpc::unique(declaration).ok()?;
-    let name = jsonrpc::member(&members, "name")?;
-    json::string(name)
 }
