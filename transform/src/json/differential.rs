@@ -2,7 +2,7 @@
 //! from JSON's alphabet and over random longer ones, both accept the same objects and
 //! read the same members (keys decoded alike, values sliced alike).
 
-use super::Object;
+use super::{Member, Object};
 use proptest::prelude::*;
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
@@ -70,13 +70,27 @@ fn oracle(text: &str) -> Option<Vec<(Vec<u8>, String)>> {
 }
 
 fn ours(text: &str) -> Option<Vec<(Vec<u8>, String)>> {
-    Object::parse(text).map(|object| {
-        object
-            .members
+    let listed = |members: &[Member]| -> Vec<(Vec<u8>, String)> {
+        members
             .iter()
             .map(|member| (member.key.to_vec(), member.value.to_string()))
             .collect()
-    })
+    };
+    let read = Object::parse(text).map(|object| listed(&object.members));
+    // Reading a member's object in the same pass reads the same text, and that member
+    // as reading its value alone does.
+    let with = Object::read_with(text, "a").ok();
+    assert_eq!(
+        with.as_ref().map(|(object, _)| listed(&object.members)),
+        read,
+        "{text:?}"
+    );
+    if let Some((object, inner)) = with {
+        let alone = object.get("a").and_then(Object::parse);
+        let alone = alone.map(|inner| listed(&inner.members));
+        assert_eq!(inner.as_deref().map(listed), alone, "{text:?}");
+    }
+    read
 }
 
 /// Pieces of JSON and of near-JSON, from which texts are put together.

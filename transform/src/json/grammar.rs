@@ -35,6 +35,11 @@ impl<'a> Reader<'a> {
         self.at
     }
 
+    /// The text from `start` to where the reader has got.
+    pub fn since(&self, start: usize) -> Option<&'a str> {
+        self.text.get(start..self.at)
+    }
+
     /// Whether everything was read.
     pub fn at_end(&self) -> bool {
         self.at == self.text.len()

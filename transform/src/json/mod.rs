@@ -83,6 +83,50 @@ impl<'a> Object<'a> {
         Ok(Object { text, members })
     }
 
+    /// Reads `text` as [`Object::read`] does and, in the same pass, the members of its
+    /// member `inner` when that is an object (the last `inner`, when the key repeats):
+    /// a reader that wants a message and its params scans the text once.
+    ///
+    /// ```
+    /// use reasons_transform::json::Object;
+    ///
+    /// let (object, params) = Object::read_with(r#"{"id":1,"params":{"name":"t"}}"#, "params").unwrap();
+    /// assert_eq!(object.members.len(), 2);
+    /// assert_eq!(object.get("params"), Some(r#"{"name":"t"}"#));
+    /// assert_eq!(params.unwrap()[0].value, r#""t""#);
+    /// ```
+    pub fn read_with(text: &'a str, inner: &str) -> Result<(Self, Option<Vec<Member<'a>>>), usize> {
+        let mut members = Vec::new();
+        let mut nested = None;
+        let text = whole(text, b'{', b'}', |reader| {
+            let key = decoded(reader)?;
+            reader.colon()?;
+            let start = reader.at();
+            if *key == *inner.as_bytes() {
+                nested = None;
+                if reader.peek() == Some(b'{') {
+                    let mut inside = Vec::new();
+                    container(reader, b'{', b'}', |reader| {
+                        let key = decoded(reader)?;
+                        reader.colon()?;
+                        let value = reader.value_text()?;
+                        inside.push(Member { key, value });
+                        Some(())
+                    })
+                    .ok()?;
+                    nested = Some(inside);
+                    let value = reader.since(start)?;
+                    members.push(Member { key, value });
+                    return Some(());
+                }
+            }
+            let value = reader.value_text()?;
+            members.push(Member { key, value });
+            Some(())
+        })?;
+        Ok((Object { text, members }, nested))
+    }
+
     /// The value of `key` as JSON parsers read it: the last one when the key repeats.
     pub fn get(&self, key: &str) -> Option<&'a str> {
         self.members
@@ -141,7 +185,7 @@ fn whole<'a>(
     text: &'a str,
     open: u8,
     close: u8,
-    mut item: impl FnMut(&mut Reader<'a>) -> Option<()>,
+    item: impl FnMut(&mut Reader<'a>) -> Option<()>,
 ) -> Result<&'a str, usize> {
     let text = match text.strip_prefix('\u{feff}') {
         Some(rest) if cfg!(feature = "mutant-skip-bom") => rest,
@@ -150,33 +194,46 @@ fn whole<'a>(
     let mut reader = Reader::new(text);
     reader.skip_whitespace();
     let start = reader.at();
-    if !reader.eat(open) {
-        return Err(reader.at());
-    }
-    reader.skip_whitespace();
-    if !reader.eat(close) {
-        loop {
-            item(&mut reader).ok_or(reader.at())?;
-            reader.skip_whitespace();
-            match reader.peek() {
-                Some(b',') => {
-                    reader.eat(b',');
-                    reader.skip_whitespace();
-                }
-                Some(byte) if byte == close => {
-                    reader.eat(close);
-                    break;
-                }
-                _ => return Err(reader.at()),
-            }
-        }
-    }
+    container(&mut reader, open, close, item)?;
     let end = reader.at();
     reader.skip_whitespace();
     if !reader.at_end() {
         return Err(reader.at());
     }
     text.get(start..end).ok_or(end)
+}
+
+/// Reads one object or list from `reader`'s place (`open` and `close` say which), `item`
+/// reading each member or element from its first byte; or the offset of the byte where
+/// the text leaves the grammar.
+fn container<'a>(
+    reader: &mut Reader<'a>,
+    open: u8,
+    close: u8,
+    mut item: impl FnMut(&mut Reader<'a>) -> Option<()>,
+) -> Result<(), usize> {
+    if !reader.eat(open) {
+        return Err(reader.at());
+    }
+    reader.skip_whitespace();
+    if reader.eat(close) {
+        return Ok(());
+    }
+    loop {
+        item(reader).ok_or(reader.at())?;
+        reader.skip_whitespace();
+        match reader.peek() {
+            Some(b',') => {
+                reader.eat(b',');
+                reader.skip_whitespace();
+            }
+            Some(byte) if byte == close => {
+                reader.eat(close);
+                return Ok(());
+            }
+            _ => return Err(reader.at()),
+        }
+    }
 }
 
 /// The value of a JSON string, given its text as a member or an element holds it;

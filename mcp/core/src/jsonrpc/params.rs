@@ -24,7 +24,12 @@ pub struct Params<'a> {
 impl<'a> Params<'a> {
     /// Reads the params whose exact text is `text`.
     pub fn read(text: &'a str) -> Params<'a> {
-        let members = Object::parse(text).map(|object| object.members);
+        Params::with(text, Object::parse(text).map(|object| object.members))
+    }
+
+    /// The params whose exact text is `text` and whose members are `members` (read with
+    /// the message, in the same pass; `None`: they are not an object).
+    pub(super) fn with(text: &'a str, members: Option<Vec<Member<'a>>>) -> Params<'a> {
         let repeated = members.as_deref().and_then(repeated);
         let meta = match (&members, &repeated) {
             (Some(members), None) => member(members, "_meta").and_then(|meta| unique(meta).ok()),

@@ -159,7 +159,13 @@ fn read(text: &str) -> Read<'_> {
 
 fn envelope(text: &str) -> Result<Message<'_>, Refusal> {
     let invalid = |id: Option<Id>, why: String| Refusal::new(id, INVALID_REQUEST, why);
-    let members = unique(text).map_err(|why| invalid(None, format!("the message {why}")))?;
+    // The params' members are read in the same pass as the message's.
+    let (members, inner) = Object::read_with(text, "params")
+        .map(|(object, inner)| (object.members, inner))
+        .map_err(|_| invalid(None, "the message is not a JSON object".into()))?;
+    if let Some(why) = repeated(&members) {
+        return Err(invalid(None, format!("the message {why}")));
+    }
     let named = member(&members, "id");
     let id = match named {
         None => None,
@@ -172,7 +178,7 @@ fn envelope(text: &str) -> Result<Message<'_>, Refusal> {
     if member(&members, "jsonrpc").and_then(json::wtf8).as_deref() != Some(b"2.0") {
         return Err(invalid(known_id, "the message is not JSON-RPC 2.0".into()));
     }
-    let params = member(&members, "params").map(Params::read);
+    let params = member(&members, "params").map(|params| Params::with(params, inner));
     match member(&members, "method") {
         Some(method) => {
             let method = json::string(method)
