@@ -43,7 +43,7 @@ mod yaml;
 
 use anyhow::{Context, bail};
 use files::{read_text, stage_like, write_like};
-use reasons_transform::json::{self as reader, Object};
+use reasons_transform::json::{self as reader, Member, Object, member};
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
@@ -263,11 +263,16 @@ impl<'a> List<'a> {
             Servers::One { ref name, entry } => Ok(vec![(name.clone(), String::new(), entry)]),
             Servers::Named(servers) => Ok(unique(servers, &self.label)?
                 .into_iter()
-                .map(|(name, entry)| {
-                    let name = String::from_utf8_lossy(&name).into_owned();
-                    let pointer = format!("{}/{}", self.pointer, pointer_token(&name));
-                    (name, pointer, entry)
-                })
+                .map(
+                    |Member {
+                         key: name,
+                         value: entry,
+                     }| {
+                        let name = String::from_utf8_lossy(&name).into_owned();
+                        let pointer = format!("{}/{}", self.pointer, pointer_token(&name));
+                        (name, pointer, entry)
+                    },
+                )
                 .collect()),
         }
     }
@@ -279,13 +284,17 @@ fn server_lists<'a>(text: &'a str, file: &Path) -> anyhow::Result<Vec<List<'a>>>
         members_of(text).with_context(|| format!("{} is not a JSON object", file.display()))?;
     let top = no_repeats(top, &file.display().to_string())?;
     let mut lists = Vec::new();
-    let mut found = top.iter().filter(|(key, _)| {
+    let mut found = top.iter().filter(|Member { key, .. }| {
         matches!(
             key.as_ref(),
             b"mcpServers" | b"servers" | b"context_servers"
         )
     });
-    if let Some((key, servers)) = found.next() {
+    if let Some(Member {
+        key,
+        value: servers,
+    }) = found.next()
+    {
         let key = String::from_utf8_lossy(key).into_owned();
         lists.push(List {
             label: format!("{key} of {}", file.display()),
@@ -299,19 +308,26 @@ fn server_lists<'a>(text: &'a str, file: &Path) -> anyhow::Result<Vec<List<'a>>>
     }
     let projects = top
         .iter()
-        .find(|(key, _)| key.as_ref() == b"projects")
-        .filter(|(_, projects)| projects.starts_with('{'));
-    if let Some((_, projects)) = projects {
-        for (path, project) in unique(projects, "the projects")? {
+        .find(|Member { key, .. }| key.as_ref() == b"projects")
+        .filter(|member| member.value.starts_with('{'));
+    if let Some(Member {
+        value: projects, ..
+    }) = projects
+    {
+        for Member {
+            key: path,
+            value: project,
+        } in unique(projects, "the projects")?
+        {
             let path = String::from_utf8_lossy(&path).into_owned();
             let label = format!("projects[{path:?}]");
             let Some(project) = members_of(project) else {
                 continue;
             };
             let project = no_repeats(project, &label)?;
-            if let Some((_, servers)) = project
+            if let Some(Member { value: servers, .. }) = project
                 .iter()
-                .find(|(key, _)| key.as_ref() == b"mcpServers")
+                .find(|Member { key, .. }| key.as_ref() == b"mcpServers")
             {
                 lists.push(List {
                     label: format!("{label}.mcpServers of {}", file.display()),
@@ -324,7 +340,7 @@ fn server_lists<'a>(text: &'a str, file: &Path) -> anyhow::Result<Vec<List<'a>>>
     }
     let one_server = top
         .iter()
-        .any(|(key, _)| matches!(key.as_ref(), b"command" | b"url" | b"type"));
+        .any(|Member { key, .. }| matches!(key.as_ref(), b"command" | b"url" | b"type"));
     if lists.is_empty()
         && one_server
         && let Some(name) = continue_block(file)
@@ -370,8 +386,7 @@ fn unique<'a>(text: &'a str, what: &str) -> anyhow::Result<Vec<Member<'a>>> {
 /// `members`, refused when a key repeats: clients keep its last value, and an edit that
 /// read the first would change what the client does not read.
 fn no_repeats<'a>(members: Vec<Member<'a>>, what: &str) -> anyhow::Result<Vec<Member<'a>>> {
-    let mut seen = std::collections::HashSet::new();
-    if let Some((key, _)) = members.iter().find(|(key, _)| !seen.insert(key.clone())) {
+    if let Some(key) = reader::repeated_key(&members) {
         bail!(
             "{what} gives the key {:?} more than once, which readers take differently: \
              keep one, then try again",
@@ -451,20 +466,10 @@ fn readable(text: &str, file: &Path) -> anyhow::Result<String> {
     String::from_utf8(bytes).context("a comment's characters made spaces")
 }
 
-/// One member of an object: its key, decoded, and its value's exact text.
-type Member<'a> = (Cow<'a, [u8]>, &'a str);
-
 /// The members of the JSON object `text` in order, repeats included, as the workspace's
 /// one reader reads them; `None` when it is not one JSON object.
 fn members_of(text: &str) -> Option<Vec<Member<'_>>> {
-    let object = Object::parse(text)?;
-    Some(
-        object
-            .members
-            .into_iter()
-            .map(|member| (member.key, member.value))
-            .collect(),
-    )
+    Object::parse(text).map(|object| object.members)
 }
 
 /// The value of the JSON string `value`, decoded (WTF-8); `None` for another value.
@@ -474,16 +479,8 @@ fn string(value: &str) -> Option<Vec<u8>> {
 
 /// Where `part` (a slice of `whole`) lies in it.
 fn span(whole: &str, part: &str) -> (usize, usize) {
-    let start = reader::offset_in(whole, part);
-    (start, start + part.len())
-}
-
-/// The value of `key` in an entry's members (each key given once).
-fn member<'a>(members: &[Member<'a>], key: &str) -> Option<&'a str> {
-    members
-        .iter()
-        .find(|(name, _)| name.as_ref() == key.as_bytes())
-        .map(|(_, value)| *value)
+    let at = reader::span(whole, part);
+    (at.start, at.end)
 }
 
 /// Where a stdio server's program is named.
@@ -729,7 +726,7 @@ fn wrap_remote(
         let Ok(headers) = no_repeats(headers, "") else {
             return Fate::Skipped("its `headers` give a name more than once".into());
         };
-        for (name, value) in &headers {
+        for Member { key: name, value } in &headers {
             let Some(value) = string(value) else {
                 return Fate::Skipped("a header's value is not a string".into());
             };
@@ -747,8 +744,8 @@ fn wrap_remote(
     };
     let kept: Vec<String> = members
         .iter()
-        .filter(|(key, _)| remote(key))
-        .map(|(key, value)| format!("{}: {}", key_text(key), value))
+        .filter(|Member { key, .. }| remote(key))
+        .map(|Member { key, value }| format!("{}: {}", key_text(key), value))
         .collect();
     proxied.keep(format!("{{{}}}", kept.join(", ")));
     let mut rebuilt = vec![
@@ -765,8 +762,8 @@ fn wrap_remote(
     rebuilt.extend(
         members
             .iter()
-            .filter(|(key, _)| !remote(key))
-            .map(|(key, value)| format!("{}: {}", key_text(key), value)),
+            .filter(|Member { key, .. }| !remote(key))
+            .map(|Member { key, value }| format!("{}: {}", key_text(key), value)),
     );
     let (start, end) = span(text, entry);
     edits.push((start, end, format!("{{{}}}", rebuilt.join(", "))));
@@ -875,13 +872,16 @@ fn unwrap_remote(
     let added = |key: &[u8]| {
         WRITTEN.iter().any(|written| written.as_bytes() == key) || key == KEPT.as_bytes()
     };
-    let restored: Vec<String> =
-        kept.iter()
-            .chain(members.iter().filter(|(key, _)| {
-                !added(key) && !kept.iter().any(|(restored, _)| restored == key)
-            }))
-            .map(|(key, value)| format!("{}: {}", key_text(key), value))
-            .collect();
+    let restored: Vec<String> = kept
+        .iter()
+        .chain(members.iter().filter(|Member { key, .. }| {
+            !added(key)
+                && !kept
+                    .iter()
+                    .any(|Member { key: restored, .. }| restored == key)
+        }))
+        .map(|Member { key, value }| format!("{}: {}", key_text(key), value))
+        .collect();
     let (start, end) = span(text, entry);
     edits.push((start, end, format!("{{{}}}", restored.join(", "))));
     Fate::Changed

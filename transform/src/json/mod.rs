@@ -282,6 +282,31 @@ pub(crate) fn strings(text: &str) -> Option<Vec<String>> {
     elements(text)?.into_iter().map(string).collect()
 }
 
+/// The value of `key` among `members`, the first it is given: for members known to
+/// give each key once ([`repeated_key`] says whether they do).
+pub fn member<'a>(members: &[Member<'a>], key: &str) -> Option<&'a str> {
+    members
+        .iter()
+        .find(|member| *member.key == *key.as_bytes())
+        .map(|member| member.value)
+}
+
+/// The first key `members` give more than once: where they do, parsers disagree on
+/// which value counts, so a strict reader refuses them.
+pub fn repeated_key<'m>(members: &'m [Member<'_>]) -> Option<&'m [u8]> {
+    let mut seen = alloc::collections::BTreeSet::new();
+    members
+        .iter()
+        .map(|member| member.key.as_ref())
+        .find(|key| !seen.insert(*key))
+}
+
+/// Where `part`, a slice of `whole` (as every value this reader gives is), lies in it.
+pub fn span(whole: &str, part: &str) -> core::ops::Range<usize> {
+    let start = offset_in(whole, part);
+    start..start + part.len()
+}
+
 /// Where `part`, a slice of `whole` (as every value this reader gives is), starts in it.
 pub fn offset_in(whole: &str, part: &str) -> usize {
     (part.as_ptr() as usize).wrapping_sub(whole.as_ptr() as usize)

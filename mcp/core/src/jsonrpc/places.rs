@@ -5,11 +5,7 @@ use super::{member, unique};
 use reasons_transform::json;
 use std::ops::Range;
 
-/// Where `part`, a slice of `whole` (as the reader's values are), lies in it.
-pub fn span(whole: &str, part: &str) -> Range<usize> {
-    let start = json::offset_in(whole, part);
-    start..start + part.len()
-}
+pub use json::span;
 
 /// Moves `at`, a place in a text, as the text's `replaced` place gets `by` bytes in its
 /// stead: a place after it moves with it, a place around it stretches, a place before it

@@ -223,25 +223,16 @@ pub fn unique(text: &str) -> Result<Vec<Member<'_>>, String> {
 
 /// Why `members` cannot be read one way only: the first key they repeat.
 pub fn repeated(members: &[Member<'_>]) -> Option<String> {
-    let mut seen = std::collections::HashSet::new();
-    members
-        .iter()
-        .find(|member| !seen.insert(member.key.as_ref()))
-        .map(|Member { key, .. }| {
-            format!(
-                "repeats the key {:?}, which parsers read differently",
-                String::from_utf8_lossy(key)
-            )
-        })
+    json::repeated_key(members).map(|key| {
+        format!(
+            "repeats the key {:?}, which parsers read differently",
+            String::from_utf8_lossy(key)
+        )
+    })
 }
 
 /// The member `key` of `members`.
-pub fn member<'a>(members: &[Member<'a>], key: &str) -> Option<&'a str> {
-    members
-        .iter()
-        .find(|member| member.key.as_ref() == key.as_bytes())
-        .map(|member| member.value)
-}
+pub use json::member;
 
 #[cfg(test)]
 mod tests {
