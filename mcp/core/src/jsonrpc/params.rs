@@ -83,11 +83,6 @@ impl<'a> Params<'a> {
         member(self.members().ok()?, key)
     }
 
-    /// The value of the string member `key`.
-    pub fn string(&self, key: &str) -> Option<String> {
-        self.get(key).and_then(json::string)
-    }
-
     /// The exact text of `_meta`'s member `key`.
     pub fn in_meta(&self, key: &str) -> Option<&'a str> {
         member(self.meta.as_deref()?, key)
