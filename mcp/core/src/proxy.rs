@@ -230,11 +230,14 @@ impl<L: Layer> Proxy<L> {
         self.notes.push(reasons_inert::inert(&note, NOTE_CAP));
     }
 
-    /// `out`, and the notes and records made on the way to it.
-    fn with_notes(&mut self, mut out: Vec<Out>) -> Vec<Out> {
-        out.extend(self.records.drain(..).map(Out::Record));
-        out.extend(self.notes.drain(..).map(Out::Note));
-        out
+    /// `out`, with the records and notes made on the way to it: the records first, so
+    /// that a call's record is in the log before its answer reaches the client (a
+    /// client that reads the log once answered finds it there).
+    fn with_notes(&mut self, out: Vec<Out>) -> Vec<Out> {
+        let mut all: Vec<Out> = self.records.drain(..).map(Out::Record).collect();
+        all.extend(out);
+        all.extend(self.notes.drain(..).map(Out::Note));
+        all
     }
 
     /// Records `call`, answered under `id`, as ending now with `outcome`.

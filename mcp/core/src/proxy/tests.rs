@@ -913,10 +913,12 @@ fn the_audit_record_is_an_output_made_only_when_records_are_wanted() {
     let sent = client(&mut recording, &line);
     assert_eq!(sent.server.len(), 1, "{sent:?}");
     assert!(sent.records.is_empty(), "no outcome yet: {sent:?}");
-    let answered = server(
-        &mut recording,
-        r#"{"jsonrpc":"2.0","id":5,"result":{"content":[]}}"#,
-    );
+    let answer = r#"{"jsonrpc":"2.0","id":5,"result":{"content":[]}}"#;
+    let out = recording.server_sent(answer.as_bytes().to_vec(), now());
+    // The record goes out before the answer: in the log before the client has it.
+    assert_eq!(out.len(), 2, "a record and the answer");
+    assert!(matches!(out[0], Out::Record(_)) && matches!(out[1], Out::Client(_)));
+    let answered = wire(out);
     assert_eq!(answered.records.len(), 1, "{answered:?}");
     let record: Value = serde_json::from_str(&answered.records[0]).unwrap();
     let received: Value = serde_json::from_str(&sent.server[0]).unwrap();
