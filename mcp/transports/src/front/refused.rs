@@ -10,13 +10,13 @@ use reasons_mcp::jsonrpc::{self, INVALID_REQUEST, Id};
 /// id when it is known.
 #[derive(Debug)]
 pub(super) struct Refused {
-    pub(super) status: StatusCode,
-    pub(super) code: i64,
-    pub(super) message: String,
+    status: StatusCode,
+    code: i64,
+    message: String,
     pub(super) id: Option<Id>,
     /// The error's `data`, JSON text, where the specification gives it one (boxed: a
     /// `Result`'s error is best kept small).
-    pub(super) data: Option<Box<str>>,
+    data: Option<Box<str>>,
 }
 
 pub(super) fn refuse(status: StatusCode, code: i64, message: &str) -> Refused {

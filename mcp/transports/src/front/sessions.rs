@@ -18,7 +18,7 @@ pub(super) struct Sessions {
     pub(super) ending: Vec<Arc<Running>>,
     /// The uses of sessions so far: the clock "last used" is read on. A count, not the
     /// time: nothing a client or the machine's clock does can reorder it.
-    pub(super) uses: u64,
+    uses: u64,
 }
 
 impl Sessions {
