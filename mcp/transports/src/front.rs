@@ -254,9 +254,10 @@ impl Front {
         }))
     }
 
-    /// The link a message goes to, or the response that refuses it: its method, if it
-    /// has one, and whether it carries a 2026-07-28 protocol version say where.
-    async fn link_for(
+    /// The running session a message goes to, or the response that refuses it: its
+    /// method, if it has one, and whether it carries a 2026-07-28 protocol version say
+    /// where.
+    async fn session_for(
         &self,
         headers: &HeaderMap,
         method: Option<&str>,
@@ -265,7 +266,7 @@ impl Front {
         if let Some(session) = headers.get("mcp-session-id") {
             let session = session.to_str().unwrap_or_default();
             return match lock(&self.sessions).touch(session) {
-                Some(link) => Ok((link, None)),
+                Some(running) => Ok((running, None)),
                 None => Err(refuse(
                     StatusCode::NOT_FOUND,
                     INVALID_REQUEST,
@@ -274,8 +275,8 @@ impl Front {
             };
         }
         if method == Some("initialize") {
-            let (link, session) = self.open_session().await?;
-            return Ok((link, Some(session)));
+            let (running, session) = self.open_session().await?;
+            return Ok((running, Some(session)));
         }
         if !modern {
             return Err(refuse(
@@ -286,26 +287,26 @@ impl Front {
             ));
         }
         let mut stateless = lock(&self.stateless);
-        if let Some(link) = stateless.as_ref().filter(|link| !link.ended()) {
-            return Ok((link.clone(), None));
+        if let Some(running) = stateless.as_ref().filter(|running| !running.ended()) {
+            return Ok((running.clone(), None));
         }
-        let link = self.open(true)?;
-        *stateless = Some(link.clone());
-        Ok((link, None))
+        let running = self.open(true)?;
+        *stateless = Some(running.clone());
+        Ok((running, None))
     }
 
-    /// Opens a legacy session, once it has a place ([`Front::take_a_place`]): its link,
-    /// and its id.
+    /// Opens a legacy session, once it has a place ([`Front::take_a_place`]): its running
+    /// session, and its id.
     async fn open_session(&self) -> Result<(Arc<Running>, String), Refused> {
         self.take_a_place().await?;
         let opened = self.open(false);
         let mut sessions = lock(&self.sessions);
         sessions.opening -= 1;
-        let link = opened?;
+        let running = opened?;
         // Each session's id is drawn afresh: knowing one's own tells nothing of another's.
         let session = reasons_mcp::unguessable();
-        sessions.add(session.clone(), link.clone());
-        Ok((link, session))
+        sessions.add(session.clone(), running.clone());
+        Ok((running, session))
     }
 
     /// Takes a place for a session about to open. A session whose server has gone gives
@@ -370,16 +371,19 @@ impl Front {
     /// Ends every session, those already ending too, and waits for their servers.
     fn end_all(&self, signal: i32) {
         let mut sessions = lock(&self.sessions);
-        let mut links: Vec<Arc<Running>> =
-            sessions.open.drain().map(|(_, (link, _))| link).collect();
-        links.append(&mut sessions.ending);
+        let mut all_running: Vec<Arc<Running>> = sessions
+            .open
+            .drain()
+            .map(|(_, (running, _))| running)
+            .collect();
+        all_running.append(&mut sessions.ending);
         drop(sessions);
-        links.extend(lock(&self.stateless).take());
-        for link in &links {
-            link.events.control(Event::Signal(signal));
+        all_running.extend(lock(&self.stateless).take());
+        for running in &all_running {
+            running.events.control(Event::Signal(signal));
         }
-        for link in links {
-            if let Some(thread) = lock(&link.thread).take() {
+        for running in all_running {
+            if let Some(thread) = lock(&running.thread).take() {
                 let _ = thread.join();
             }
         }
@@ -465,8 +469,8 @@ async fn on_post(
         Err(refused) => return refused.into_response(),
     };
     let stranger = not_from_a_stranger(method.as_deref(), id.is_some());
-    let (link, session) = match front
-        .link_for(&headers, method.as_deref(), route.modern)
+    let (running, session) = match front
+        .session_for(&headers, method.as_deref(), route.modern)
         .await
     {
         Ok(found) => found,
@@ -478,7 +482,7 @@ async fn on_post(
     }
     let Some(id) = id else {
         // A notification or a response: accepted.
-        if !forward(&link.events, line).await {
+        if !forward(&running.events, line).await {
             return session_gone().into_response();
         }
         return StatusCode::ACCEPTED.into_response();
@@ -487,20 +491,20 @@ async fn on_post(
     let given = id.clone();
     if method.as_deref() == Some("initialize") {
         let asked = jsonrpc::at(line.text(), &["params", "protocolVersion"]);
-        lock(&link.routes).version = asked.and_then(reasons_transform::json::string);
+        lock(&running.routes).version = asked.and_then(reasons_transform::json::string);
     }
-    let admitted = lock(&link.routes).admit(id, line, route.token, answers);
+    let admitted = lock(&running.routes).admit(id, line, route.token, answers);
     let (id, line) = match admitted {
         Ok(admitted) => admitted,
         Err(refused) => return refused.into_response(),
     };
     // In the shared session, closing the stream cancels the request (2026-07-28).
     let cancel = stateless.then(|| Cancel {
-        link: link.clone(),
+        running: running.clone(),
         id: id.clone(),
     });
-    if !forward(&link.events, line).await {
-        lock(&link.routes).waiting.shift_remove(&id);
+    if !forward(&running.events, line).await {
+        lock(&running.routes).waiting.shift_remove(&id);
         return session_gone().into_response();
     }
     let mut response = if route.modern {
@@ -510,7 +514,7 @@ async fn on_post(
         let said = headers
             .get("mcp-protocol-version")
             .and_then(|v| v.to_str().ok());
-        let mut routes = lock(&link.routes);
+        let mut routes = lock(&running.routes);
         let version = said.or(routes.version.as_deref());
         // Not `initialize`'s: the revision is not settled until it is answered.
         let initialize = method.as_deref() == Some("initialize");
@@ -578,15 +582,15 @@ fn one_message(
 }
 
 async fn on_get(State(front): State<Arc<Front>>, headers: HeaderMap) -> Response {
-    let link = headers
+    let running = headers
         .get("mcp-session-id")
         .and_then(|session| lock(&front.sessions).touch(session.to_str().unwrap_or_default()));
-    let Some(link) = link else {
+    let Some(running) = running else {
         // 2026-07-28 has no GET stream; a legacy client asks with its session.
         return StatusCode::METHOD_NOT_ALLOWED.into_response();
     };
     let (lines, stream) = channel(STREAM_AHEAD);
-    let mut routes = lock(&link.routes);
+    let mut routes = lock(&running.routes);
     // A client that comes back for a request's stream (`Last-Event-ID` of one of its
     // events) gets what came after it, then what is still to come, here.
     let last = headers
@@ -734,13 +738,13 @@ fn not_from_a_stranger(method: Option<&str>, request: bool) -> Option<&'static s
 /// cancels), the server is told, under the front's id for the request, which no other
 /// client's message can name.
 struct Cancel {
-    link: Arc<Running>,
+    running: Arc<Running>,
     id: Id,
 }
 
 impl Drop for Cancel {
     fn drop(&mut self) {
-        let mut routes = lock(&self.link.routes);
+        let mut routes = lock(&self.running.routes);
         if routes.waiting.shift_remove(&self.id).is_none() {
             // Answered, or the session ended: nothing to cancel.
             return;
@@ -751,6 +755,6 @@ impl Drop for Cancel {
             r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{},"reason":"the client closed its stream"}}}}"#,
             self.id.json()
         );
-        (self.link.events).control_soon(Event::Client(Parsed::read(note.into_bytes())));
+        (self.running.events).control_soon(Event::Client(Parsed::read(note.into_bytes())));
     }
 }

@@ -29,13 +29,13 @@ pub const MESSAGES_PATH: &str = "/messages";
 /// Opens a session and answers with its stream: first the endpoint to POST to, then each
 /// message for the client as the session writes it.
 pub async fn on_stream(State(front): State<Arc<Front>>, RawQuery(query): RawQuery) -> Response {
-    let (link, session) = match front.open_session().await {
+    let (running, session) = match front.open_session().await {
         Ok(opened) => opened,
         Err(refused) => return refused.into_response(),
     };
     let (lines, stream) = channel(STREAM_AHEAD);
     {
-        let mut routes = lock(&link.routes);
+        let mut routes = lock(&running.routes);
         routes.stream = Some(lines.clone());
         routes.legacy = Some(lines);
     }
@@ -113,8 +113,8 @@ pub async fn on_message(
         Ok(posted) => posted,
         Err(refused) => return refused.into_response(),
     };
-    let link = lock(&front.sessions).touch(&session);
-    let Some(link) = link else {
+    let running = lock(&front.sessions).touch(&session);
+    let Some(running) = running else {
         return refuse(
             StatusCode::NOT_FOUND,
             INVALID_REQUEST,
@@ -123,28 +123,28 @@ pub async fn on_message(
         .into_response();
     };
     let line = match id {
-        Some(id) => match admitted(&link, id, line, route.token) {
+        Some(id) => match admitted(&running, id, line, route.token) {
             Ok(line) => line,
             Err(refused) => return refused.into_response(),
         },
         None => line,
     };
-    if !forward(&link.events, line).await {
+    if !forward(&running.events, line).await {
         return session_gone().into_response();
     }
     StatusCode::ACCEPTED.into_response()
 }
 
-/// A request of the session `link` admitted to wait for its answer on the session's
+/// A request of the running session `running` admitted to wait for its answer on the session's
 /// stream; the refusal when the session's stream is not there (a session opened over
 /// Streamable HTTP, or one that has ended).
 fn admitted(
-    link: &Running,
+    running: &Running,
     id: Id,
     line: Parsed,
     token: Option<(Id, std::ops::Range<usize>)>,
 ) -> Result<Parsed, Refused> {
-    let mut routes = lock(&link.routes);
+    let mut routes = lock(&running.routes);
     if routes.ended {
         return Err(session_gone());
     }

@@ -154,7 +154,7 @@ fn play(shared: bool, steps: &[Step]) {
     }));
     // Room for every cancellation the steps can make: the oracle reads them at the end.
     let (events, cancelled) = outbox::holding(64);
-    let link = Arc::new(Running {
+    let running = Arc::new(Running {
         events,
         routes: routes.clone(),
         thread: Mutex::new(None),
@@ -234,7 +234,7 @@ fn play(shared: bool, steps: &[Step]) {
                     token,
                     stream: Some(stream),
                     cancel: shared.then(|| Cancel {
-                        link: link.clone(),
+                        running: running.clone(),
                         id,
                     }),
                     received: Vec::new(),

@@ -26,32 +26,32 @@ impl Sessions {
     pub(super) fn touch(&mut self, id: &str) -> Option<Arc<Running>> {
         self.uses += 1;
         let now = self.uses;
-        let (link, used) = self.open.get_mut(id)?;
+        let (running, used) = self.open.get_mut(id)?;
         *used = now;
-        Some(link.clone())
+        Some(running.clone())
     }
 
     /// Adds a session, as used now.
-    pub(super) fn add(&mut self, id: String, link: Arc<Running>) {
+    pub(super) fn add(&mut self, id: String, running: Arc<Running>) {
         self.uses += 1;
-        self.open.insert(id, (link, self.uses));
+        self.open.insert(id, (running, self.uses));
     }
 
     /// Ends the session `id`, as a stdio client closing its stdin does: what waits is
     /// answered, then the server is told the session is over. Whether there was one.
     pub(super) fn end(&mut self, id: &str) -> bool {
-        let Some((link, _)) = self.open.remove(id) else {
+        let Some((running, _)) = self.open.remove(id) else {
             return false;
         };
-        link.events.control_soon(Event::ClientClosed);
-        self.ending.push(link);
+        running.events.control_soon(Event::ClientClosed);
+        self.ending.push(running);
         true
     }
 
     /// Forgets what is over: sessions whose loop has ended, whose servers are gone.
     pub(super) fn prune(&mut self) {
-        self.open.retain(|_, (link, _)| !link.ended());
-        self.ending.retain(|link| !link.ended());
+        self.open.retain(|_, (running, _)| !running.ended());
+        self.ending.retain(|running| !running.ended());
     }
 
     /// The servers of legacy sessions running, starting, or ending.

@@ -188,7 +188,7 @@ fn variable_of(variable: &str, flag: &str) -> Result<String, Error> {
 
 /// The server at a URL, as the loop drives it.
 pub struct Http {
-    link: Connection,
+    connection: Connection,
     /// Messages to send, in order, to the thread that sends them.
     outbox: Option<Sender<(Vec<u8>, Outline)>>,
     /// The bytes of those not yet sent: the client is not read from while they are over
@@ -246,7 +246,7 @@ impl Http {
             .max_redirects(0)
             .build()
             .new_agent();
-        let link = Connection {
+        let connection = Connection {
             remote: Arc::new(remote),
             agent,
             session: Arc::default(),
@@ -254,12 +254,12 @@ impl Http {
             max_message,
         };
         let (outbox, messages) = mpsc::channel();
-        let worker = link.clone();
+        let worker = connection.clone();
         let queued = Backlog::new(outbox::BUDGET);
         let sent = queued.clone();
         std::thread::spawn(move || worker.send_all(messages, &sent));
         Http {
-            link,
+            connection,
             outbox: Some(outbox),
             queued,
         }
@@ -281,7 +281,7 @@ impl Http {
     /// Keeps what later requests carry: the protocol version `initialize` settled.
     pub fn learnt(&mut self, learnt: &Learnt) {
         let Learnt::Version(version) = learnt;
-        self.link.lock().version = Some(version.clone());
+        self.connection.lock().version = Some(version.clone());
     }
 
     /// Ends the session: a legacy session is deleted (a server that keeps none answers
@@ -293,23 +293,23 @@ impl Http {
         if self.outbox.take().is_none() {
             return;
         }
-        let link = &self.link;
+        let connection = &self.connection;
         // The token first: a sign-in under way holds it, and the session must not wait.
-        let bearer = link.bearer();
-        let mut session = link.lock();
+        let bearer = connection.bearer();
+        let mut session = connection.lock();
         session.closed = true;
         if session.id.is_some() {
-            let delete = link
+            let delete = connection
                 .agent
-                .delete(&link.remote.url)
+                .delete(&connection.remote.url)
                 .config()
                 .timeout_global(Some(DELETE_AT_MOST))
                 .build();
-            let request = link.carrying(delete, &session, None, &bearer);
+            let request = connection.carrying(delete, &session, None, &bearer);
             drop(session);
             let _ = request.call();
         }
-        link.agent.clone().shutdown();
+        connection.agent.clone().shutdown();
     }
 
     /// Ends the session, as `how` says.
@@ -344,9 +344,9 @@ impl Connection {
                 in_flight.wait_for_room();
                 in_flight.add(1);
                 queued.done(message.len());
-                let (link, answered) = (self.clone(), in_flight.clone());
+                let (connection, answered) = (self.clone(), in_flight.clone());
                 std::thread::spawn(move || {
-                    link.post(&message, &outline);
+                    connection.post(&message, &outline);
                     answered.done(1);
                 });
             }
@@ -681,14 +681,14 @@ impl Connection {
         if std::mem::replace(&mut self.lock().listening, true) {
             return;
         }
-        let link = self.clone();
+        let connection = self.clone();
         let (opened, is_open) = mpsc::channel();
         std::thread::spawn(move || {
             let mut place = sse::Place::default();
             let mut fruitless = 0;
             let mut opened = Some(opened);
             while fruitless < RECONNECTS {
-                match link.stream(&mut place, &mut opened) {
+                match connection.stream(&mut place, &mut opened) {
                     Stream::Delivered => fruitless = 0,
                     Stream::Fruitless => fruitless += 1,
                     Stream::Refused => return,
@@ -700,7 +700,7 @@ impl Connection {
             say(&format!(
                 "{}'s event stream ended {RECONNECTS} times in a row with nothing on it: \
                  not asked for again this session",
-                shown(&link.remote.url)
+                shown(&connection.remote.url)
             ));
         });
         // What follows `initialized` is sent once the server answered the GET (or could

@@ -28,8 +28,8 @@ impl Connection {
             ));
         }
         let (found, endpoint) = mpsc::channel();
-        let link = self.clone();
-        std::thread::spawn(move || link.read_legacy(response.into_body(), found));
+        let connection = self.clone();
+        std::thread::spawn(move || connection.read_legacy(response.into_body(), found));
         endpoint
             .recv_timeout(self.remote.read_timeout)
             .unwrap_or_else(|_| {
@@ -136,7 +136,7 @@ mod tests {
         let (events, _inbox) = crate::outbox::channel();
         let remote = Remote::new("http://127.0.0.1:8000/mcp/sse", &[], &[]).unwrap();
         let http = Http::connect(remote, events, 1 << 20);
-        let endpoint = |named: &str| http.link.endpoint(named);
+        let endpoint = |named: &str| http.connection.endpoint(named);
         assert_eq!(
             endpoint("/messages?sessionId=a").unwrap(),
             "http://127.0.0.1:8000/messages?sessionId=a"
