@@ -51,7 +51,7 @@ impl ParamHeaders {
     /// path, in a schema that repeats a key) gets none: a header the server could
     /// misread is not sent.
     pub fn learn(&mut self, page: &Page) {
-        for (at, name) in page.names().into_iter().enumerate() {
+        for (at, name) in page.names.iter().enumerate() {
             let Some(name) = name else {
                 continue;
             };
@@ -67,12 +67,12 @@ impl ParamHeaders {
                         && seen.insert(one.header.to_ascii_lowercase())
                 });
             if valid {
-                self.broken.remove(&name);
+                self.broken.remove(name);
             } else {
                 mirrored.clear();
                 self.broken.insert(name.clone());
             }
-            self.by_tool.insert(name, mirrored);
+            self.by_tool.insert(name.clone(), mirrored);
         }
     }
 

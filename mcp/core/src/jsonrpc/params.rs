@@ -149,6 +149,8 @@ pub struct Page<'a> {
     /// Each declaration's top-level members, read once; `None` for one that is not an
     /// object whose every key is given once.
     pub members: Vec<Option<Vec<Member<'a>>>>,
+    /// Each declaration's `name`, decoded once; `None` where it has none that is text.
+    pub names: Vec<Option<String>>,
     /// The cursor for the next page, if there is one.
     pub next_cursor: Option<&'a str>,
 }
@@ -165,9 +167,14 @@ impl<'a> Page<'a> {
             return None;
         }
         let declarations = json::elements(tools)?;
+        let members: Vec<_> = declarations.iter().map(|tool| unique(tool).ok()).collect();
+        let names = (members.iter())
+            .map(|members| member(members.as_deref()?, "name").and_then(json::string))
+            .collect();
         Some(Page {
             array: tools,
-            members: declarations.iter().map(|tool| unique(tool).ok()).collect(),
+            members,
+            names,
             tools: declarations,
             next_cursor,
         })
@@ -176,13 +183,6 @@ impl<'a> Page<'a> {
     /// The exact text of the member `key` of the declaration at `at`.
     pub fn member(&self, at: usize, key: &str) -> Option<&'a str> {
         member(self.members.get(at)?.as_deref()?, key)
-    }
-
-    /// Each declaration's `name`, `None` where it has none that is text.
-    pub fn names(&self) -> Vec<Option<String>> {
-        (0..self.tools.len())
-            .map(|at| self.member(at, "name").and_then(json::string))
-            .collect()
     }
 }
 

@@ -196,7 +196,7 @@ impl<L: Layer> Proxy<L> {
             let generation = self.started;
             self.progress_mut(&caller).started = generation;
             let tools = page.tools.iter().map(|tool| tool.to_string()).collect();
-            self.install(generation, tools, page.names(), &caller);
+            self.install(generation, tools, page.names.clone(), &caller);
         }
         if self.augments_all(&page.tools) || !may_hold {
             let (text, about) = self.augmented_page(read, &page);
@@ -232,7 +232,7 @@ impl<L: Layer> Proxy<L> {
                     .as_ref()
                     .is_none_or(|name| !self.params.breaks_rules(name))
         };
-        let tools: Vec<String> = (page.tools.iter().zip(page.names()))
+        let tools: Vec<String> = (page.tools.iter().zip(&page.names))
             .filter(|(_, name)| kept(name))
             .map(|(tool, _)| augmented(tool))
             .collect();
@@ -475,7 +475,7 @@ impl<L: Layer> Proxy<L> {
         listing
             .tools
             .extend(page.tools.iter().map(|tool| tool.to_string()));
-        listing.names.extend(page.names());
+        listing.names.extend(page.names.iter().cloned());
         if let Some(cursor) = page.next_cursor {
             let repeated = !listing.cursors.insert(cursor.to_string());
             if repeated || listing.cursors.len() >= MOST_PAGES {
