@@ -151,10 +151,22 @@ impl Listening {
     /// Starts `command` with a free port in its environment as `PORT`, and waits until
     /// it accepts connections there; it serves MCP at `path`.
     pub fn on_free_port(command: &[String], path: &str) -> Listening {
+        Listening::on_port(
+            |port| {
+                let mut line = Command::new(&command[0]);
+                line.args(&command[1..]).env("PORT", port.to_string());
+                line
+            },
+            path,
+        )
+    }
+
+    /// Starts the command `command` makes for a free port (one that tells the server to
+    /// listen on it), and waits until it accepts connections there; it serves MCP at
+    /// `path`.
+    pub fn on_port(command: impl FnOnce(u16) -> Command, path: &str) -> Listening {
         let port = free_port();
-        let child = Command::new(&command[0])
-            .args(&command[1..])
-            .env("PORT", port.to_string())
+        let child = command(port)
             .stdout(Stdio::null())
             .spawn()
             .expect("the server starts");
