@@ -250,7 +250,7 @@ fn main() {
         let python_front = setup::python_front(&python, &server);
         let rust_front = rust
             .as_ref()
-            .map(|rust| setup::rust_front(rust, &server, dir.path()));
+            .map(|rust| setup::rust_front(rust, &setup::stdio_backend(&server), dir.path()));
         let direct = server.clone();
         let through = proxied(&[], server.clone());
         let mut paths = vec![
@@ -289,7 +289,10 @@ fn main() {
             Session::start_command(command)
         }
     };
-    let paths = [
+    let rust_front = rust
+        .as_ref()
+        .map(|rust| setup::rust_front(rust, &setup::http_backend(&server.url), dir.path()));
+    let mut paths = vec![
         Path::http("direct", &server, "record"),
         Path::stdio(
             "reasons mcp --url",
@@ -301,6 +304,9 @@ fn main() {
         Path::stdio("Civic passthrough 0.12.1, stdio", civic_stdio, "record"),
         Path::http("Civic passthrough 0.12.1, HTTP", &civic_front, "record"),
     ];
+    if let Some(rust_front) = &rust_front {
+        paths.push(Path::http("Rust mcp-proxy 0.6.0", rust_front, "own/record"));
+    }
     compare(
         "A server over Streamable HTTP: the tests' own (the TypeScript SDK's 1.x)",
         &paths,

@@ -4,7 +4,7 @@
 
 use reasons_test_support::mcp::Listening;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 /// The Rust `mcp-proxy` (joshrotenberg's, tower): an HTTP front over stdio backends.
 const RUST_PROXY: &str = "0.6.0";
@@ -78,29 +78,41 @@ pub fn civic() -> Vec<String> {
     vec!["node".into(), cli.display().to_string()]
 }
 
-/// The Rust `mcp-proxy` serving `server` (over stdio) at `/`, as its backend `own`:
-/// its tools are named `own/<tool>`.
-pub fn rust_front(binary: &Path, server: &[String], dir: &Path) -> Listening {
-    let config = dir.join("mcp-proxy.toml");
-    let args: Vec<String> = server[1..].iter().map(|arg| format!("{arg:?}")).collect();
+/// The Rust `mcp-proxy` serving `backend` at `/` under the name `own` (its tools are
+/// named `own/<tool>`), logging errors only: `backend` is the TOML of the backend's
+/// transport ([`stdio_backend`], [`http_backend`]).
+pub fn rust_front(binary: &Path, backend: &str, dir: &Path) -> Listening {
     Listening::on_port(
         |port| {
+            // A file of its own: the proxy watches its config and reloads what changes.
+            let config = dir.join(format!("mcp-proxy-{port}.toml"));
             let toml = format!(
                 "[proxy]\nname = \"bench\"\nseparator = \"/\"\n[proxy.listen]\nhost = \"127.0.0.1\"\nport = {port}\n\n\
-                 [[backends]]\nname = \"own\"\ntransport = \"stdio\"\ncommand = {:?}\nargs = [{}]\n",
-                server[0],
-                args.join(", ")
+                 [observability]\naudit = false\nlog_level = \"error\"\n\n\
+                 [[backends]]\nname = \"own\"\n{backend}"
             );
             std::fs::write(&config, toml).unwrap();
             let mut command = Command::new(binary);
-            command
-                .arg("--config")
-                .arg(&config)
-                .env("RUST_LOG", "error");
+            command.arg("--config").arg(&config).stderr(Stdio::null());
             command
         },
         "/",
     )
+}
+
+/// A Rust `mcp-proxy` backend: `server`, started over stdio.
+pub fn stdio_backend(server: &[String]) -> String {
+    let args: Vec<String> = server[1..].iter().map(|arg| format!("{arg:?}")).collect();
+    format!(
+        "transport = \"stdio\"\ncommand = {:?}\nargs = [{}]\n",
+        server[0],
+        args.join(", ")
+    )
+}
+
+/// A Rust `mcp-proxy` backend: the Streamable HTTP server at `url`.
+pub fn http_backend(url: &str) -> String {
+    format!("transport = \"http\"\nurl = {url:?}\n")
 }
 
 /// The Python `mcp-proxy` serving `server` (over stdio) over Streamable HTTP at `/mcp`.
