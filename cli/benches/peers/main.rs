@@ -116,7 +116,8 @@ fn memory(pids: &[u32], sessions: usize) -> Option<(f64, f64)> {
 /// A path's figures at one concurrency.
 struct Row {
     times: Times,
-    memory: Option<(f64, f64)>,
+    /// Its memory once warmed up (20 requests a session), and after the timed rounds.
+    memory: Option<((f64, f64), (f64, f64))>,
 }
 
 /// Each path's figures with `count` sessions at once.
@@ -145,6 +146,10 @@ fn measure(paths: &[Path], count: usize, rounds: usize, each: usize) -> Vec<Row>
         );
         drive(&mut sessions.clients, 20, &path.tool);
     }
+    let warm: Vec<_> = open
+        .iter()
+        .map(|sessions| memory(&sessions.own, count))
+        .collect();
     let mut times: Vec<Times> = paths.iter().map(|_| Times::default()).collect();
     for _ in 0..rounds {
         for ((path, sessions), times) in paths.iter().zip(&mut open).zip(&mut times) {
@@ -153,8 +158,9 @@ fn measure(paths: &[Path], count: usize, rounds: usize, each: usize) -> Vec<Row>
     }
     open.iter()
         .zip(times)
-        .map(|(sessions, times)| Row {
-            memory: memory(&sessions.own, count),
+        .zip(warm)
+        .map(|((sessions, times), warm)| Row {
+            memory: warm.zip(memory(&sessions.own, count)),
             times,
         })
         .collect()
@@ -166,7 +172,8 @@ fn ms(duration: Duration) -> f64 {
 
 /// Prints the rows of `paths` at `count` sessions: each path's latency of a call and of
 /// a listing (p50 and p99), what it adds to the direct path's (the first), its
-/// throughput and its share of the direct path's, and its memory.
+/// throughput and its share of the direct path's, and its memory (warmed up, then after
+/// the timed requests).
 fn table(paths: &[Path], count: usize, rows: &mut [Row]) {
     assert_eq!(rows.len(), paths.len(), "a row per path");
     let direct = {
@@ -188,7 +195,9 @@ fn table(paths: &[Path], count: usize, rows: &mut [Row]) {
             quantile(&mut times.lists, 0.99),
         );
         let memory = match row.memory {
-            Some((total, each)) => format!("{total:.1} MiB ({each:.1} a session)"),
+            Some(((warm, _), (total, each))) => {
+                format!("{warm:.1} → {total:.1} MiB ({each:.1} a session)")
+            }
             None => String::from("(the server)"),
         };
         println!(

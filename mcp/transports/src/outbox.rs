@@ -7,8 +7,15 @@
 //!
 //! What the loop is sent goes through a [`Feed`]: a channel of a few events, so that a
 //! reader whose lines the loop has not taken yet waits too.
+//!
+//! While nothing waits in it, a line the peer takes at once is written by the loop
+//! itself ([`at_once`]).
+
+mod at_once;
 
 use crate::Event;
+use at_once::AtOnce;
+use rustix::fd::AsFd;
 use std::io::Write;
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
@@ -96,6 +103,8 @@ impl Feed {
 pub struct Outbox {
     lines: Option<mpsc::Sender<Vec<u8>>>,
     backlog: Backlog,
+    /// The peer's end, when the loop may write to it itself.
+    at_once: Option<AtOnce>,
 }
 
 impl Outbox {
@@ -120,7 +129,17 @@ impl Outbox {
         Outbox {
             lines: Some(lines),
             backlog,
+            at_once: None,
         }
+    }
+
+    /// An outbox for `to`, a pipe or a socket, which the loop writes to itself while
+    /// nothing waits for it and it takes a line at once; otherwise as [`Outbox::new`].
+    pub fn at_once(to: impl Write + AsFd + Send + 'static) -> Outbox {
+        let at_once = AtOnce::of(&to);
+        let mut outbox = Outbox::new(to);
+        outbox.at_once = at_once;
+        outbox
     }
 
     /// Queues `line` and its line break; `false` when the peer can no longer be written
@@ -129,19 +148,32 @@ impl Outbox {
         let Some(lines) = &self.lines else {
             return false;
         };
-        if self.backlog.broken() {
-            return false;
-        }
         let mut bytes = Vec::with_capacity(line.len() + 1);
         bytes.extend_from_slice(line);
         bytes.push(b'\n');
-        self.backlog.add(bytes.len());
+        // Under the backlog's lock: nothing is queued meanwhile, so lines keep their order.
+        let mut state = self.backlog.lock();
+        if state.broken {
+            return false;
+        }
+        if state.used == 0
+            && let Some(at_once) = &self.at_once
+        {
+            let written = at_once.write(&bytes);
+            if written == bytes.len() {
+                return true;
+            }
+            bytes.drain(..written);
+        }
+        state.add(bytes.len());
+        drop(state);
         lines.send(bytes).is_ok()
     }
 
     /// No more lines: what is queued is written, then the peer's end is closed.
     pub fn close(&mut self) {
         self.lines = None;
+        self.at_once = None;
     }
 
     /// Closes the outbox and waits until what is in it is written, for as long as the
@@ -206,6 +238,13 @@ struct State {
     broken: bool,
 }
 
+impl State {
+    fn add(&mut self, amount: usize) {
+        self.used += amount;
+        self.waiting_since.get_or_insert_with(Instant::now);
+    }
+}
+
 impl Backlog {
     /// An empty backlog, with room until `budget` is used.
     pub fn new(budget: usize) -> Backlog {
@@ -222,9 +261,7 @@ impl Backlog {
 
     /// Counts `amount` more as waiting.
     pub fn add(&self, amount: usize) {
-        let mut state = self.lock();
-        state.used += amount;
-        state.waiting_since.get_or_insert_with(Instant::now);
+        self.lock().add(amount);
     }
 
     /// Counts `amount` as taken, and wakes whoever waits for room.
@@ -239,10 +276,6 @@ impl Backlog {
     fn break_off(&self) {
         self.lock().broken = true;
         self.0.changed.notify_all();
-    }
-
-    fn broken(&self) -> bool {
-        self.lock().broken
     }
 
     /// Whether there is room: less than the budget used, or nothing taken any more.

@@ -20,7 +20,7 @@ pub(crate) fn serve(
     feed: Feed,
     inbox: &mpsc::Receiver<Event>,
 ) -> Result<Ended, Error> {
-    let mut client = Stdout(Outbox::new(std::io::stdout()));
+    let mut client = Stdout(Outbox::at_once(std::io::stdout()));
     let session = Session::open(plugin, options, settings, feed.gated(client.0.backlog()))?;
     let ends = Ends {
         over_cap: Event::ClientOverCap,

@@ -43,7 +43,7 @@ impl Process {
             "cannot start the MCP server {program:?}"
         )))?;
         let stdout = child.stdout.take().expect("stdout is piped");
-        let stdin = Outbox::new(child.stdin.take().expect("stdin is piped"));
+        let stdin = Outbox::at_once(child.stdin.take().expect("stdin is piped"));
         Ok((Process { stdin, child }, stdout))
     }
 
