@@ -115,17 +115,27 @@ impl Times {
     }
 }
 
-/// The requests of a session: a call of `tool` with the model's reason, then a listing,
-/// in turn, `each` of them in all.
-fn request(round: usize, tool: &str) -> (bool, String) {
+/// The tool a path's calls go to: its name on the path, and the argument it takes.
+pub struct Call {
+    pub tool: String,
+    pub argument: &'static str,
+}
+
+impl Call {
+    /// The call with `id`, its argument `a` and the model's reason.
+    pub fn text(&self, id: usize) -> String {
+        let Call { tool, argument } = self;
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{{"{argument}":"a","reason":"to measure"}}}}}}"#
+        )
+    }
+}
+
+/// The requests of a session: a call with the model's reason, then a listing, in turn.
+fn request(round: usize, call: &Call) -> (bool, String) {
     let id = round + 1;
     match round % 2 {
-        0 => (
-            true,
-            format!(
-                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{{"text":"a","reason":"to measure"}}}}}}"#
-            ),
-        ),
+        0 => (true, call.text(id)),
         _ => (
             false,
             format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list"}}"#),
@@ -135,7 +145,7 @@ fn request(round: usize, tool: &str) -> (bool, String) {
 
 /// Runs `each` requests on every one of `clients` at once, each client on a thread of its
 /// own, all starting together.
-pub fn drive(clients: &mut [Box<dyn Client>], each: usize, tool: &str) -> Times {
+pub fn drive(clients: &mut [Box<dyn Client>], each: usize, call: &Call) -> Times {
     let start = Barrier::new(clients.len());
     let runs: Vec<(Times, Instant, Instant)> = std::thread::scope(|scope| {
         let threads: Vec<_> = clients
@@ -144,7 +154,7 @@ pub fn drive(clients: &mut [Box<dyn Client>], each: usize, tool: &str) -> Times 
                 let start = &start;
                 scope.spawn(move || {
                     let requests: Vec<(bool, String)> =
-                        (0..each).map(|round| request(round, tool)).collect();
+                        (0..each).map(|round| request(round, call)).collect();
                     let mut times = Times::default();
                     start.wait();
                     let began = Instant::now();

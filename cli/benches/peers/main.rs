@@ -7,10 +7,10 @@
 //! Under `cargo test --benches` it runs a few requests at 1 and 2 sessions, without the
 //! Rust `mcp-proxy` (a build of minutes), so that the benchmark does not rot.
 
-use load::{Client, Http, Stdio, Times, drive, quantile};
+use load::{Call, Client, Http, Stdio, Times, drive, quantile};
 use reasons_test_support::mcp::{
-    Engine, Listening, Session, gateway_wasm, own_server, own_server_http, proxied, proxied_url,
-    status_mib,
+    Engine, Listening, Session, everything, gateway_wasm, own_server, own_server_http, proxied,
+    proxied_url, status_mib,
 };
 use std::time::Duration;
 
@@ -39,35 +39,35 @@ enum Open {
 struct Path {
     name: &'static str,
     open: Open,
-    /// The name the path gives the server's tool (a peer that aggregates names it in
-    /// its own namespace).
-    tool: String,
+    /// The tool its calls go to, by the name the path gives it (a peer that aggregates
+    /// names it in its own namespace).
+    call: Call,
     /// Whether the server gets the model's reason on this path: it does directly and
     /// through each peer, and never through `reasons`.
     reason_arrives: bool,
 }
 
 impl Path {
-    fn stdio(name: &'static str, start: impl Fn() -> Session + 'static, tool: &str) -> Path {
+    fn stdio(name: &'static str, start: impl Fn() -> Session + 'static, call: Call) -> Path {
         Path {
             name,
             open: Open::Stdio {
                 start: Box::new(start),
                 proxy: name != "direct",
             },
-            tool: tool.to_string(),
+            call,
             reason_arrives: !name.starts_with("reasons"),
         }
     }
 
-    fn http(name: &'static str, front: &Listening, tool: &str) -> Path {
+    fn http(name: &'static str, front: &Listening, call: Call) -> Path {
         Path {
             name,
             open: Open::Http {
                 url: front.url.clone(),
                 front: (name != "direct").then(|| front.pid()),
             },
-            tool: tool.to_string(),
+            call,
             reason_arrives: !name.starts_with("reasons"),
         }
     }
@@ -120,12 +120,14 @@ struct Row {
     memory: Option<((f64, f64), (f64, f64))>,
 }
 
-/// Each path's figures with `count` sessions at once.
-fn measure(paths: &[Path], count: usize, rounds: usize, each: usize) -> Vec<Row> {
+/// Each path's figures with `count` sessions at once; `echoes` when the server answers a
+/// call with the arguments it received.
+fn measure(paths: &[Path], count: usize, rounds: usize, each: usize, echoes: bool) -> Vec<Row> {
     let mut open: Vec<Sessions> = paths.iter().map(|path| open(path, count)).collect();
     assert_eq!(open.len(), paths.len(), "sessions for each path");
-    // Each path is checked before it is timed: the call is answered, and the reason
-    // reaches the server on the paths that do not strip it, and only on those.
+    // Each path is checked before it is timed: the call is answered, and, where the
+    // server says what it received, the reason reaches it on the paths that do not strip
+    // it, and only on those.
     for (path, sessions) in paths.iter().zip(&mut open) {
         assert_eq!(
             sessions.clients.len(),
@@ -133,18 +135,17 @@ fn measure(paths: &[Path], count: usize, rounds: usize, each: usize) -> Vec<Row>
             "{}: every session open",
             path.name
         );
-        let answer = sessions.clients[0].ask(&format!(
-            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"{}","arguments":{{"text":"a","reason":"to measure"}}}}}}"#,
-            path.tool
-        ));
+        let answer = sessions.clients[0].ask(&path.call.text(1));
         assert!(answer.contains(r#""result""#), "{}: {answer}", path.name);
-        assert_eq!(
-            answer.contains("to measure"),
-            path.reason_arrives,
-            "{}: {answer}",
-            path.name
-        );
-        drive(&mut sessions.clients, 20, &path.tool);
+        if echoes {
+            assert_eq!(
+                answer.contains("to measure"),
+                path.reason_arrives,
+                "{}: {answer}",
+                path.name
+            );
+        }
+        drive(&mut sessions.clients, 20, &path.call);
     }
     let warm: Vec<_> = open
         .iter()
@@ -153,7 +154,7 @@ fn measure(paths: &[Path], count: usize, rounds: usize, each: usize) -> Vec<Row>
     let mut times: Vec<Times> = paths.iter().map(|_| Times::default()).collect();
     for _ in 0..rounds {
         for ((path, sessions), times) in paths.iter().zip(&mut open).zip(&mut times) {
-            times.extend(drive(&mut sessions.clients, each, &path.tool));
+            times.extend(drive(&mut sessions.clients, each, &path.call));
         }
     }
     open.iter()
@@ -215,8 +216,9 @@ fn table(paths: &[Path], count: usize, rows: &mut [Row]) {
     }
 }
 
-/// Runs `paths` at each concurrency and prints their table under `title`.
-fn compare(title: &str, paths: &[Path]) {
+/// Runs `paths` at each concurrency and prints their table under `title` (see
+/// [`measure`] for `echoes`).
+fn compare(title: &str, paths: &[Path], echoes: bool) {
     println!("\n{title}\n");
     println!(
         "| path | sessions | call p50 / p99 (ms) | added p50 / p99 (ms) | list p50 / p99 (ms) | requests/s (of direct) | resident memory |"
@@ -229,7 +231,7 @@ fn compare(title: &str, paths: &[Path]) {
             true => (5, (400 / count).max(20) & !1),
             false => (1, 4),
         };
-        let mut rows = measure(paths, count, rounds, each);
+        let mut rows = measure(paths, count, rounds, each, echoes);
         table(paths, count, &mut rows);
     }
 }
@@ -246,13 +248,25 @@ fn main() {
     let python = setup::python_proxy();
     let civic = setup::civic();
 
-    // A server over stdio: the tests' own (fast), then the reference server-everything.
-    let servers = [(
-        "the tests' own server (Node, stdio)",
-        own_server(),
-        "record",
-    )];
-    for (title, server, tool) in servers {
+    // A server over stdio: the tests' own (fast, it answers with what it received), then
+    // the reference server-everything (its `echo` says only its message back).
+    let servers = [
+        (
+            "the tests' own server (Node)",
+            own_server(),
+            "record",
+            "text",
+            true,
+        ),
+        (
+            "the reference server-everything",
+            everything(),
+            "echo",
+            "message",
+            false,
+        ),
+    ];
+    for (title, server, tool, argument, echoes) in servers {
         let mut upstream = vec!["--".to_string()];
         upstream.extend(server.clone());
         let front = listening(upstream);
@@ -260,22 +274,23 @@ fn main() {
         let rust_front = rust
             .as_ref()
             .map(|rust| setup::rust_front(rust, &setup::stdio_backend(&server), dir.path()));
+        let call = |tool: &str| Call {
+            tool: tool.to_string(),
+            argument,
+        };
         let direct = server.clone();
         let through = proxied(&[], server.clone());
         let mut paths = vec![
-            Path::stdio("direct", move || Session::start(&direct), tool),
-            Path::stdio("reasons mcp", move || Session::start(&through), tool),
-            Path::http("reasons mcp --listen", &front, tool),
-            Path::http("Python mcp-proxy 0.13.0", &python_front, tool),
+            Path::stdio("direct", move || Session::start(&direct), call(tool)),
+            Path::stdio("reasons mcp", move || Session::start(&through), call(tool)),
+            Path::http("reasons mcp --listen", &front, call(tool)),
+            Path::http("Python mcp-proxy 0.13.0", &python_front, call(tool)),
         ];
         if let Some(rust_front) = &rust_front {
-            paths.push(Path::http(
-                "Rust mcp-proxy 0.6.0",
-                rust_front,
-                &format!("own/{tool}"),
-            ));
+            let aggregated = call(&format!("own/{tool}"));
+            paths.push(Path::http("Rust mcp-proxy 0.6.0", rust_front, aggregated));
         }
-        compare(&format!("A server over stdio: {title}"), &paths);
+        compare(&format!("A server over stdio: {title}"), &paths, echoes);
     }
 
     // A server over Streamable HTTP: the tests' own, on the TypeScript SDK.
@@ -301,23 +316,44 @@ fn main() {
     let rust_front = rust
         .as_ref()
         .map(|rust| setup::rust_front(rust, &setup::http_backend(&server.url), dir.path()));
+    let record = |tool: &str| Call {
+        tool: tool.to_string(),
+        argument: "text",
+    };
     let mut paths = vec![
-        Path::http("direct", &server, "record"),
+        Path::http("direct", &server, record("record")),
         Path::stdio(
             "reasons mcp --url",
             move || Session::start(&through),
-            "record",
+            record("record"),
         ),
-        Path::http("reasons mcp --listen --url", &front, "record"),
-        Path::http("reasons-gateway.wasm (wasmtime serve)", &gateway, "record"),
-        Path::stdio("Civic passthrough 0.12.1, stdio", civic_stdio, "record"),
-        Path::http("Civic passthrough 0.12.1, HTTP", &civic_front, "record"),
+        Path::http("reasons mcp --listen --url", &front, record("record")),
+        Path::http(
+            "reasons-gateway.wasm (wasmtime serve)",
+            &gateway,
+            record("record"),
+        ),
+        Path::stdio(
+            "Civic passthrough 0.12.1, stdio",
+            civic_stdio,
+            record("record"),
+        ),
+        Path::http(
+            "Civic passthrough 0.12.1, HTTP",
+            &civic_front,
+            record("record"),
+        ),
     ];
     if let Some(rust_front) = &rust_front {
-        paths.push(Path::http("Rust mcp-proxy 0.6.0", rust_front, "own/record"));
+        paths.push(Path::http(
+            "Rust mcp-proxy 0.6.0",
+            rust_front,
+            record("own/record"),
+        ));
     }
     compare(
         "A server over Streamable HTTP: the tests' own (the TypeScript SDK's 1.x)",
         &paths,
+        true,
     );
 }
