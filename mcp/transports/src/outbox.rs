@@ -296,3 +296,41 @@ impl Backlog {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{BufRead, BufReader};
+
+    #[test]
+    fn lines_written_at_once_and_lines_queued_reach_the_peer_once_each_in_order() {
+        // R19: while a slow peer reads, its pipe fills and empties by turns, and the loop
+        // writes some lines itself and queues others; the peer must read every line
+        // once, in the order sent, whichever way each went.
+        let (reader, writer) = std::io::pipe().unwrap();
+        let outbox = Outbox::at_once(writer);
+        let line = |number: usize| format!("{number:05}{}", "x".repeat(3000));
+        let peer = std::thread::spawn(move || {
+            let mut read = Vec::new();
+            for line in BufReader::new(reader).lines() {
+                read.push(line.unwrap());
+                if read.len() % 8 == 0 {
+                    std::thread::sleep(Duration::from_micros(300));
+                }
+            }
+            read
+        });
+        for number in 0..2000 {
+            assert!(outbox.send(line(number).as_bytes()));
+            if number % 16 == 0 {
+                std::thread::sleep(Duration::from_micros(200));
+            }
+        }
+        outbox.drain(Duration::from_secs(30));
+        let read = peer.join().unwrap();
+        assert_eq!(read.len(), 2000, "every line, once");
+        for (number, read) in read.iter().enumerate() {
+            assert_eq!(*read, line(number), "line {number} in its place");
+        }
+    }
+}
