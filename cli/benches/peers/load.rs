@@ -2,13 +2,13 @@
 //! its answer, the next), one thread each; the time of every request, and the wall time
 //! of all of them.
 
-use reasons_test_support::mcp::{Session, answered};
+use reasons_test_support::mcp::{INITIALIZED, Session, answered};
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
-/// The `initialize` every session starts with, in the revision every peer speaks.
+/// The `initialize` every session starts with, in the revision every peer speaks (the
+/// tests' own, `mcp::INITIALIZE`, asks for 2025-06-18).
 const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"reasons-bench","version":"1.0.0"}}}"#;
-const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
 
 /// A client of one session.
 pub trait Client: Send {
