@@ -1,7 +1,7 @@
 //! The component's export: each request wasi:http hands it, routed by path and method.
 
 use crate::settings::Settings;
-use crate::{exchange, wire};
+use crate::{exchange, health, wire};
 use wasip2::exports::http::incoming_handler::Guest;
 use wasip2::http::types::{IncomingRequest, Method, ResponseOutparam};
 
@@ -22,7 +22,16 @@ impl Guest for Gateway {
             Err(why) => return wire::refuse(out, 500, &format!("reasons-gateway: {why}")),
         };
         let path = request.path_with_query().unwrap_or_default();
-        if path.split('?').next() != Some(PATH) {
+        let path = path.split('?').next().unwrap_or_default();
+        // A load balancer's probes: a GET each, with no Origin to check.
+        if matches!(path, health::LIVE | health::READY) {
+            return match (request.method(), path) {
+                (Method::Get, health::LIVE) => health::live(out),
+                (Method::Get, _) => health::ready(&settings, out),
+                _ => wire::refuse(out, 405, "health is asked with GET"),
+            };
+        }
+        if path != PATH {
             return wire::refuse(out, 404, &format!("reasons-gateway serves MCP at {PATH}"));
         }
         // A browser's page sends `Origin`; the gateway serves native clients, and a page

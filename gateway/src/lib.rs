@@ -28,4 +28,6 @@ mod exchange;
 #[cfg(target_arch = "wasm32")]
 mod handler;
 #[cfg(target_arch = "wasm32")]
+mod health;
+#[cfg(target_arch = "wasm32")]
 mod wire;

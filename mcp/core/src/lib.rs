@@ -26,6 +26,7 @@ pub mod layer;
 mod now;
 pub mod outline;
 pub mod proxy;
+pub mod ready;
 pub mod redirect;
 pub mod sse;
 

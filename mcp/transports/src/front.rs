@@ -24,6 +24,7 @@
 //! streams a client may come back for, `legacy.rs` the legacy HTTP+SSE transport.
 
 mod admission;
+mod health;
 mod legacy;
 #[cfg(test)]
 mod properties;
@@ -106,6 +107,7 @@ pub fn serve(
         max_sessions: listen.max_sessions,
         sessions: Mutex::default(),
         stateless: Mutex::default(),
+        ready: health::Kept::default(),
     });
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -119,6 +121,8 @@ pub fn serve(
             axum::routing::post(on_post).get(on_get).delete(on_delete),
         )
         .route(legacy::STREAM_PATH, axum::routing::get(legacy::on_stream))
+        .route(health::LIVE, axum::routing::get(health::on_live))
+        .route(health::READY, axum::routing::get(health::on_ready))
         .route(
             legacy::MESSAGES_PATH,
             axum::routing::post(legacy::on_message),
@@ -213,6 +217,8 @@ struct Front {
     sessions: Mutex<Sessions>,
     /// The session 2026-07-28 requests share, opened on the first.
     stateless: Mutex<Option<Arc<Running>>>,
+    /// The readiness probe's last verdict.
+    ready: health::Kept,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -424,8 +430,11 @@ async fn admitted(
             _ => StatusCode::METHOD_NOT_ALLOWED.into_response(),
         };
     }
-    // A preflight carries no credentials; every request after it does.
-    let mut response = match front.token.admits(request.headers(), request.uri().query()) {
+    // A preflight carries no credentials; every request after it does, but liveness's,
+    // which tells nothing and runs nothing.
+    let live = request.uri().path() == health::LIVE;
+    let admits = live || front.token.admits(request.headers(), request.uri().query());
+    let mut response = match admits {
         true => next.run(request).await,
         false => unauthorized(),
     };
