@@ -1,6 +1,7 @@
 // Serves a web-standard fetch handler (`(Request) => Promise<Response>`) on 127.0.0.1
 // with node:http, printing `PORT <n>` once it listens (the tests' support crate waits for
-// that line). `onBody(method, body)` sees each request's body first, for servers that log.
+// that line), on the port `PORT` names (a server restarted where its clients knew it) or
+// a free one. `onBody(method, body)` sees each request's body first, for servers that log.
 // Shared by the tests' own servers on the TypeScript SDK's 2.x line, whose HTTP entry is
 // a fetch handler.
 import { createServer } from "node:http";
@@ -36,6 +37,6 @@ export function serveFetch(fetch, onBody = () => {}) {
     }
     res.end();
   };
-  server.listen(0, "127.0.0.1", () => console.log(`PORT ${server.address().port}`));
+  server.listen(Number(process.env.PORT ?? 0), "127.0.0.1", () => console.log(`PORT ${server.address().port}`));
   return server;
 }

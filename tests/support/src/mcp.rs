@@ -142,9 +142,25 @@ impl Listening {
 
 impl Drop for Listening {
     fn drop(&mut self) {
+        // A process that leads a group of its own (jco, whose server is a child) is
+        // ended with its children, which would otherwise outlive it.
+        let pid = self.child.id();
+        if leads_its_group(pid) {
+            let _ = Command::new("kill")
+                .args(["-KILL", "--", &format!("-{pid}")])
+                .status();
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Whether process `pid` leads its process group (`/proc/PID/stat`'s fifth field).
+fn leads_its_group(pid: u32) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The command's name, in parentheses, may hold spaces: the fields after it count.
+    let after_name = stat.rsplit_once(") ").map_or("", |(_, rest)| rest);
+    after_name.split(' ').nth(2) == Some(pid.to_string().as_str())
 }
 
 impl Listening {
@@ -166,7 +182,13 @@ impl Listening {
     /// `path`.
     pub fn on_port(command: impl FnOnce(u16) -> Command, path: &str) -> Listening {
         let port = free_port();
-        let child = command(port)
+        Listening::at_port(port, command(port), path)
+    }
+
+    /// Starts `command`, which listens on `port`, and waits until it accepts connections
+    /// there; it serves MCP at `path`.
+    pub fn at_port(port: u16, mut command: Command, path: &str) -> Listening {
+        let child = command
             .stdout(Stdio::null())
             .spawn()
             .expect("the server starts");
@@ -303,7 +325,11 @@ impl Listening {
     /// `engine` serving the gateway component `wasm` on a free loopback port, with `env`
     /// as its environment, once it accepts connections.
     pub fn gateway(engine: Engine, wasm: &Path, env: &[(&str, &str)]) -> Listening {
-        let port = free_port();
+        Listening::gateway_at(free_port(), engine, wasm, env)
+    }
+
+    /// [`Listening::gateway`] on `port`: a replica restarted where its balancer knew it.
+    pub fn gateway_at(port: u16, engine: Engine, wasm: &Path, env: &[(&str, &str)]) -> Listening {
         let mut command = match engine {
             Engine::Wasmtime | Engine::WasmtimeReusing => {
                 let mut command = Command::new(wasmtime());
@@ -321,8 +347,10 @@ impl Listening {
                 command
             }
             Engine::Jco | Engine::JcoIsolated => {
-                // jco hands the component its own process's environment.
+                // jco hands the component its own process's environment. It runs the
+                // server as a child: a group of their own, ended together.
                 let mut command = Command::new(installed("hosts").join("node_modules/.bin/jco"));
+                std::os::unix::process::CommandExt::process_group(&mut command, 0);
                 command.args(["serve", "--host", "127.0.0.1", "--port"]);
                 command.arg(port.to_string());
                 if let Engine::JcoIsolated = engine {
@@ -357,7 +385,7 @@ impl Listening {
 }
 
 /// A loopback port nothing listens on now.
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|listener| listener.local_addr())
         .unwrap()
