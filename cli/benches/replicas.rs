@@ -49,29 +49,45 @@ fn main() {
         true => 40,
         false => 4,
     };
+    let dir = tempfile::tempdir().unwrap();
+    let baseline = direct(dir.path(), rounds);
     for engine in [Engine::Wasmtime, Engine::Jco] {
         let dir = tempfile::tempdir().unwrap();
-        let started = Instant::now();
-        let outcomes = run(engine, dir.path(), rounds);
-        let wall = started.elapsed();
-        report(engine, &outcomes, wall);
+        let run = replicated(engine, dir.path(), rounds);
+        report(engine, &run, &baseline);
     }
 }
 
-/// The deployment on `engine`, its clients making `rounds` rounds each through the
-/// faults: every request's outcome.
-fn run(engine: Engine, dir: &Path, rounds: usize) -> Vec<Outcome> {
+/// What a run gave: every request's outcome, and the time from the clients' start to
+/// their end.
+struct Run {
+    outcomes: Vec<Outcome>,
+    wall: Duration,
+}
+
+/// The server on `port`, logging every POST's body to `log`.
+fn server(port: u16, log: &Path) -> Listening {
+    let node = node("server2.mjs", &["--http", log.to_str().unwrap()]);
+    let mut command = Command::new(&node[0]);
+    command.args(&node[1..]).env("PORT", port.to_string());
+    command.stdout(std::process::Stdio::null());
+    Listening::at_port(port, command, "/mcp")
+}
+
+/// The baseline, in the same run: the same clients straight to the server, for as many
+/// requests as one phase.
+fn direct(dir: &Path, rounds: usize) -> Run {
+    let log = dir.join("direct.jsonl");
+    let server = server(free_port(), &log);
+    drive(&server.url, 1, rounds, |_| {})
+}
+
+/// The deployment on `engine`, its clients making `rounds` rounds each per phase through
+/// the faults.
+fn replicated(engine: Engine, dir: &Path, rounds: usize) -> Run {
     let log = dir.join("server.jsonl");
     let server_port = free_port();
-    let server = || {
-        let node = node("server2.mjs", &["--http", log.to_str().unwrap()]);
-        let mut command = Command::new(&node[0]);
-        command
-            .args(&node[1..])
-            .env("PORT", server_port.to_string());
-        Listening::at_port(server_port, command, "/mcp")
-    };
-    let mut upstream = Some(server());
+    let mut upstream = Some(server(server_port, &log));
     let upstream_url = format!("http://127.0.0.1:{server_port}/mcp");
     let wasm = gateway_wasm(dir);
     let env = [("REASONS_UPSTREAM", upstream_url.as_str())];
@@ -81,7 +97,29 @@ fn run(engine: Engine, dir: &Path, rounds: usize) -> Vec<Outcome> {
         .collect();
     let balancer = Balancer::start(dir, &ports);
     balancer.serves();
+    let run = drive(&balancer.url, PHASES.len(), rounds, |at| match at {
+        1 => drop(replicas[1].take()),
+        2 => replicas[1] = Some(Listening::gateway_at(ports[1], engine, &wasm, &env)),
+        3 => {
+            drop(upstream.take());
+            upstream = Some(server(server_port, &log));
+        }
+        _ => balancer.reload(),
+    });
+    // R9 through every fault: the server never saw a reason.
+    let received = std::fs::read_to_string(&log).unwrap();
+    let calls = received.matches("\"tools/call\"").count();
+    assert!(calls > 0, "the server received no call");
+    assert!(
+        !received.contains("the model's reason"),
+        "a reason reached the server"
+    );
+    run
+}
 
+/// The clients at `url`, `phases` phases of `rounds` rounds each; `fault(at)` brings
+/// phase `at` about (after the first), and its own time counts in that phase.
+fn drive(url: &str, phases: usize, rounds: usize, mut fault: impl FnMut(usize)) -> Run {
     let done = Arc::new(AtomicUsize::new(0));
     let phase = Arc::new(AtomicUsize::new(0));
     let over = Arc::new(AtomicBool::new(false));
@@ -91,7 +129,7 @@ fn run(engine: Engine, dir: &Path, rounds: usize) -> Vec<Outcome> {
         .map(|client| {
             let (done, phase, over) = (done.clone(), phase.clone(), over.clone());
             let (outcomes, start) = (outcomes.clone(), start.clone());
-            let url = balancer.url.clone();
+            let url = url.to_string();
             std::thread::spawn(move || {
                 let mut era = Era::new(client % 2 == 0, &url);
                 start.wait();
@@ -119,8 +157,7 @@ fn run(engine: Engine, dir: &Path, rounds: usize) -> Vec<Outcome> {
         })
         .collect();
     start.wait();
-    // Each phase runs for `rounds` rounds of every client once its fault is done; the
-    // fault's own time (a replica or the server starting) counts in its phase.
+    let began = Instant::now();
     let run_phase = || {
         let until = done.load(Ordering::SeqCst) + CLIENTS * rounds * 2;
         while done.load(Ordering::SeqCst) < until {
@@ -128,35 +165,19 @@ fn run(engine: Engine, dir: &Path, rounds: usize) -> Vec<Outcome> {
         }
     };
     run_phase();
-    for at in 1..PHASES.len() {
+    for at in 1..phases {
         phase.store(at, Ordering::SeqCst);
-        match at {
-            1 => drop(replicas[1].take()),
-            2 => replicas[1] = Some(Listening::gateway_at(ports[1], engine, &wasm, &env)),
-            3 => {
-                drop(upstream.take());
-                upstream = Some(server());
-            }
-            _ => balancer.reload(),
-        }
+        fault(at);
         run_phase();
     }
     over.store(true, Ordering::SeqCst);
     for client in clients {
         client.join().expect("a client panicked");
     }
-    // R9 through every fault: the server never saw a reason.
-    let received = std::fs::read_to_string(&log).unwrap();
-    let calls = received.matches("\"tools/call\"").count();
-    assert!(calls > 0, "the server received no call");
-    assert!(
-        !received.contains("the model's reason"),
-        "a reason reached the server"
-    );
-    drop(replicas);
+    let wall = began.elapsed();
     let outcomes = std::mem::take(&mut *outcomes.lock().unwrap());
     assert_eq!(outcomes.len(), done.load(Ordering::SeqCst));
-    outcomes
+    Run { outcomes, wall }
 }
 
 /// The balancer: HAProxy in master-worker mode, round robin over the replicas, each
@@ -188,6 +209,7 @@ impl Balancer {
         std::fs::write(&file, config).unwrap();
         let mut command = Command::new("haproxy");
         command.args(["-W", "-db", "-f"]).arg(&file);
+        command.stdout(std::process::Stdio::null());
         let process = Listening::at_port(port, command, "/mcp");
         let url = process.url.clone();
         Balancer { process, url }
@@ -364,49 +386,57 @@ fn broken(error: ureq::Error) -> String {
     format!("the connection broke off ({error})")
 }
 
-/// Prints each phase's figures: requests, errors (each kind, counted), p50 and p99.
-fn report(engine: Engine, outcomes: &[Outcome], wall: Duration) {
-    let rate = outcomes.len() as f64 / wall.as_secs_f64();
+/// Prints the run's throughput against the baseline's, and each phase's figures:
+/// requests, errors (each kind, counted), p50 and p99, the baseline's first.
+fn report(engine: Engine, run: &Run, baseline: &Run) {
+    let rate = |run: &Run| run.outcomes.len() as f64 / run.wall.as_secs_f64();
     println!(
-        "\n{engine:?}: 3 replicas behind HAProxy, {CLIENTS} clients, {} requests in {:.1} s \
-         ({rate:.0} requests/s)\n",
-        outcomes.len(),
-        wall.as_secs_f64()
+        "\n{engine:?}: 3 replicas behind HAProxy, {CLIENTS} clients, {} requests in {:.1} s: \
+         {:.0} requests/s, the server alone {:.0} ({:.2}x)\n",
+        run.outcomes.len(),
+        run.wall.as_secs_f64(),
+        rate(run),
+        rate(baseline),
+        rate(run) / rate(baseline),
     );
     println!("| phase | requests | errors | p50 ms | p99 ms | the errors |");
     println!("|---|---|---|---|---|---|");
+    row("the server alone (baseline)", &baseline.outcomes);
     for (at, name) in PHASES.iter().enumerate() {
-        let mut took: Vec<Duration> = (outcomes.iter())
-            .filter(|outcome| outcome.phase == at)
-            .map(|outcome| outcome.took)
-            .collect();
-        took.sort();
-        let mut errors: Vec<&str> = (outcomes.iter())
-            .filter(|outcome| outcome.phase == at)
-            .filter_map(|outcome| outcome.error.as_deref())
-            .collect();
-        errors.sort();
-        let mut kinds: Vec<(usize, &str)> = Vec::new();
-        for error in &errors {
-            match kinds.last_mut() {
-                Some((count, kind)) if kind == error => *count += 1,
-                _ => kinds.push((1, error)),
-            }
-        }
-        let kinds: Vec<String> = (kinds.iter())
-            .map(|(count, kind)| format!("{count}× {kind}"))
-            .collect();
-        let at_share = |share: f64| {
-            let index = ((took.len() as f64 * share) as usize).min(took.len().saturating_sub(1));
-            took.get(index).map_or(0.0, |took| took.as_secs_f64() * 1e3)
-        };
-        println!(
-            "| {name} | {} | {} | {:.1} | {:.1} | {} |",
-            took.len(),
-            errors.len(),
-            at_share(0.5),
-            at_share(0.99),
-            kinds.join("; ")
-        );
+        let outcomes = (run.outcomes.iter()).filter(|outcome| outcome.phase == at);
+        row(name, outcomes);
     }
+}
+
+/// One phase's row.
+fn row<'a>(name: &str, outcomes: impl IntoIterator<Item = &'a Outcome>) {
+    let outcomes: Vec<&Outcome> = outcomes.into_iter().collect();
+    let mut took: Vec<Duration> = outcomes.iter().map(|outcome| outcome.took).collect();
+    took.sort();
+    let mut errors: Vec<&str> = (outcomes.iter())
+        .filter_map(|outcome| outcome.error.as_deref())
+        .collect();
+    errors.sort();
+    let mut kinds: Vec<(usize, &str)> = Vec::new();
+    for error in &errors {
+        match kinds.last_mut() {
+            Some((count, kind)) if kind == error => *count += 1,
+            _ => kinds.push((1, error)),
+        }
+    }
+    let kinds: Vec<String> = (kinds.iter())
+        .map(|(count, kind)| format!("{count}× {kind}"))
+        .collect();
+    let at_share = |share: f64| {
+        let index = ((took.len() as f64 * share) as usize).min(took.len().saturating_sub(1));
+        took.get(index).map_or(0.0, |took| took.as_secs_f64() * 1e3)
+    };
+    println!(
+        "| {name} | {} | {} | {:.1} | {:.1} | {} |",
+        took.len(),
+        errors.len(),
+        at_share(0.5),
+        at_share(0.99),
+        kinds.join("; ")
+    );
 }
