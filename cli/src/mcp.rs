@@ -182,6 +182,7 @@ pub fn run(
         None => mcp::Server::Command(command),
     };
     let plugin = plugin.load()?;
+    let telemetry = mcp::Telemetry::from_env("reasons").map_err(anyhow::Error::msg)?;
     let settings = mcp::Settings {
         server,
         audit,
@@ -195,6 +196,7 @@ pub fn run(
         }),
         max_message: usize::from(max_message_mib) << 20,
         write_timeout: Duration::from_secs(write_timeout.into()),
+        telemetry,
     };
     Ok(mcp::run(&plugin, options.into(), settings)?.code())
 }

@@ -101,7 +101,8 @@ fn a_full_front_is_ready_and_ends_no_client_s_session_to_probe() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("server.log");
     let front = Listening::front(&["--max-sessions", "1"], teed(&log, own_server()));
-    let session = session_of(&front.url);
+    let (status, session, _) = initialize(&front.url);
+    assert_eq!(status, 200);
     let (status, verdict) = get(&front_path(&front, "/readyz", true));
     assert_eq!(status, 200, "{verdict}");
     assert_eq!(
@@ -120,23 +121,6 @@ fn a_full_front_is_ready_and_ends_no_client_s_session_to_probe() {
             .len(),
         5
     );
-}
-
-/// A legacy session opened at the front `url`: its id.
-fn session_of(url: &str) -> String {
-    let agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .build()
-        .new_agent();
-    let response = agent
-        .post(url)
-        .header("Content-Type", "application/json")
-        .header("Accept", "application/json, text/event-stream")
-        .send(INITIALIZE)
-        .unwrap();
-    assert_eq!(response.status(), 200);
-    let session = response.headers().get("mcp-session-id").unwrap();
-    session.to_str().unwrap().to_string()
 }
 
 /// The gateway's URL for `path`.

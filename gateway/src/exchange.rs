@@ -130,7 +130,7 @@ pub fn stream(settings: &Settings, request: IncomingRequest, out: ResponseOutpar
                 }
                 Out::Note(note) => eprintln!("reasons-gateway: {note}"),
                 // A fresh proxy sends the server nothing of its own for what it relays.
-                Out::Server { .. } | Out::Learnt(_) | Out::Record(_) => {}
+                Out::Server { .. } | Out::Learnt(_) | Out::Record(_) | Out::Span(_) => {}
             }
         }
         open
@@ -210,7 +210,7 @@ impl Exchange<'_> {
                 Out::Note(note) => eprintln!("reasons-gateway: {note}"),
                 Out::Server { line, outline } => upstream.push((line, outline)),
                 // The version a session settled: each request carries its own.
-                Out::Learnt(_) | Out::Record(_) => {}
+                Out::Learnt(_) | Out::Record(_) | Out::Span(_) => {}
             }
         }
         upstream

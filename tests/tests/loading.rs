@@ -209,6 +209,7 @@ fn the_mcp_proxy_refuses_a_plugin_without_the_reasons_surface() {
         write_timeout: std::time::Duration::from_secs(
             reasons_mcp_transports::DEFAULT_WRITE_TIMEOUT_SECS.into(),
         ),
+        telemetry: None,
     };
     let error = reasons_mcp_transports::run(
         &reasons_tests::unruly(),

@@ -29,6 +29,7 @@ pub mod proxy;
 pub mod ready;
 pub mod redirect;
 pub mod sse;
+pub mod telemetry;
 
 pub use audit::Audit;
 pub use delivery::{About, Delivery};

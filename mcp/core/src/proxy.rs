@@ -18,6 +18,7 @@ use crate::jsonrpc::{
 };
 use crate::layer::{Layer, Routing};
 use crate::outline::{self, Outline};
+use crate::telemetry::{CallFacts, Fate as CallFate, Span, Spans};
 use hold::{Caller, Catalogue, HOLD_AT_MOST, Held, Listings, OwnListing, bypasses_hold, calls};
 use reasons_transform::json::{self, Member, Object};
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -49,6 +50,9 @@ pub enum Out {
     /// A call's audit record, one line of JSON without its line break, for the log the
     /// transport keeps (only when the audit wants records).
     Record(String),
+    /// A client's request, answered: its span, for the collector the transport sends to
+    /// (only with [`Proxy::with_telemetry`]).
+    Span(Span),
 }
 
 /// What the server said that a transport keeps, so that no transport reads a message
@@ -167,6 +171,8 @@ pub struct Proxy<L> {
     /// Whether the server is reached over Streamable HTTP, where a tool whose
     /// `x-mcp-header` annotations break the rules is dropped ([`Proxy::over_http`]).
     over_http: bool,
+    /// The client's requests' spans, when telemetry is wanted.
+    spans: Option<Spans>,
 }
 
 impl<L: Layer> Proxy<L> {
@@ -194,6 +200,16 @@ impl<L: Layer> Proxy<L> {
             params: ParamHeaders::default(),
             hold: HOLD_AT_MOST,
             over_http: false,
+            spans: None,
+        }
+    }
+
+    /// The proxy, handing out each client request's span once it is answered
+    /// ([`Out::Span`]).
+    pub fn with_telemetry(self) -> Proxy<L> {
+        Proxy {
+            spans: Some(Spans::default()),
+            ..self
         }
     }
 
@@ -235,9 +251,25 @@ impl<L: Layer> Proxy<L> {
     /// client that reads the log once answered finds it there).
     fn with_notes(&mut self, out: Vec<Out>) -> Vec<Out> {
         let mut all: Vec<Out> = self.records.drain(..).map(Out::Record).collect();
+        let mut ended = Vec::new();
+        if let Some(spans) = &mut self.spans {
+            for out in &out {
+                if let Out::Client(delivery) = out {
+                    ended.extend(spans.delivered(delivery, self.now.instant));
+                }
+            }
+        }
         all.extend(out);
         all.extend(self.notes.drain(..).map(Out::Note));
+        all.extend(ended.into_iter().map(Out::Span));
         all
+    }
+
+    /// What the layer did with the call `id`, for its span.
+    fn told(&mut self, id: &Id, facts: CallFacts) {
+        if let Some(spans) = &mut self.spans {
+            spans.call(id, facts);
+        }
     }
 
     /// Records `call`, answered under `id`, as ending now with `outcome`.
@@ -267,12 +299,18 @@ impl<L: Layer> Proxy<L> {
             }
             Ok(line) => {
                 let read = line.line();
+                if let Some(spans) = &mut self.spans {
+                    spans.arrived(&read, self.now);
+                }
                 // What never waits: the client answering the server (which may need
                 // that to answer anything), and `initialized` (which a server may need
                 // before it lists its tools for the calls that wait).
                 let waits = !self.held.is_empty() && !bypasses_hold(&read);
                 let tools = calls(&read);
                 if waits || !self.can_go(&tools, None) {
+                    if let Some(spans) = &mut self.spans {
+                        spans.held(&read);
+                    }
                     let caller = self.caller(&read);
                     self.held.push_back(self.hold(line, tools, now, caller));
                 } else {
@@ -453,7 +491,18 @@ impl<L: Layer> Proxy<L> {
         let reason = members
             .as_deref()
             .and_then(|members| self.reason(name, members));
+        // What the span tells of the call: never the reason's text, only its length.
+        let augmented = self.layer.strips(name);
+        let length = (members.as_deref())
+            .filter(|_| augmented)
+            .and_then(|members| self.reason_length(members));
+        let facts = move |fate| CallFacts {
+            augmented,
+            reason: length,
+            fate,
+        };
         let refuse = |proxy: &mut Proxy<L>, reason, code, why: String| {
+            proxy.told(id, facts(CallFate::Refused));
             let call = audit::Call::kept(name, reason, proxy.now);
             proxy.record(id, call, Outcome::Answered(&why));
             Fate::Answer(jsonrpc::error(Some(id), code, &why))
@@ -488,6 +537,11 @@ impl<L: Layer> Proxy<L> {
             return refuse(self, reason, INVALID_PARAMS, why);
         }
         let sent = |proxy: &mut Proxy<L>, reason, arguments: Option<&str>, fate: Fate| {
+            let told = match fate {
+                Fate::Change { .. } => CallFate::Stripped,
+                _ => CallFate::Forwarded,
+            };
+            proxy.told(id, facts(told));
             proxy.expect(
                 id,
                 Kind::Call(audit::Call::sent(
@@ -507,6 +561,7 @@ impl<L: Layer> Proxy<L> {
         }
         match self.layer.route(id.json(), name, arguments) {
             Routing::Answer(answer) => {
+                self.told(id, facts(CallFate::Refused));
                 let message = answer_text(&answer.content);
                 let call = audit::Call::kept(name, reason, self.now);
                 self.record(id, call, Outcome::Answered(&message));
@@ -547,6 +602,17 @@ impl<L: Layer> Proxy<L> {
             .rev()
             .find(|member| member.key.as_ref() == param)
             .map(|member| member.value.to_string())
+    }
+
+    /// The length in characters of the reason among a call's top-level `members`, when
+    /// it is a string (the last, if the key repeats).
+    fn reason_length(&self, members: &[Member]) -> Option<usize> {
+        let param = self.layer.param().as_bytes();
+        let value = members
+            .iter()
+            .rev()
+            .find(|member| member.key.as_ref() == param)?;
+        Some(json::string(value.value).map_or(0, |text| text.chars().count()))
     }
 
     /// A line from the server.

@@ -30,6 +30,7 @@ mod say;
 mod session;
 mod signin;
 mod stdio;
+mod telemetry;
 mod upstream;
 
 use outbox::Feed;
@@ -43,6 +44,7 @@ pub use ended::Ended;
 pub use error::Error;
 pub use say::say;
 pub use signin::{Given, Settings as SignInSettings, SignIn};
+pub use telemetry::Telemetry;
 pub use upstream::{DEFAULT_READ_TIMEOUT_SECS, NEEDS_SIGN_IN, Remote};
 
 use lines::over_cap;
@@ -85,6 +87,9 @@ pub struct Settings {
     /// (`Settings::write_timeout`): then its session is ended, and what it would not read is
     /// dropped, never held without end.
     pub write_timeout: Duration,
+    /// Where each request's span and the metrics go, when an OpenTelemetry collector is
+    /// named (`OTEL_EXPORTER_OTLP_*`).
+    pub telemetry: Option<Telemetry>,
 }
 
 /// The default write timeout (`Settings::write_timeout`), in seconds: far past any pause of a client or server

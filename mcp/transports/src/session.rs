@@ -6,6 +6,7 @@
 use crate::audit_log::AuditLog;
 use crate::lines::{Ends, over_cap, read_lines};
 use crate::outbox::Feed;
+use crate::telemetry::Telemetry;
 use crate::upstream::{Http, Process, Upstream};
 use crate::{Ended, Error, GRACE, Server, Settings, say};
 use reasons_host::Plugin;
@@ -55,10 +56,18 @@ pub(crate) enum Event {
 pub(crate) struct Session {
     proxy: Proxy<ComponentLayer>,
     pub(crate) server: Upstream,
-    /// Where the proxy's audit records go, when it keeps any.
-    log: Option<AuditLog>,
+    /// What the session keeps of its calls and requests, for others.
+    kept: Kept,
     max_message: usize,
     write_timeout: Duration,
+}
+
+/// Where what a session keeps goes.
+struct Kept {
+    /// The audit records, when the proxy keeps a log.
+    log: Option<AuditLog>,
+    /// Each request's span, when a collector is named.
+    telemetry: Option<Telemetry>,
 }
 
 /// Where the lines for the client go.
@@ -106,11 +115,20 @@ impl Session {
                 Upstream::Http(Http::connect(remote.clone(), events, settings.max_message))
             }
         };
-        let proxy = Proxy::new(layer, audit, now());
+        let mut proxy = Proxy::new(layer, audit, now());
+        if over_http {
+            proxy = proxy.over_http();
+        }
+        if settings.telemetry.is_some() {
+            proxy = proxy.with_telemetry();
+        }
         Ok(Session {
-            proxy: if over_http { proxy.over_http() } else { proxy },
+            proxy,
             server,
-            log,
+            kept: Kept {
+                log,
+                telemetry: settings.telemetry.clone(),
+            },
             max_message: settings.max_message,
             write_timeout: settings.write_timeout,
         })
@@ -122,7 +140,7 @@ impl Session {
         let Session {
             mut proxy,
             mut server,
-            mut log,
+            mut kept,
             max_message,
             write_timeout,
         } = self;
@@ -145,7 +163,7 @@ impl Session {
                 // anywhere, is ended at once.
                 let why = stalled("it", "stdin", write_timeout);
                 let out = proxy.server_gone(&why, now());
-                write_all(&out, &mut server, client, &mut log);
+                write_all(&out, &mut server, client, &mut kept);
                 break server.end(Ending::Overdue);
             }
             let wake = proxy.wake_at().into_iter().chain(grace_ends);
@@ -179,14 +197,14 @@ impl Session {
                     // its stream can no longer be read.
                     let out =
                         proxy.server_gone(&format!("it sent {}", over_cap(max_message)), now());
-                    write_all(&out, &mut server, client, &mut log);
+                    write_all(&out, &mut server, client, &mut kept);
                     break server.end(Ending::Overdue);
                 }
                 Ok(Event::Signal(signal)) => break server.end(Ending::Signal(signal)),
                 Err(RecvTimeoutError::Timeout) => proxy.tick(now()),
                 Err(RecvTimeoutError::Disconnected) => break server.end(Ending::Closed),
             };
-            if !write_all(&out, &mut server, client, &mut log) {
+            if !write_all(&out, &mut server, client, &mut kept) {
                 // The client can no longer read: nothing more can be answered.
                 break server.end(Ending::Closed);
             }
@@ -201,7 +219,7 @@ impl Session {
             }
         };
         let out = proxy.server_gone(&ended.describe(), now());
-        write_all(&out, &mut server, client, &mut log);
+        write_all(&out, &mut server, client, &mut kept);
         if let Some(failure) = ended.failure() {
             say(&format!("the MCP server {failure}"));
         }
@@ -231,18 +249,14 @@ fn now() -> Now {
 
 /// Writes each line where it goes, as one line ([`one_line`]); `false` when the client
 /// can no longer be written to.
-fn write_all(
-    out: &[Out],
-    server: &mut Upstream,
-    client: &mut dyn Client,
-    log: &mut Option<AuditLog>,
-) -> bool {
+fn write_all(out: &[Out], server: &mut Upstream, client: &mut dyn Client, kept: &mut Kept) -> bool {
     for line in out {
         match line {
             Out::Server { line, outline } => server.send(&one_line(line), outline),
             Out::Note(note) => say(note),
             Out::Learnt(learnt) => server.learnt(learnt),
-            Out::Record(record) => log.iter_mut().for_each(|log| log.append(record)),
+            Out::Record(record) => kept.log.iter_mut().for_each(|log| log.append(record)),
+            Out::Span(span) => kept.telemetry.iter().for_each(|to| to.span(span.clone())),
             Out::Client(Delivery { line, parts }) => {
                 // A line break made a space keeps every part where it was.
                 if !client.write(&one_line(line), parts) {

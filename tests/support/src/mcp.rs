@@ -182,16 +182,15 @@ impl Listening {
     /// `path`.
     pub fn on_port(command: impl FnOnce(u16) -> Command, path: &str) -> Listening {
         let port = free_port();
-        Listening::at_port(port, command(port), path)
+        let mut command = command(port);
+        command.stdout(Stdio::null());
+        Listening::at_port(port, command, path)
     }
 
     /// Starts `command`, which listens on `port`, and waits until it accepts connections
-    /// there; it serves MCP at `path`.
+    /// there; it serves MCP at `path`. Its output goes where `command` says.
     pub fn at_port(port: u16, mut command: Command, path: &str) -> Listening {
-        let child = command
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("the server starts");
+        let child = command.spawn().expect("the server starts");
         wait_for(port);
         Listening {
             child,
@@ -212,12 +211,15 @@ impl Listening {
     /// `reasons mcp [flags] --listen 127.0.0.1:0 <upstream...>` (`-- server...`, or
     /// `--url URL`), once it serves.
     pub fn front_to(flags: &[&str], upstream: Vec<String>) -> Listening {
-        let mut command = vec![reasons(), "mcp".to_string()];
-        command.extend(flags.iter().map(|flag| flag.to_string()));
-        command.extend(["--listen".to_string(), "127.0.0.1:0".to_string()]);
-        command.extend(upstream);
-        let mut child = Command::new(&command[0])
-            .args(&command[1..])
+        let mut command = Command::new(reasons());
+        command.arg("mcp").args(flags);
+        command.args(["--listen", "127.0.0.1:0"]).args(upstream);
+        Listening::serving(command)
+    }
+
+    /// `command`, a `reasons mcp --listen` set up as the caller wants it, once it serves.
+    pub fn serving(mut command: Command) -> Listening {
+        let mut child = command
             .stdin(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -978,5 +980,67 @@ pub fn assert_transcript_less_the_reason(client: &str, direct: &[String], proxie
             proxied,
             "{client}"
         );
+    }
+}
+
+/// A real OpenTelemetry collector on loopback (rotel, a Rust collector PyPI ships as a
+/// wheel, pinned in `tests/mcp/requirements.txt`), writing what it receives to its debug
+/// log: every span and metric, with its attributes, as text.
+pub struct Collector {
+    _process: Listening,
+    /// Its OTLP/HTTP endpoint, for `OTEL_EXPORTER_OTLP_ENDPOINT`.
+    pub endpoint: String,
+    log: PathBuf,
+}
+
+impl Collector {
+    /// Starts one, its debug log in `dir`, once it takes connections.
+    pub fn start(dir: &Path) -> Collector {
+        let agent = installed("mcp").join(".venv/lib/python3.11/site-packages/rotel/rotel-agent");
+        assert!(
+            agent.exists(),
+            "{} is missing: ./test installs it",
+            agent.display()
+        );
+        let log = dir.join("collector.log");
+        let (http, grpc) = (free_port(), free_port());
+        let mut command = Command::new(agent);
+        command
+            .args(["start", "--exporter", "blackhole"])
+            .args(["--debug-log", "traces", "--debug-log", "metrics"])
+            .args(["--debug-log-verbosity", "detailed"])
+            .arg("--otlp-http-endpoint")
+            .arg(format!("127.0.0.1:{http}"))
+            .arg("--otlp-grpc-endpoint")
+            .arg(format!("127.0.0.1:{grpc}"))
+            .stdout(std::fs::File::create(&log).unwrap())
+            .stderr(Stdio::null());
+        let process = Listening::at_port(http, command, "");
+        Collector {
+            _process: process,
+            endpoint: format!("http://127.0.0.1:{http}"),
+            log,
+        }
+    }
+
+    /// What it has received so far, as its debug log says it.
+    pub fn received(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Waits until what it received holds `text`, at most `PATIENCE`: all of it then.
+    pub fn until(&self, text: &str) -> String {
+        let until = std::time::Instant::now() + PATIENCE;
+        loop {
+            let received = self.received();
+            if received.contains(text) {
+                return received;
+            }
+            assert!(
+                std::time::Instant::now() < until,
+                "the collector received no {text:?} in {PATIENCE:?}: {received}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 }

@@ -324,7 +324,7 @@ fn play<L: Layer>(options: Options, steps: &[Step], layer: impl FnOnce(Options) 
                 }
                 Out::Client(to) => client.got(&to),
                 // For the human running the proxy, or the transport: no side's.
-                Out::Note(_) | Out::Learnt(_) | Out::Record(_) => {}
+                Out::Note(_) | Out::Learnt(_) | Out::Record(_) | Out::Span(_) => {}
             }
         }
     };

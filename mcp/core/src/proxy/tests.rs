@@ -49,6 +49,8 @@ struct Wire {
     learnt: Vec<Learnt>,
     /// The audit's records, for the transport's log.
     records: Vec<String>,
+    /// The spans of the requests answered, for the collector.
+    spans: Vec<Span>,
 }
 
 fn wire(out: Vec<Out>) -> Wire {
@@ -60,6 +62,7 @@ fn wire(out: Vec<Out>) -> Wire {
             Out::Note(note) => wire.notes.push(note),
             Out::Learnt(learnt) => wire.learnt.push(learnt),
             Out::Record(record) => wire.records.push(record),
+            Out::Span(span) => wire.spans.push(span),
         }
     }
     wire
@@ -937,4 +940,100 @@ fn the_audit_record_is_an_output_made_only_when_records_are_wanted() {
         r#"{"jsonrpc":"2.0","id":5,"result":{"content":[]}}"#,
     );
     assert!(answered.records.is_empty(), "{answered:?}");
+}
+
+#[test]
+fn a_span_tells_what_the_layer_did_with_each_call_and_never_the_reason() {
+    let mut proxy = ready(Options::default(), &[PLAIN, OWN]).with_telemetry();
+    let traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    let stripped = format!(
+        r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{"name":"plain","arguments":{{"text":"hi","reason":"to test é"}},"_meta":{{"traceparent":"{traceparent}"}}}}}}"#
+    );
+    let sent = client(&mut proxy, &stripped);
+    assert_eq!(sent.server.len(), 1);
+    assert!(sent.spans.is_empty(), "a span ends with its answer");
+    let answer = r#"{"jsonrpc":"2.0","id":7,"result":{"content":[]}}"#;
+    let answered = server(&mut proxy, answer);
+    assert_eq!(answered.spans.len(), 1, "{answered:?}");
+    let span = &answered.spans[0];
+    assert_eq!(span.method, "tools/call");
+    assert_eq!(span.tool.as_deref(), Some("plain"));
+    assert_eq!(span.request_id, "7");
+    assert_eq!(span.error, None);
+    assert!(!span.held);
+    assert_eq!(
+        span.call,
+        Some(CallFacts {
+            augmented: true,
+            reason: Some(9),
+            fate: CallFate::Stripped
+        })
+    );
+    let resource = crate::telemetry::otlp::Resource {
+        service: "reasons".into(),
+        attributes: Vec::new(),
+    };
+    let body = crate::telemetry::otlp::traces(&resource, &answered.spans);
+    assert!(!body.contains("to test"), "{body}");
+    let parent = span.parent.expect("the client's trace context");
+    assert_eq!(
+        parent.span_id,
+        [0xb7, 0xad, 0x6b, 0x71, 0x69, 0x20, 0x33, 0x31]
+    );
+    assert_eq!(parent.flags, 1);
+
+    // The tool's own reason is not the model's: not augmented, no reason given.
+    let own = call("8", "own", r#"{"reason":"the tool's own"}"#);
+    assert_eq!(client(&mut proxy, &own).server, [own.as_str()]);
+    let answered = server(
+        &mut proxy,
+        r#"{"jsonrpc":"2.0","id":8,"result":{"content":[]}}"#,
+    );
+    assert_eq!(answered.spans.len(), 1);
+    let facts = answered.spans[0].call.unwrap();
+    assert_eq!((facts.augmented, facts.reason), (false, None));
+    assert_eq!(facts.fate, CallFate::Forwarded);
+    assert_eq!(answered.spans[0].parent, None);
+
+    // A call to a tool the listing lacks, carrying a reason: held for a listing of the
+    // proxy's own, then refused here, its span ended by the proxy's own answer, with the
+    // error's code.
+    let unknown = call("9", "gone", r#"{"reason":"why"}"#);
+    let held = client(&mut proxy, &unknown);
+    assert!(held.spans.is_empty());
+    let refused = answer_own_listing(&mut proxy, &held.server, &[PLAIN, OWN]);
+    assert!(refused.server.is_empty());
+    assert_eq!(refused.spans.len(), 1, "{refused:?}");
+    assert!(refused.spans[0].held);
+    assert_eq!(refused.spans[0].error, Some(INVALID_PARAMS));
+    assert_eq!(refused.spans[0].call.unwrap().fate, CallFate::Refused);
+
+    // Other requests have spans too, without call facts.
+    let list = r#"{"jsonrpc":"2.0","id":"l2","method":"tools/list"}"#;
+    client(&mut proxy, list);
+    let listed = server(&mut proxy, &listing(r#""l2""#, &[PLAIN], ""));
+    assert_eq!(listed.spans.len(), 1);
+    assert_eq!(
+        (listed.spans[0].method.as_str(), listed.spans[0].call),
+        ("tools/list", None)
+    );
+}
+
+#[test]
+fn a_call_held_for_a_listing_says_so_and_its_span_spans_the_wait() {
+    let mut proxy = proxy().with_telemetry();
+    let sent = client(
+        &mut proxy,
+        &call("1", "plain", r#"{"text":"a","reason":"r"}"#),
+    );
+    // No listing yet: the call waits for the proxy's own.
+    let answered = answer_own_listing(&mut proxy, &sent.server, &[PLAIN]);
+    assert_eq!(answered.server.len(), 1, "{answered:?}");
+    let done = server(
+        &mut proxy,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#,
+    );
+    assert_eq!(done.spans.len(), 1);
+    assert!(done.spans[0].held);
+    assert_eq!(done.spans[0].call.unwrap().fate, CallFate::Stripped);
 }

@@ -1,0 +1,207 @@
+//! OpenTelemetry from `reasons mcp`, over stdio and through the HTTP front, received by a
+//! real collector (rotel, from PyPI) and read back from its debug log: a span per
+//! request in the MCP conventions, under the client's trace, with what the layer did
+//! and never the reason's text; the metrics; and what a collector that is set wrong or
+//! gone does to the proxy (nothing: it says so).
+
+use reasons_test_support::mcp::*;
+use std::collections::HashMap;
+use std::process::{Command, Stdio};
+
+/// The client's trace context, and the span id and trace id in it.
+const TRACEPARENT: &str = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+const TRACE_ID: &str = "0af7651916cd43dd8448eb211c80319c";
+const CLIENT_SPAN: &str = "b7ad6b7169203331";
+
+/// The model's reason the calls carry: its length in characters is 22.
+const REASON: &str = "to test the telemetry!";
+
+/// A call to `record` with the reason, under the client's trace.
+fn traced_call(id: u32) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"record","arguments":{{"text":"hi","reason":"{REASON}"}},"_meta":{{"traceparent":"{TRACEPARENT}"}}}}}}"#
+    )
+}
+
+/// One span as the collector's debug log prints it: its name, ids and attributes.
+#[derive(Debug)]
+struct Received {
+    name: String,
+    trace: String,
+    parent: String,
+    attributes: HashMap<String, String>,
+}
+
+/// The spans in the collector's debug log.
+fn spans(log: &str) -> Vec<Received> {
+    log.split("Span #")
+        .skip(1)
+        .map(|block| {
+            let field = |name: &str| {
+                block
+                    .lines()
+                    .find_map(|line| line.trim().strip_prefix(name))
+                    .and_then(|rest| rest.trim().strip_prefix(':'))
+                    .map_or(String::new(), |value| value.trim().to_string())
+            };
+            let attributes = block
+                .lines()
+                .filter_map(|line| line.trim().strip_prefix("-> "))
+                .filter_map(|line| line.split_once(": "))
+                .map(|(key, value)| (key.to_string(), value.to_string()))
+                .collect();
+            Received {
+                name: field("Name"),
+                trace: field("Trace ID"),
+                parent: field("Parent ID"),
+                attributes,
+            }
+        })
+        .collect()
+}
+
+/// `reasons mcp` over the tests' own server, sending to `collector` (spans at once).
+fn proxy_sending_to(collector: &Collector, flags: &[&str]) -> Command {
+    let mut command = Command::new(reasons());
+    command.arg("mcp").args(flags).arg("--").args(own_server());
+    command
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &collector.endpoint)
+        .env("OTEL_BSP_SCHEDULE_DELAY", "50")
+        .env("OTEL_SERVICE_NAME", "reasons-under-test");
+    command
+}
+
+/// Asserts the call's span: its name, its client's trace, what the layer did.
+fn assert_call_span(spans: &[Received]) {
+    let calls: Vec<&Received> = spans
+        .iter()
+        .filter(|span| span.name == "tools/call record")
+        .collect();
+    assert_eq!(calls.len(), 1, "{spans:#?}");
+    let call = calls[0];
+    assert_eq!(
+        (call.trace.as_str(), call.parent.as_str()),
+        (TRACE_ID, CLIENT_SPAN)
+    );
+    let attribute = |key: &str| call.attributes.get(key).map(String::as_str);
+    assert_eq!(attribute("mcp.method.name"), Some("Str(tools/call)"));
+    assert_eq!(attribute("gen_ai.tool.name"), Some("Str(record)"));
+    assert_eq!(attribute("reasons.tool.augmented"), Some("Bool(true)"));
+    assert_eq!(attribute("reasons.reason.given"), Some("Bool(true)"));
+    assert_eq!(attribute("reasons.reason.length"), Some("Int(22)"));
+    assert_eq!(attribute("reasons.call.fate"), Some("Str(stripped)"));
+}
+
+#[test]
+fn every_request_over_stdio_reaches_the_collector_as_a_span_and_the_reason_never_does() {
+    // R9: the collector is one more party the reason must not reach.
+    let dir = tempfile::tempdir().unwrap();
+    let collector = Collector::start(dir.path());
+    let mut session = Session::start_command(proxy_sending_to(&collector, &[]));
+    session.ask(INITIALIZE);
+    session.send(INITIALIZED);
+    session.ask(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
+    let answer = session.ask(&traced_call(3));
+    assert!(answer.contains(r#"{\"text\":\"hi\"}"#), "{answer}");
+    let (_, status) = session.finish();
+    assert!(status.success());
+    // The metrics go when the proxy ends, after its last spans.
+    let received = collector.until("reasons.calls.stripped");
+    assert!(
+        !received.contains(REASON),
+        "the reason reached the collector"
+    );
+    let spans = spans(&received);
+    let named: Vec<(&str, &str)> = (spans.iter())
+        .map(|span| {
+            let id = span.attributes.get("jsonrpc.request.id");
+            (span.name.as_str(), id.map_or("", String::as_str))
+        })
+        .collect();
+    assert_eq!(
+        named,
+        [
+            ("initialize", "Str(1)"),
+            ("tools/list", "Str(2)"),
+            ("tools/call record", "Str(3)")
+        ]
+    );
+    assert_call_span(&spans);
+    assert!(received.contains("service.name: Str(reasons-under-test)"));
+    assert!(
+        received.contains("mcp.server.operation.duration"),
+        "{received}"
+    );
+}
+
+#[test]
+fn requests_through_the_http_front_reach_the_collector_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let collector = Collector::start(dir.path());
+    let front = Listening::serving(proxy_sending_to(&collector, &["--listen", "127.0.0.1:0"]));
+    let (status, session, _) = initialize(&front.url);
+    assert_eq!(status, 200);
+    let with_session = [("Mcp-Session-Id", session.as_str())];
+    let (status, messages) = post(&front.url, &with_session, &traced_call(3));
+    assert_eq!(status, 200, "{messages:?}");
+    let received = collector.until("tools/call record");
+    assert!(
+        !received.contains(REASON),
+        "the reason reached the collector"
+    );
+    assert_call_span(&spans(&received));
+}
+
+#[test]
+fn a_collector_variable_set_wrong_stops_the_proxy_before_it_starts_anything() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("server.log");
+    let output = Command::new(reasons())
+        .args(["mcp", "--"])
+        .args(teed(&log, own_server()))
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318")
+        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("OTEL_EXPORTER_OTLP_PROTOCOL=\"grpc\": only http/json is sent"),
+        "{stderr}"
+    );
+    assert!(!log.exists(), "the server was started");
+}
+
+#[test]
+fn a_collector_that_is_gone_costs_the_session_nothing_and_is_told_once() {
+    let port = free_port();
+    let mut command = Command::new(reasons());
+    command
+        .args(["mcp", "--"])
+        .args(own_server())
+        .env(
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            format!("http://127.0.0.1:{port}"),
+        )
+        .env("OTEL_BSP_SCHEDULE_DELAY", "20");
+    let dir = tempfile::tempdir().unwrap();
+    let stderr = dir.path().join("stderr");
+    command.stderr(std::fs::File::create(&stderr).unwrap());
+    let mut session = Session::start_command(command);
+    session.ask(INITIALIZE);
+    session.send(INITIALIZED);
+    for id in 0..20 {
+        let answer = session.ask(&format!(
+            r#"{{"jsonrpc":"2.0","id":{},"method":"tools/list"}}"#,
+            id + 10
+        ));
+        assert!(answer.contains("\"tools\""), "{answer}");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let (_, status) = session.finish();
+    assert!(status.success());
+    let said = std::fs::read_to_string(&stderr).unwrap();
+    let told = said.matches("telemetry: cannot send to").count();
+    assert_eq!(told, 1, "{said}");
+}

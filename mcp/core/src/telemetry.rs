@@ -1,0 +1,299 @@
+//! What the proxy tells an OpenTelemetry collector, in the MCP semantic conventions: a
+//! span for each request a client makes (`mcp.method.name`, `gen_ai.tool.name`,
+//! `jsonrpc.request.id`, `error.type`), its duration for `mcp.server.operation.duration`,
+//! and, for each call, what the layer did: whether the tool was augmented, whether a
+//! reason was given and how long it was, and whether the call was stripped, forwarded as
+//! it came, refused, or held for a listing. Never an argument's value, never the reason's
+//! text: the collector is one more party the reason must not reach.
+//!
+//! Sans I/O, as the rest of the core: the [`Proxy`](crate::Proxy) opens a span when a
+//! client's request arrives and hands it out ([`Out::Span`](crate::Out::Span)) when the
+//! request is answered; [`otlp`] writes spans and [`Metrics`] as OTLP/JSON bodies for a
+//! transport to POST. A span's parent is the client's W3C trace context, from the
+//! request's `_meta.traceparent`, which goes on to the server as it came.
+
+pub mod config;
+pub mod otlp;
+
+use crate::jsonrpc::{self, Id, Line, Message, Read};
+use crate::{About, Delivery};
+use reasons_transform::json;
+use std::collections::HashMap;
+use std::time::{Duration, Instant, SystemTime};
+
+/// A client's request, from its arrival to its answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Span {
+    /// `mcp.method.name`.
+    pub method: String,
+    /// `jsonrpc.request.id`: the id's JSON text.
+    pub request_id: String,
+    /// `gen_ai.tool.name`, for a `tools/call`.
+    pub tool: Option<String>,
+    /// The client's trace context, when its request carried a valid one.
+    pub parent: Option<TraceParent>,
+    /// When the request arrived.
+    pub start: SystemTime,
+    /// How long it took to answer.
+    pub took: Duration,
+    /// `error.type`: the JSON-RPC error code the answer carried, if it was an error.
+    pub error: Option<i64>,
+    /// What the layer did with a call.
+    pub call: Option<CallFacts>,
+    /// Whether it waited for the server's tools to be listed.
+    pub held: bool,
+}
+
+/// What the layer did with one `tools/call`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CallFacts {
+    /// Whether the tool is one the layer augments (its reason is the model's).
+    pub augmented: bool,
+    /// The model's reason's length in characters, when the call carried one.
+    pub reason: Option<usize>,
+    /// What became of it.
+    pub fate: Fate,
+}
+
+/// What became of a call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fate {
+    /// Sent on with the reason taken out.
+    Stripped,
+    /// Sent on as it came: nothing of the layer's in it.
+    Forwarded,
+    /// Answered here and never sent.
+    Refused,
+}
+
+impl Fate {
+    /// Its name, as the attribute gives it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Fate::Stripped => "stripped",
+            Fate::Forwarded => "forwarded",
+            Fate::Refused => "refused",
+        }
+    }
+}
+
+/// A W3C trace context (`traceparent`): the trace, and the client's span in it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TraceParent {
+    /// The trace's id.
+    pub trace_id: [u8; 16],
+    /// The parent span's id.
+    pub span_id: [u8; 8],
+    /// The trace flags (`01`: sampled).
+    pub flags: u8,
+}
+
+impl TraceParent {
+    /// Reads a `traceparent` value (version `00`, or a later one read as `00` reads it),
+    /// or `None` when it is not one: an all-zero trace or span id is invalid.
+    pub fn parse(text: &str) -> Option<TraceParent> {
+        let mut parts = text.trim().split('-');
+        let version = hex::<1>(parts.next()?)?;
+        let trace_id = hex::<16>(parts.next()?)?;
+        let span_id = hex::<8>(parts.next()?)?;
+        let flags = hex::<1>(parts.next()?)?;
+        let valid = version != [0xff]
+            && (version != [0] || parts.next().is_none())
+            && trace_id != [0; 16]
+            && span_id != [0; 8];
+        valid.then_some(TraceParent {
+            trace_id,
+            span_id,
+            flags: flags[0],
+        })
+    }
+}
+
+/// `text` as `N` bytes in lower-case hex, as W3C trace context writes them.
+fn hex<const N: usize>(text: &str) -> Option<[u8; N]> {
+    let lower = |byte: u8| matches!(byte, b'0'..=b'9' | b'a'..=b'f');
+    if text.len() != N * 2 || !text.bytes().all(lower) {
+        return None;
+    }
+    let mut bytes = [0; N];
+    for (at, byte) in bytes.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(&text[at * 2..at * 2 + 2], 16).ok()?;
+    }
+    Some(bytes)
+}
+
+/// The spans open in one proxy: each client request not yet answered, by its id.
+#[derive(Default)]
+pub(crate) struct Spans {
+    open: HashMap<Id, (Instant, Span)>,
+}
+
+impl Spans {
+    /// Opens a span for each request in `line`, arriving `now`; a request whose id is
+    /// one already open keeps the first's span (the proxy refuses it).
+    pub(crate) fn arrived(&mut self, line: &Line, now: crate::Now) {
+        for read in reads(line) {
+            let Ok(Message::Request {
+                id, method, params, ..
+            }) = &read.message
+            else {
+                continue;
+            };
+            let parent = (params.as_ref())
+                .and_then(|params| params.in_meta("traceparent"))
+                .and_then(json::string)
+                .and_then(|text| TraceParent::parse(&text));
+            let tool = (method == "tools/call")
+                .then(|| params.as_ref()?.get("name").and_then(json::string))
+                .flatten();
+            let span = Span {
+                method: method.clone(),
+                request_id: id.json().to_string(),
+                tool,
+                parent,
+                start: now.wall,
+                took: Duration::ZERO,
+                error: None,
+                call: None,
+                held: false,
+            };
+            self.open.entry(id.clone()).or_insert((now.instant, span));
+        }
+    }
+
+    /// Marks the requests of `line` as held for a listing.
+    pub(crate) fn held(&mut self, line: &Line) {
+        for read in reads(line) {
+            if let Ok(Message::Request { id, .. }) = &read.message
+                && let Some((_, span)) = self.open.get_mut(id)
+            {
+                span.held = true;
+            }
+        }
+    }
+
+    /// What the layer did with the call `id`.
+    pub(crate) fn call(&mut self, id: &Id, facts: CallFacts) {
+        if let Some((_, span)) = self.open.get_mut(id) {
+            span.call = Some(facts);
+        }
+    }
+
+    /// The spans `delivery` ends, as it goes to the client `now`: each answer it holds
+    /// ends its request's.
+    pub(crate) fn delivered(&mut self, delivery: &Delivery, now: Instant) -> Vec<Span> {
+        let mut ended = Vec::new();
+        for part in &delivery.parts {
+            let About::Answer { id, .. } = &part.about else {
+                continue;
+            };
+            let Some((since, mut span)) = self.open.remove(id) else {
+                continue;
+            };
+            span.took = now.saturating_duration_since(since);
+            let text = delivery.line.get(part.text.clone()).unwrap_or_default();
+            span.error = std::str::from_utf8(text).ok().and_then(error_code);
+            ended.push(span);
+        }
+        ended
+    }
+}
+
+/// The messages of `line`.
+fn reads<'l, 'a>(line: &'l Line<'a>) -> &'l [Read<'a>] {
+    match line {
+        Line::One(read) => std::slice::from_ref(read),
+        Line::Batch(reads) => reads,
+    }
+}
+
+/// The code of the error a response's `text` carries, if it carries one.
+fn error_code(text: &str) -> Option<i64> {
+    let code = jsonrpc::at(text, &["error", "code"])?;
+    code.parse().ok()
+}
+
+/// The metrics of the spans seen so far, cumulative from `since`: each operation's
+/// duration by method, tool and error, and the calls stripped, refused and held.
+pub struct Metrics {
+    since: SystemTime,
+    /// `mcp.server.operation.duration`, by its attributes.
+    durations: HashMap<Operation, Histogram>,
+    stripped: u64,
+    refused: u64,
+    held: u64,
+}
+
+/// The attributes a duration is kept under.
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+struct Operation {
+    method: String,
+    tool: Option<String>,
+    error: Option<i64>,
+}
+
+/// The bucket bounds of `mcp.server.operation.duration`, in seconds, as the MCP semantic
+/// conventions advise.
+pub const BOUNDS: [f64; 14] = [
+    0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
+];
+
+/// One histogram's counts.
+#[derive(Clone, Debug, Default)]
+struct Histogram {
+    count: u64,
+    sum: f64,
+    min: f64,
+    max: f64,
+    /// Per bucket: `BOUNDS.len() + 1` of them.
+    buckets: Vec<u64>,
+}
+
+impl Metrics {
+    /// No observation yet, counted from `since`.
+    pub fn new(since: SystemTime) -> Metrics {
+        Metrics {
+            since,
+            durations: HashMap::new(),
+            stripped: 0,
+            refused: 0,
+            held: 0,
+        }
+    }
+
+    /// Counts `span`.
+    pub fn observe(&mut self, span: &Span) {
+        let operation = Operation {
+            method: span.method.clone(),
+            tool: span.tool.clone(),
+            error: span.error,
+        };
+        let seconds = span.took.as_secs_f64();
+        let histogram = self.durations.entry(operation).or_default();
+        if histogram.count == 0 {
+            histogram.buckets = vec![0; BOUNDS.len() + 1];
+            histogram.min = seconds;
+            histogram.max = seconds;
+        }
+        histogram.count += 1;
+        histogram.sum += seconds;
+        histogram.min = histogram.min.min(seconds);
+        histogram.max = histogram.max.max(seconds);
+        let bucket = BOUNDS.iter().take_while(|bound| seconds > **bound).count();
+        histogram.buckets[bucket] += 1;
+        match span.call.map(|call| call.fate) {
+            Some(Fate::Stripped) => self.stripped += 1,
+            Some(Fate::Refused) => self.refused += 1,
+            Some(Fate::Forwarded) | None => {}
+        }
+        self.held += u64::from(span.held && span.call.is_some());
+    }
+
+    /// Whether nothing was observed.
+    pub fn is_empty(&self) -> bool {
+        self.durations.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,208 @@
+//! Spans and metrics sent to an OpenTelemetry collector over OTLP/HTTP (JSON) as the
+//! core writes them ([`reasons_mcp::telemetry`]), from a thread of their own: every
+//! session of the process hands its spans over without waiting, a batch goes when it is
+//! full or has waited `OTEL_BSP_SCHEDULE_DELAY`, the metrics every
+//! `OTEL_METRIC_EXPORT_INTERVAL`, and what is left when the proxy ends.
+//!
+//! A collector that is slow or gone never holds a session up: spans wait in a bounded
+//! queue, and when it is full a new one is dropped (the human running the proxy is told
+//! once), as they are told once of a collector that cannot be reached.
+
+use crate::say::say;
+use reasons_mcp::telemetry::config::Config;
+use reasons_mcp::telemetry::otlp::{self, Temporality};
+use reasons_mcp::telemetry::{Metrics, Span};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError, sync_channel};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Instant, SystemTime};
+
+/// The most spans waiting to be sent: past that, a new one is dropped.
+const QUEUE: usize = 4096;
+
+/// The most spans in one POST (`OTEL_BSP_MAX_EXPORT_BATCH_SIZE`'s default).
+const BATCH: usize = 512;
+
+/// The exporter, shared by every session of the process; the last of it to go sends
+/// what is left.
+#[derive(Clone)]
+pub struct Telemetry(Arc<Exporter>);
+
+struct Exporter {
+    spans: Mutex<Option<SyncSender<Span>>>,
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+impl std::fmt::Debug for Telemetry {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("Telemetry")
+    }
+}
+
+impl Telemetry {
+    /// Starts sending as the process's `OTEL_*` variables say, as `service` unless they
+    /// name it; `None` when they name no collector; an error naming a variable set wrong.
+    pub fn from_env(service: &str) -> Result<Option<Telemetry>, String> {
+        let config = Config::from(|name| std::env::var(name).ok(), service)?;
+        Ok(config.map(Telemetry::start))
+    }
+
+    /// Starts sending as `config` says.
+    pub fn start(config: Config) -> Telemetry {
+        let (spans, queue) = sync_channel(QUEUE);
+        let thread = std::thread::spawn(move || Sender::new(config).run(&queue));
+        Telemetry(Arc::new(Exporter {
+            spans: Mutex::new(Some(spans)),
+            thread: Mutex::new(Some(thread)),
+        }))
+    }
+
+    /// Hands `span` over, never waiting: when the queue is full it is dropped.
+    pub fn span(&self, span: Span) {
+        let spans = self.0.spans.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(spans) = spans.as_ref()
+            && let Err(TrySendError::Full(_)) = spans.try_send(span)
+        {
+            dropped();
+        }
+    }
+}
+
+/// A span dropped: the human is told the first time.
+fn dropped() {
+    static DROPPED: std::sync::Once = std::sync::Once::new();
+    DROPPED.call_once(|| {
+        say(&format!(
+            "telemetry: the collector takes spans slower than they come; past {QUEUE} \
+             waiting, spans are dropped"
+        ));
+    });
+}
+
+impl Drop for Exporter {
+    fn drop(&mut self) {
+        // The queue closed, the thread sends what is left and ends.
+        drop(
+            self.spans
+                .get_mut()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take(),
+        );
+        let thread = self
+            .thread
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(thread) = thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// The sending thread's state.
+struct Sender {
+    config: Config,
+    agent: ureq::Agent,
+    batch: Vec<Span>,
+    metrics: Metrics,
+    /// Whether the last POST failed, so that a collector that stays down is reported
+    /// once, and again once it came back and went.
+    failing: bool,
+}
+
+impl Sender {
+    fn new(config: Config) -> Sender {
+        let agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(config.timeout))
+            .build()
+            .new_agent();
+        Sender {
+            agent,
+            batch: Vec::new(),
+            metrics: Metrics::new(SystemTime::now()),
+            failing: false,
+            config,
+        }
+    }
+
+    fn run(mut self, queue: &Receiver<Span>) {
+        let mut spans_due: Option<Instant> = None;
+        let mut metrics_due = Instant::now() + self.config.metric_interval;
+        loop {
+            let due = spans_due.map_or(metrics_due, |due| due.min(metrics_due));
+            let wait = due.saturating_duration_since(Instant::now());
+            match queue.recv_timeout(wait) {
+                Ok(span) => {
+                    self.metrics.observe(&span);
+                    if self.config.traces.is_some() {
+                        self.batch.push(span);
+                        spans_due.get_or_insert(Instant::now() + self.config.span_delay);
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+            if self.batch.len() >= BATCH || spans_due.is_some_and(|due| Instant::now() >= due) {
+                self.send_spans();
+                spans_due = None;
+            }
+            if Instant::now() >= metrics_due {
+                self.send_metrics();
+                metrics_due = Instant::now() + self.config.metric_interval;
+            }
+        }
+        self.send_spans();
+        self.send_metrics();
+    }
+
+    fn send_spans(&mut self) {
+        let Some(url) = self.config.traces.clone() else {
+            return;
+        };
+        while !self.batch.is_empty() {
+            let batch: Vec<Span> = self.batch.drain(..self.batch.len().min(BATCH)).collect();
+            let body = otlp::traces(&self.config.resource, &batch);
+            self.post(&url, &body);
+        }
+    }
+
+    fn send_metrics(&mut self) {
+        let Some(url) = self.config.metrics.clone() else {
+            return;
+        };
+        if self.metrics.is_empty() {
+            return;
+        }
+        let now = SystemTime::now();
+        let body = otlp::metrics(
+            &self.config.resource,
+            &self.metrics,
+            now,
+            Temporality::Cumulative,
+        );
+        self.post(&url, &body);
+    }
+
+    /// POSTs `body` to `url`; a failure is told once until a POST succeeds again.
+    fn post(&mut self, url: &str, body: &str) {
+        let mut request = self
+            .agent
+            .post(url)
+            .header("Content-Type", "application/json");
+        for (name, value) in &self.config.headers {
+            request = request.header(name, value);
+        }
+        let failed = match request.send(body) {
+            Ok(response) if response.status().is_success() => None,
+            Ok(response) => Some(format!("it answered HTTP {}", response.status().as_u16())),
+            Err(error) => Some(error.to_string()),
+        };
+        match failed {
+            Some(why) if !self.failing => {
+                say(&format!("telemetry: cannot send to {url}: {why}"));
+                self.failing = true;
+            }
+            Some(_) => {}
+            None => self.failing = false,
+        }
+    }
+}
