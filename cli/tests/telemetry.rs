@@ -37,6 +37,12 @@ fn spans(log: &str) -> Vec<Received> {
     log.split("Span #")
         .skip(1)
         .map(|block| {
+            // A span's lines end where the next resource, scope or metric begins.
+            let block = ["\nResource", "\nScope", "\nMetric"]
+                .iter()
+                .fold(block, |block, next| {
+                    block.split(next).next().unwrap_or(block)
+                });
             let field = |name: &str| {
                 block
                     .lines()
@@ -204,4 +210,47 @@ fn a_collector_that_is_gone_costs_the_session_nothing_and_is_told_once() {
     let said = std::fs::read_to_string(&stderr).unwrap();
     let told = said.matches("telemetry: cannot send to").count();
     assert_eq!(told, 1, "{said}");
+}
+
+#[test]
+fn the_gateway_on_each_engine_sends_each_request_s_spans_once_the_client_has_its_answer() {
+    // R9 through the gateway: the collector never sees the reason either.
+    for engine in ENGINES {
+        let dir = tempfile::tempdir().unwrap();
+        let collector = Collector::start(dir.path());
+        let env = [
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", collector.endpoint.as_str()),
+            ("OTEL_SERVICE_NAME", "gateway-under-test"),
+        ];
+        let (_server, gateway, _) = behind_gateway_of(engine, dir.path(), &[], &env);
+        let (status, session, _) = initialize(&gateway.url);
+        assert_eq!(status, 200, "{engine:?}");
+        let with_session = [
+            ("Mcp-Session-Id", session.as_str()),
+            ("MCP-Protocol-Version", "2025-06-18"),
+        ];
+        let (status, messages) = post(&gateway.url, &with_session, &traced_call(3));
+        assert_eq!(status, 200, "{engine:?}: {messages:?}");
+        let received = collector.until("Name           : tools/call record");
+        assert!(
+            !received.contains(REASON),
+            "{engine:?}: the reason reached the collector"
+        );
+        let spans = spans(&received);
+        let call = spans
+            .iter()
+            .find(|span| span.name == "tools/call record")
+            .unwrap_or_else(|| panic!("{engine:?}: {spans:#?}"));
+        assert_eq!(
+            (call.trace.as_str(), call.parent.as_str()),
+            (TRACE_ID, CLIENT_SPAN)
+        );
+        let attribute = |key: &str| call.attributes.get(key).map(String::as_str);
+        assert_eq!(attribute("reasons.call.fate"), Some("Str(stripped)"));
+        assert_eq!(attribute("reasons.reason.length"), Some("Int(22)"));
+        // A fresh proxy lists before it strips: the call waited for that listing.
+        assert_eq!(attribute("reasons.call.held"), Some("Bool(true)"));
+        assert!(received.contains("service.name: Str(gateway-under-test)"));
+        collector.until("mcp.server.operation.duration");
+    }
 }

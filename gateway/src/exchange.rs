@@ -24,8 +24,10 @@
 //! the proxy's own hold.
 
 use crate::settings::Settings;
+use crate::telemetry;
 use crate::wire::{self, Answer, Body, Deadline, Reply};
 use reasons_mcp::headers;
+use reasons_mcp::telemetry::Span;
 use reasons_mcp::{Audit, Delivery, NativeLayer, Now, Out, Outline, Proxy, sse};
 use std::collections::VecDeque;
 use std::time::Instant;
@@ -73,17 +75,26 @@ pub fn post(settings: &Settings, request: IncomingRequest, out: ResponseOutparam
         let answer = rejected.refusal.answer();
         return wire::json(out, rejected.status, &[], answer.as_bytes());
     }
+    let began = now();
+    let mut proxy = Proxy::new(layer(settings), Audit::default(), began).over_http();
+    if settings.telemetry.is_some() {
+        proxy = proxy.with_telemetry();
+    }
     let mut exchange = Exchange {
         settings,
         client,
-        proxy: Proxy::new(layer(settings), Audit::default(), now()).over_http(),
+        proxy,
         reply: Pending::Waiting(out, None),
         relayed: None,
         failed: None,
+        spans: Vec::new(),
     };
     let lines = exchange.proxy.client_sent(message, now());
     exchange.run(lines);
-    exchange.finish();
+    let spans = exchange.finish();
+    if let Some(to) = &settings.telemetry {
+        telemetry::send(to, &spans, began.wall);
+    }
 }
 
 /// The layer the settings say.
@@ -187,6 +198,8 @@ struct Exchange<'a> {
     /// Why the client's own message got no answer from upstream, for a client that is
     /// owed no JSON-RPC answer to say it in.
     failed: Option<String>,
+    /// The spans of the client's requests answered, for the collector.
+    spans: Vec<Span>,
 }
 
 impl Exchange<'_> {
@@ -209,8 +222,9 @@ impl Exchange<'_> {
                 Out::Client(Delivery { line, .. }) => self.for_client(line),
                 Out::Note(note) => eprintln!("reasons-gateway: {note}"),
                 Out::Server { line, outline } => upstream.push((line, outline)),
+                Out::Span(span) => self.spans.push(span),
                 // The version a session settled: each request carries its own.
-                Out::Learnt(_) | Out::Record(_) | Out::Span(_) => {}
+                Out::Learnt(_) | Out::Record(_) => {}
             }
         }
         upstream
@@ -391,12 +405,19 @@ impl Exchange<'_> {
 
     /// Answers the client with what it is owed: the line kept for it as one JSON body,
     /// under the upstream's status when its own message went no further; anything still
-    /// waiting on the server is refused.
-    fn finish(mut self) {
+    /// waiting on the server is refused. The spans of what was answered.
+    fn finish(mut self) -> Vec<Span> {
         if !self.proxy.idle() {
             let lines = self.proxy.server_gone("it sent no more", now());
             self.run(lines);
         }
+        let spans = std::mem::take(&mut self.spans);
+        self.answer();
+        spans
+    }
+
+    /// The client's answer, sent.
+    fn answer(mut self) {
         let wait = self.settings.read_timeout;
         let (out, line) = match std::mem::replace(&mut self.reply, Pending::Done) {
             Pending::Waiting(out, line) => (out, line),

@@ -30,4 +30,6 @@ mod handler;
 #[cfg(target_arch = "wasm32")]
 mod health;
 #[cfg(target_arch = "wasm32")]
+mod telemetry;
+#[cfg(target_arch = "wasm32")]
 mod wire;

@@ -13,7 +13,10 @@
 //! | `REASONS_HEADERS` | headers the gateway adds of its own: `Name: value`, one per line |
 //! | `REASONS_READ_TIMEOUT_SECS` | how long a message may take to come, or to be taken, from either side (300) |
 //! | `REASONS_MAX_MESSAGE_MIB` | the largest message taken from either side (256) |
+//! | `OTEL_EXPORTER_OTLP_ENDPOINT`, … | an OpenTelemetry collector, as every SDK reads them |
 
+use reasons_mcp::telemetry::config::Config;
+use reasons_mcp::telemetry::otlp::Resource;
 use reasons_transform::{Options, Position};
 use std::time::Duration;
 
@@ -25,6 +28,34 @@ pub struct Settings {
     pub headers: Vec<(String, String)>,
     pub read_timeout: Duration,
     pub max_message: usize,
+    /// Where each request's spans and metrics go, when a collector is named.
+    pub telemetry: Option<Telemetry>,
+}
+
+/// An OpenTelemetry collector, as the `OTEL_*` variables name it
+/// ([`reasons_mcp::telemetry::config`]), its URLs in the parts an outgoing request takes.
+pub struct Telemetry {
+    pub traces: Option<Upstream>,
+    pub metrics: Option<Upstream>,
+    pub headers: Vec<(String, String)>,
+    pub timeout: Duration,
+    pub resource: Resource,
+}
+
+/// The collector the `OTEL_*` variables `get` reads name, if they name one.
+fn telemetry<'a>(get: &impl Fn(&str) -> Option<&'a str>) -> Result<Option<Telemetry>, String> {
+    let Some(config) = Config::from(|name| get(name).map(str::to_string), "reasons-gateway")?
+    else {
+        return Ok(None);
+    };
+    let parts = |name: &str, url: Option<String>| url.map(|url| url_parts(name, &url)).transpose();
+    Ok(Some(Telemetry {
+        traces: parts("the traces' OTLP endpoint", config.traces)?,
+        metrics: parts("the metrics' OTLP endpoint", config.metrics)?,
+        headers: config.headers,
+        timeout: config.timeout,
+        resource: config.resource,
+    }))
 }
 
 /// The upstream's URL, in the parts an outgoing request takes.
@@ -105,7 +136,8 @@ impl Settings {
             )
         })?;
         Ok(Settings {
-            upstream: upstream(url)?,
+            upstream: url_parts("REASONS_UPSTREAM", url)?,
+            telemetry: telemetry(&get)?,
             options,
             headers: get("REASONS_HEADERS")
                 .map(headers)
@@ -149,9 +181,9 @@ fn mib(value: Option<&str>, name: &str, default: u64, least: u64) -> Result<usiz
         .saturating_mul(1 << 20))
 }
 
-/// The parts of `url`, an `http` or `https` URL with a host.
-fn upstream(url: &str) -> Result<Upstream, String> {
-    let bad = |why: &str| format!("REASONS_UPSTREAM ({url:?}) {why}");
+/// The parts of `url`, the variable `name`'s, an `http` or `https` URL with a host.
+fn url_parts(name: &str, url: &str) -> Result<Upstream, String> {
+    let bad = |why: &str| format!("{name} ({url:?}) {why}");
     let (https, rest) = if let Some(rest) = url.strip_prefix("https://") {
         (true, rest)
     } else if let Some(rest) = url.strip_prefix("http://") {

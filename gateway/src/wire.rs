@@ -1,6 +1,6 @@
 //! wasi:http, blocking: reading a body, sending a request upstream, answering the client.
 
-use crate::settings::Settings;
+use crate::settings::{Settings, Upstream};
 use std::cell::Cell;
 use std::io::Read;
 use std::time::{Duration, Instant};
@@ -292,24 +292,50 @@ pub fn send(
             _ => b"application/json, text/event-stream".to_vec(),
         },
     ));
-    let fields = Fields::from_list(&all)
+    let answer = request(
+        upstream,
+        method,
+        &all,
+        body,
+        settings.read_timeout,
+        deadline,
+    )?;
+    let location = header(&answer.headers, "location");
+    if let Some(why) = reasons_mcp::redirect::refusal(answer.status, location, "REASONS_UPSTREAM") {
+        return Err(format!("the MCP server {why}"));
+    }
+    Ok(answer)
+}
+
+/// Sends `method` to `target` with exactly `headers` and `body`, each wait for the
+/// other side at most `wait` and the whole before `deadline`; its answer, or why there
+/// is none.
+pub fn request(
+    target: &Upstream,
+    method: Method,
+    headers: &[(String, Vec<u8>)],
+    body: Option<&[u8]>,
+    wait: Duration,
+    deadline: &Deadline,
+) -> Result<Answer, String> {
+    let fields = Fields::from_list(headers)
         .map_err(|error| format!("a header could not be sent: {error:?}"))?;
     let request = OutgoingRequest::new(fields);
-    let scheme = match upstream.https {
+    let scheme = match target.https {
         true => Scheme::Https,
         false => Scheme::Http,
     };
     let set = request
         .set_method(&method)
         .and_then(|()| request.set_scheme(Some(&scheme)))
-        .and_then(|()| request.set_authority(Some(&upstream.authority)))
-        .and_then(|()| request.set_path_with_query(Some(&upstream.path)));
+        .and_then(|()| request.set_authority(Some(&target.authority)))
+        .and_then(|()| request.set_path_with_query(Some(&target.path)));
     set.map_err(|()| "the upstream's URL could not be given to the engine".to_string())?;
     let outgoing = request
         .body()
         .map_err(|()| "the request's body could not be opened".to_string())?;
     let options = RequestOptions::new();
-    let wait = u64::try_from(settings.read_timeout.as_nanos()).unwrap_or(u64::MAX);
+    let wait = u64::try_from(wait.as_nanos()).unwrap_or(u64::MAX);
     // An engine that sets no timeouts of its own still takes these; one that cannot set
     // them keeps its own. The deadline bounds the whole either way.
     let _ = options.set_first_byte_timeout(Some(wait));
@@ -337,10 +363,6 @@ pub fn send(
     };
     let status = response.status();
     let headers = response.headers().entries();
-    let location = header(&headers, "location");
-    if let Some(why) = reasons_mcp::redirect::refusal(status, location, "REASONS_UPSTREAM") {
-        return Err(format!("the MCP server {why}"));
-    }
     Ok(Answer {
         status,
         headers,
