@@ -455,6 +455,9 @@ impl<L: Layer> Proxy<L> {
     /// Expects the server's answer to `id`; the line it goes in numbers it
     /// ([`Proxy::for_server`]).
     fn expect(&mut self, id: &Id, kind: Kind, batch: Option<u64>) {
+        if let Some(spans) = &mut self.spans {
+            spans.sent(id, self.now.instant);
+        }
         let pending = Pending {
             kind,
             exchange: 0,
@@ -745,6 +748,9 @@ impl<L: Layer> Proxy<L> {
             ));
             return Relay::Drop;
         };
+        if let Some(spans) = &mut self.spans {
+            spans.answered_upstream(id, self.now.instant);
+        }
         if let Some(batch) = pending.batch
             && let Some(entry) = self.batches.get_mut(&batch)
         {

@@ -3,7 +3,8 @@
 //! `jsonrpc.request.id`, `error.type`), its duration for `mcp.server.operation.duration`,
 //! and, for each call, what the layer did: whether the tool was augmented, whether a
 //! reason was given and how long it was, and whether the call was stripped, forwarded as
-//! it came, refused, or held for a listing. Never an argument's value, never the reason's
+//! it came, refused, or held for a listing; and for what went on to the server, its
+//! time for `mcp.client.operation.duration`. Never an argument's value, never the reason's
 //! text: the collector is one more party the reason must not reach.
 //!
 //! Sans I/O, as the rest of the core: the [`Proxy`](crate::Proxy) opens a span when a
@@ -36,6 +37,9 @@ pub struct Span {
     pub start: SystemTime,
     /// How long it took to answer.
     pub took: Duration,
+    /// How long the server took to answer it, when it was sent on (the proxy as the
+    /// server's client: `mcp.client.operation.duration`).
+    pub upstream: Option<Duration>,
     /// `error.type`: the JSON-RPC error code the answer carried, if it was an error.
     pub error: Option<i64>,
     /// What the layer did with a call.
@@ -125,7 +129,14 @@ fn hex<const N: usize>(text: &str) -> Option<[u8; N]> {
 /// The spans open in one proxy: each client request not yet answered, by its id.
 #[derive(Default)]
 pub(crate) struct Spans {
-    open: HashMap<Id, (Instant, Span)>,
+    /// Each open span, with when its request arrived and when it was sent on.
+    open: HashMap<Id, Open>,
+}
+
+struct Open {
+    arrived: Instant,
+    sent: Option<Instant>,
+    span: Span,
 }
 
 impl Spans {
@@ -153,11 +164,17 @@ impl Spans {
                 parent,
                 start: now.wall,
                 took: Duration::ZERO,
+                upstream: None,
                 error: None,
                 call: None,
                 held: false,
             };
-            self.open.entry(id.clone()).or_insert((now.instant, span));
+            let open = Open {
+                arrived: now.instant,
+                sent: None,
+                span,
+            };
+            self.open.entry(id.clone()).or_insert(open);
         }
     }
 
@@ -165,17 +182,32 @@ impl Spans {
     pub(crate) fn held(&mut self, line: &Line) {
         for read in reads(line) {
             if let Ok(Message::Request { id, .. }) = &read.message
-                && let Some((_, span)) = self.open.get_mut(id)
+                && let Some(open) = self.open.get_mut(id)
             {
-                span.held = true;
+                open.span.held = true;
             }
         }
     }
 
     /// What the layer did with the call `id`.
     pub(crate) fn call(&mut self, id: &Id, facts: CallFacts) {
-        if let Some((_, span)) = self.open.get_mut(id) {
-            span.call = Some(facts);
+        if let Some(open) = self.open.get_mut(id) {
+            open.span.call = Some(facts);
+        }
+    }
+
+    /// The request `id` went on to the server `now`.
+    pub(crate) fn sent(&mut self, id: &Id, now: Instant) {
+        if let Some(open) = self.open.get_mut(id) {
+            open.sent = Some(now);
+        }
+    }
+
+    /// The server answered the request `id` `now`.
+    pub(crate) fn answered_upstream(&mut self, id: &Id, now: Instant) {
+        if let Some(open) = self.open.get_mut(id) {
+            let sent = open.sent.unwrap_or(open.arrived);
+            open.span.upstream = Some(now.saturating_duration_since(sent));
         }
     }
 
@@ -187,10 +219,13 @@ impl Spans {
             let About::Answer { id, .. } = &part.about else {
                 continue;
             };
-            let Some((since, mut span)) = self.open.remove(id) else {
+            let Some(Open {
+                arrived, mut span, ..
+            }) = self.open.remove(id)
+            else {
                 continue;
             };
-            span.took = now.saturating_duration_since(since);
+            span.took = now.saturating_duration_since(arrived);
             let text = delivery.line.get(part.text.clone()).unwrap_or_default();
             span.error = std::str::from_utf8(text).ok().and_then(error_code);
             ended.push(span);
@@ -219,6 +254,8 @@ pub struct Metrics {
     since: SystemTime,
     /// `mcp.server.operation.duration`, by its attributes.
     durations: HashMap<Operation, Histogram>,
+    /// `mcp.client.operation.duration`: the server's time, for what was sent on.
+    upstream: HashMap<Operation, Histogram>,
     stripped: u64,
     refused: u64,
     held: u64,
@@ -249,12 +286,29 @@ struct Histogram {
     buckets: Vec<u64>,
 }
 
+impl Histogram {
+    fn add(&mut self, seconds: f64) {
+        if self.count == 0 {
+            self.buckets = vec![0; BOUNDS.len() + 1];
+            self.min = seconds;
+            self.max = seconds;
+        }
+        self.count += 1;
+        self.sum += seconds;
+        self.min = self.min.min(seconds);
+        self.max = self.max.max(seconds);
+        let bucket = BOUNDS.iter().take_while(|bound| seconds > **bound).count();
+        self.buckets[bucket] += 1;
+    }
+}
+
 impl Metrics {
     /// No observation yet, counted from `since`.
     pub fn new(since: SystemTime) -> Metrics {
         Metrics {
             since,
             durations: HashMap::new(),
+            upstream: HashMap::new(),
             stripped: 0,
             refused: 0,
             held: 0,
@@ -268,19 +322,14 @@ impl Metrics {
             tool: span.tool.clone(),
             error: span.error,
         };
-        let seconds = span.took.as_secs_f64();
-        let histogram = self.durations.entry(operation).or_default();
-        if histogram.count == 0 {
-            histogram.buckets = vec![0; BOUNDS.len() + 1];
-            histogram.min = seconds;
-            histogram.max = seconds;
+        if let Some(upstream) = span.upstream {
+            let histogram = self.upstream.entry(operation.clone()).or_default();
+            histogram.add(upstream.as_secs_f64());
         }
-        histogram.count += 1;
-        histogram.sum += seconds;
-        histogram.min = histogram.min.min(seconds);
-        histogram.max = histogram.max.max(seconds);
-        let bucket = BOUNDS.iter().take_while(|bound| seconds > **bound).count();
-        histogram.buckets[bucket] += 1;
+        self.durations
+            .entry(operation)
+            .or_default()
+            .add(span.took.as_secs_f64());
         match span.call.map(|call| call.fate) {
             Some(Fate::Stripped) => self.stripped += 1,
             Some(Fate::Refused) => self.refused += 1,

@@ -961,6 +961,7 @@ fn a_span_tells_what_the_layer_did_with_each_call_and_never_the_reason() {
     assert_eq!(span.request_id, "7");
     assert_eq!(span.error, None);
     assert!(!span.held);
+    assert!(span.upstream.is_some(), "it went on to the server");
     assert_eq!(
         span.call,
         Some(CallFacts {
@@ -1007,6 +1008,7 @@ fn a_span_tells_what_the_layer_did_with_each_call_and_never_the_reason() {
     assert!(refused.spans[0].held);
     assert_eq!(refused.spans[0].error, Some(INVALID_PARAMS));
     assert_eq!(refused.spans[0].call.unwrap().fate, CallFate::Refused);
+    assert_eq!(refused.spans[0].upstream, None, "it never went on");
 
     // Other requests have spans too, without call facts.
     let list = r#"{"jsonrpc":"2.0","id":"l2","method":"tools/list"}"#;

@@ -7,8 +7,9 @@
 //! run, and both fronts must send the same thing; the encoding is a small, stable part
 //! of the specification.
 
-use super::{BOUNDS, Histogram, Metrics, Span};
+use super::{BOUNDS, Histogram, Metrics, Operation, Span};
 use serde_json::{Value, json};
+use std::collections::HashMap;
 use std::time::SystemTime;
 
 /// Who sends: the resource every span and metric belongs to.
@@ -143,22 +144,30 @@ pub fn metrics(from: &Resource, metrics: &Metrics, now: SystemTime, how: Tempora
         Temporality::Cumulative => 2,
     };
     let (start, now) = (nanos(metrics.since), nanos(now));
-    let mut operations: Vec<_> = metrics.durations.iter().collect();
-    operations.sort_by(|(a, _), (b, _)| {
-        (&a.method, &a.tool, a.error).cmp(&(&b.method, &b.tool, b.error))
-    });
-    let points: Vec<Value> = (operations.into_iter())
-        .map(|(operation, histogram)| {
-            let mut attributes = vec![text("mcp.method.name", &operation.method)];
-            if let Some(tool) = &operation.tool {
-                attributes.push(text("gen_ai.tool.name", tool));
-            }
-            if let Some(code) = operation.error {
-                attributes.push(text("error.type", &code.to_string()));
-            }
-            point(histogram, attributes, &start, &now)
+    let histogram = |name: &str, description: &str, of: &HashMap<Operation, Histogram>| {
+        let mut operations: Vec<_> = of.iter().collect();
+        operations.sort_by(|(a, _), (b, _)| {
+            (&a.method, &a.tool, a.error).cmp(&(&b.method, &b.tool, b.error))
+        });
+        let points: Vec<Value> = (operations.into_iter())
+            .map(|(operation, histogram)| {
+                let mut attributes = vec![text("mcp.method.name", &operation.method)];
+                if let Some(tool) = &operation.tool {
+                    attributes.push(text("gen_ai.tool.name", tool));
+                }
+                if let Some(code) = operation.error {
+                    attributes.push(text("error.type", &code.to_string()));
+                }
+                point(histogram, attributes, &start, &now)
+            })
+            .collect();
+        json!({
+            "name": name,
+            "description": description,
+            "unit": "s",
+            "histogram": {"aggregationTemporality": temporality, "dataPoints": points},
         })
-        .collect();
+    };
     let counter = |name: &str, description: &str, count: u64| {
         json!({
             "name": name,
@@ -176,12 +185,16 @@ pub fn metrics(from: &Resource, metrics: &Metrics, now: SystemTime, how: Tempora
         })
     };
     let all = vec![
-        json!({
-            "name": "mcp.server.operation.duration",
-            "description": "How long the proxy took to answer a client's MCP request.",
-            "unit": "s",
-            "histogram": {"aggregationTemporality": temporality, "dataPoints": points},
-        }),
+        histogram(
+            "mcp.server.operation.duration",
+            "How long the proxy took to answer a client's MCP request.",
+            &metrics.durations,
+        ),
+        histogram(
+            "mcp.client.operation.duration",
+            "How long the MCP server took to answer a request the proxy sent on.",
+            &metrics.upstream,
+        ),
         counter(
             "reasons.calls.stripped",
             "Calls sent on with the model's reason taken out.",

@@ -36,6 +36,7 @@ fn span(tool: Option<&str>, took_ms: u64, call: Option<CallFacts>, held: bool) -
         parent: TraceParent::parse("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"),
         start: SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000),
         took: Duration::from_millis(took_ms),
+        upstream: None,
         error: None,
         call,
         held,
@@ -148,9 +149,13 @@ fn metrics_count_each_operation_s_durations_and_what_became_of_calls() {
     };
     // 5 ms (first bucket), 10 ms (still the first: a bound is inclusive), 700 ms (the
     // 1 s bucket), and 400 s (past the last bound).
-    metrics.observe(&span(Some("a"), 5, Some(facts(Fate::Stripped)), true));
+    let mut sent = span(Some("a"), 5, Some(facts(Fate::Stripped)), true);
+    sent.upstream = Some(Duration::from_millis(2));
+    metrics.observe(&sent);
     metrics.observe(&span(Some("a"), 10, Some(facts(Fate::Refused)), false));
-    metrics.observe(&span(Some("a"), 700, Some(facts(Fate::Stripped)), false));
+    let mut sent = span(Some("a"), 700, Some(facts(Fate::Stripped)), false);
+    sent.upstream = Some(Duration::from_millis(300));
+    metrics.observe(&sent);
     metrics.observe(&span(
         Some("a"),
         400_000,
@@ -169,7 +174,7 @@ fn metrics_count_each_operation_s_durations_and_what_became_of_calls() {
     let all = body["resourceMetrics"][0]["scopeMetrics"][0]["metrics"]
         .as_array()
         .unwrap();
-    assert_eq!(all.len(), 4);
+    assert_eq!(all.len(), 5);
     let duration = &all[0];
     assert_eq!(duration["name"], "mcp.server.operation.duration");
     assert_eq!(duration["unit"], "s");
@@ -197,7 +202,14 @@ fn metrics_count_each_operation_s_durations_and_what_became_of_calls() {
     assert_eq!(a["max"], 400.0);
     assert!((a["sum"].as_f64().unwrap() - 400.715).abs() < 1e-9);
     assert_eq!(points[1]["count"], "1");
-    let counted: Vec<(&str, &str)> = all[1..]
+    // The server's own time, for what was sent on: the two that were.
+    let upstream = &all[1];
+    assert_eq!(upstream["name"], "mcp.client.operation.duration");
+    let points = upstream["histogram"]["dataPoints"].as_array().unwrap();
+    assert_eq!(points.len(), 1);
+    assert_eq!(points[0]["count"], "2");
+    assert_eq!(points[0]["max"], 0.3);
+    let counted: Vec<(&str, &str)> = all[2..]
         .iter()
         .map(|metric| {
             assert_eq!(metric["sum"]["isMonotonic"], true);
@@ -223,6 +235,6 @@ fn metrics_count_each_operation_s_durations_and_what_became_of_calls() {
         Temporality::Delta,
     ))
     .unwrap();
-    let temporality = &delta["resourceMetrics"][0]["scopeMetrics"][0]["metrics"][1]["sum"]["aggregationTemporality"];
+    let temporality = &delta["resourceMetrics"][0]["scopeMetrics"][0]["metrics"][2]["sum"]["aggregationTemporality"];
     assert_eq!(temporality, 1);
 }
