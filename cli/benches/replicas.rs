@@ -62,7 +62,8 @@ fn main() {
 /// their end.
 struct Run {
     outcomes: Vec<Outcome>,
-    wall: Duration,
+    /// Each phase's time, from its fault's start to the next's.
+    walls: Vec<Duration>,
 }
 
 /// The server on `port`, logging every POST's body to `log`.
@@ -79,7 +80,7 @@ fn server(port: u16, log: &Path) -> Listening {
 fn direct(dir: &Path, rounds: usize) -> Run {
     let log = dir.join("direct.jsonl");
     let server = server(free_port(), &log);
-    drive(&server.url, 1, rounds, |_| {})
+    drive(&server.url, false, 1, rounds, |_| {})
 }
 
 /// The deployment on `engine`, its clients making `rounds` rounds each per phase through
@@ -97,7 +98,7 @@ fn replicated(engine: Engine, dir: &Path, rounds: usize) -> Run {
         .collect();
     let balancer = Balancer::start(dir, &ports);
     balancer.serves();
-    let run = drive(&balancer.url, PHASES.len(), rounds, |at| match at {
+    let run = drive(&balancer.url, true, PHASES.len(), rounds, |at| match at {
         1 => drop(replicas[1].take()),
         2 => replicas[1] = Some(Listening::gateway_at(ports[1], engine, &wasm, &env)),
         3 => {
@@ -117,9 +118,16 @@ fn replicated(engine: Engine, dir: &Path, rounds: usize) -> Run {
     run
 }
 
-/// The clients at `url`, `phases` phases of `rounds` rounds each; `fault(at)` brings
-/// phase `at` about (after the first), and its own time counts in that phase.
-fn drive(url: &str, phases: usize, rounds: usize, mut fault: impl FnMut(usize)) -> Run {
+/// The clients at `url` (through `reasons` when `stripping`), `phases` phases of `rounds`
+/// rounds each; `fault(at)` brings phase `at` about (after the first), and its own time
+/// counts in that phase.
+fn drive(
+    url: &str,
+    stripping: bool,
+    phases: usize,
+    rounds: usize,
+    mut fault: impl FnMut(usize),
+) -> Run {
     let done = Arc::new(AtomicUsize::new(0));
     let phase = Arc::new(AtomicUsize::new(0));
     let over = Arc::new(AtomicBool::new(false));
@@ -131,7 +139,7 @@ fn drive(url: &str, phases: usize, rounds: usize, mut fault: impl FnMut(usize)) 
             let (outcomes, start) = (outcomes.clone(), start.clone());
             let url = url.to_string();
             std::thread::spawn(move || {
-                let mut era = Era::new(client % 2 == 0, &url);
+                let mut era = Era::new(client % 2 == 0, stripping, &url);
                 start.wait();
                 for round in 0.. {
                     if over.load(Ordering::SeqCst) {
@@ -157,7 +165,8 @@ fn drive(url: &str, phases: usize, rounds: usize, mut fault: impl FnMut(usize)) 
         })
         .collect();
     start.wait();
-    let began = Instant::now();
+    let mut began = Instant::now();
+    let mut walls = Vec::new();
     let run_phase = || {
         let until = done.load(Ordering::SeqCst) + CLIENTS * rounds * 2;
         while done.load(Ordering::SeqCst) < until {
@@ -166,6 +175,8 @@ fn drive(url: &str, phases: usize, rounds: usize, mut fault: impl FnMut(usize)) 
     };
     run_phase();
     for at in 1..phases {
+        walls.push(began.elapsed());
+        began = Instant::now();
         phase.store(at, Ordering::SeqCst);
         fault(at);
         run_phase();
@@ -174,10 +185,10 @@ fn drive(url: &str, phases: usize, rounds: usize, mut fault: impl FnMut(usize)) 
     for client in clients {
         client.join().expect("a client panicked");
     }
-    let wall = began.elapsed();
+    walls.push(began.elapsed());
     let outcomes = std::mem::take(&mut *outcomes.lock().unwrap());
     assert_eq!(outcomes.len(), done.load(Ordering::SeqCst));
-    Run { outcomes, wall }
+    Run { outcomes, walls }
 }
 
 /// The balancer: HAProxy in master-worker mode, round robin over the replicas, each
@@ -218,7 +229,7 @@ impl Balancer {
     /// Asserts that the deployment serves before the run: HAProxy takes a replica to be
     /// up until its checks say otherwise, and round robin sends these to each in turn.
     fn serves(&self) {
-        let mut era = Era::new(false, &self.url);
+        let mut era = Era::new(false, true, &self.url);
         for _ in 0..6 {
             assert_eq!(
                 era.ask(&self.url, 0, 0, false),
@@ -241,11 +252,14 @@ impl Balancer {
 struct Era {
     agent: ureq::Agent,
     legacy: bool,
+    /// Whether its calls go through `reasons`, so that the server must get them without
+    /// the reason (the baseline's go to the server as they are).
+    stripping: bool,
     session: Option<String>,
 }
 
 impl Era {
-    fn new(legacy: bool, url: &str) -> Era {
+    fn new(legacy: bool, stripping: bool, url: &str) -> Era {
         let agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .timeout_global(Some(Duration::from_secs(60)))
@@ -254,6 +268,7 @@ impl Era {
         let mut era = Era {
             agent,
             legacy,
+            stripping,
             session: None,
         };
         if legacy {
@@ -366,7 +381,11 @@ impl Era {
             );
         }
         if call_it {
-            let expected = serde_json::json!({ "text": text }).to_string();
+            let expected = match self.stripping {
+                true => serde_json::json!({ "text": text }),
+                false => serde_json::json!({ "text": text, "reason": "the model's reason" }),
+            };
+            let expected = expected.to_string();
             assert_eq!(result_text(answer), expected, "client {client}");
         } else {
             let tools = answer["result"]["tools"].as_array().unwrap();
@@ -386,31 +405,37 @@ fn broken(error: ureq::Error) -> String {
     format!("the connection broke off ({error})")
 }
 
-/// Prints the run's throughput against the baseline's, and each phase's figures:
-/// requests, errors (each kind, counted), p50 and p99, the baseline's first.
+/// Prints each phase's figures, the baseline's first: requests, requests/s, errors
+/// (each kind, counted), p50 and p99; and the steady phase's throughput against the
+/// baseline's.
 fn report(engine: Engine, run: &Run, baseline: &Run) {
-    let rate = |run: &Run| run.outcomes.len() as f64 / run.wall.as_secs_f64();
+    fn phase(run: &Run, at: usize) -> Vec<&Outcome> {
+        (run.outcomes.iter())
+            .filter(|outcome| outcome.phase == at)
+            .collect()
+    }
+    let rate = |run: &Run, at: usize| phase(run, at).len() as f64 / run.walls[at].as_secs_f64();
     println!(
-        "\n{engine:?}: 3 replicas behind HAProxy, {CLIENTS} clients, {} requests in {:.1} s: \
-         {:.0} requests/s, the server alone {:.0} ({:.2}x)\n",
-        run.outcomes.len(),
-        run.wall.as_secs_f64(),
-        rate(run),
-        rate(baseline),
-        rate(run) / rate(baseline),
+        "\n{engine:?}: 3 replicas behind HAProxy, {CLIENTS} clients; steady, {:.0} requests/s, \
+         the server alone {:.0} ({:.2}x)\n",
+        rate(run, 0),
+        rate(baseline, 0),
+        rate(run, 0) / rate(baseline, 0),
     );
-    println!("| phase | requests | errors | p50 ms | p99 ms | the errors |");
-    println!("|---|---|---|---|---|---|");
-    row("the server alone (baseline)", &baseline.outcomes);
+    println!("| phase | requests | requests/s | errors | p50 ms | p99 ms | the errors |");
+    println!("|---|---|---|---|---|---|---|");
+    row(
+        "the server alone (baseline)",
+        &phase(baseline, 0),
+        rate(baseline, 0),
+    );
     for (at, name) in PHASES.iter().enumerate() {
-        let outcomes = (run.outcomes.iter()).filter(|outcome| outcome.phase == at);
-        row(name, outcomes);
+        row(name, &phase(run, at), rate(run, at));
     }
 }
 
 /// One phase's row.
-fn row<'a>(name: &str, outcomes: impl IntoIterator<Item = &'a Outcome>) {
-    let outcomes: Vec<&Outcome> = outcomes.into_iter().collect();
+fn row(name: &str, outcomes: &[&Outcome], rate: f64) {
     let mut took: Vec<Duration> = outcomes.iter().map(|outcome| outcome.took).collect();
     took.sort();
     let mut errors: Vec<&str> = (outcomes.iter())
@@ -432,7 +457,7 @@ fn row<'a>(name: &str, outcomes: impl IntoIterator<Item = &'a Outcome>) {
         took.get(index).map_or(0.0, |took| took.as_secs_f64() * 1e3)
     };
     println!(
-        "| {name} | {} | {} | {:.1} | {:.1} | {} |",
+        "| {name} | {} | {rate:.0} | {} | {:.1} | {:.1} | {} |",
         took.len(),
         errors.len(),
         at_share(0.5),
