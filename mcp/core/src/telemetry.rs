@@ -157,10 +157,15 @@ impl Spans {
             let tool = (method == "tools/call")
                 .then(|| params.as_ref()?.get("name").and_then(json::string))
                 .flatten();
+            if self.open.len() >= OPEN_AT_MOST {
+                // Requests a server never answers (cancelled ones, say) keep their
+                // spans open: past this many, no more are opened.
+                continue;
+            }
             let span = Span {
-                method: method.clone(),
-                request_id: id.json().to_string(),
-                tool,
+                method: clipped(method),
+                request_id: clipped(id.json()),
+                tool: tool.as_deref().map(clipped),
                 parent,
                 start: now.wall,
                 took: Duration::ZERO,
@@ -233,6 +238,26 @@ impl Spans {
         ended
     }
 }
+
+/// The most spans open in one proxy.
+const OPEN_AT_MOST: usize = 10_000;
+
+/// The most characters of a name or id a span carries: what a client names is its own
+/// choice, and a collector is sent no megabyte of it.
+const NAME_AT_MOST: usize = 128;
+
+/// `text`, at most [`NAME_AT_MOST`] characters of it.
+fn clipped(text: &str) -> String {
+    text.chars().take(NAME_AT_MOST).collect()
+}
+
+/// The most distinct operations (method, tool, error) the metrics count on their own:
+/// clients name methods and tools at will, and each would be kept for the proxy's life.
+/// Past it, an operation is counted under [`OTHER`].
+pub const OPERATIONS_AT_MOST: usize = 256;
+
+/// The method the conventions give what is not counted on its own.
+pub const OTHER: &str = "_OTHER";
 
 /// The messages of `line`.
 fn reads<'l, 'a>(line: &'l Line<'a>) -> &'l [Read<'a>] {
@@ -317,11 +342,19 @@ impl Metrics {
 
     /// Counts `span`.
     pub fn observe(&mut self, span: &Span) {
-        let operation = Operation {
+        let mut operation = Operation {
             method: span.method.clone(),
             tool: span.tool.clone(),
             error: span.error,
         };
+        let full = self.durations.len() >= OPERATIONS_AT_MOST;
+        if full && !self.durations.contains_key(&operation) {
+            operation = Operation {
+                method: OTHER.to_string(),
+                tool: None,
+                error: None,
+            };
+        }
         if let Some(upstream) = span.upstream {
             let histogram = self.upstream.entry(operation.clone()).or_default();
             histogram.add(upstream.as_secs_f64());

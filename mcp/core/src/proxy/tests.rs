@@ -1039,3 +1039,17 @@ fn a_call_held_for_a_listing_says_so_and_its_span_spans_the_wait() {
     assert!(done.spans[0].held);
     assert_eq!(done.spans[0].call.unwrap().fate, CallFate::Stripped);
 }
+
+#[test]
+fn a_span_carries_at_most_a_short_name_of_what_the_client_named() {
+    let mut proxy = ready(Options::default(), &[PLAIN]).with_telemetry();
+    let long = "m".repeat(5000);
+    let request = format!(r#"{{"jsonrpc":"2.0","id":"{long}","method":"{long}"}}"#);
+    let sent = client(&mut proxy, &request);
+    assert_eq!(sent.server.len(), 1);
+    let answer = format!(r#"{{"jsonrpc":"2.0","id":"{long}","result":{{}}}}"#);
+    let answered = server(&mut proxy, &answer);
+    assert_eq!(answered.spans.len(), 1);
+    assert_eq!(answered.spans[0].method.chars().count(), 128);
+    assert_eq!(answered.spans[0].request_id.chars().count(), 128);
+}

@@ -238,3 +238,30 @@ fn metrics_count_each_operation_s_durations_and_what_became_of_calls() {
     let temporality = &delta["resourceMetrics"][0]["scopeMetrics"][0]["metrics"][2]["sum"]["aggregationTemporality"];
     assert_eq!(temporality, 1);
 }
+
+#[test]
+fn what_a_client_names_at_will_is_bounded_in_the_metrics() {
+    // A client that names a new tool with every call cannot grow the metrics without end.
+    let mut metrics = Metrics::new(SystemTime::UNIX_EPOCH);
+    let calls = OPERATIONS_AT_MOST + 50;
+    for at in 0..calls {
+        metrics.observe(&span(Some(&format!("tool-{at}")), 1, None, false));
+    }
+    let body: Value = serde_json::from_str(&otlp::metrics(
+        &resource_of(),
+        &metrics,
+        SystemTime::UNIX_EPOCH,
+        Temporality::Cumulative,
+    ))
+    .unwrap();
+    let points =
+        body["resourceMetrics"][0]["scopeMetrics"][0]["metrics"][0]["histogram"]["dataPoints"]
+            .as_array()
+            .unwrap();
+    assert_eq!(points.len(), OPERATIONS_AT_MOST + 1);
+    let other = points
+        .iter()
+        .find(|point| point["attributes"][0]["value"]["stringValue"] == OTHER)
+        .unwrap();
+    assert_eq!(other["count"], "50");
+}
