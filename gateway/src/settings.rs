@@ -329,4 +329,41 @@ mod tests {
             assert!(why.contains(named), "{variables:?}: {why}");
         }
     }
+
+    #[test]
+    fn a_collector_is_read_as_the_otel_variables_name_it_and_one_set_wrong_is_named() {
+        let off = with(&[UPSTREAM]).unwrap();
+        assert!(off.telemetry.is_none());
+        let on = with(&[
+            UPSTREAM,
+            (
+                "OTEL_EXPORTER_OTLP_ENDPOINT",
+                "https://collector.example:4318/otlp/",
+            ),
+            ("OTEL_METRICS_EXPORTER", "none"),
+        ])
+        .unwrap();
+        let telemetry = on.telemetry.unwrap();
+        let traces = telemetry.traces.unwrap();
+        assert!(traces.https);
+        assert_eq!(traces.authority, "collector.example:4318");
+        assert_eq!(traces.path, "/otlp/v1/traces");
+        assert!(telemetry.metrics.is_none());
+        assert_eq!(telemetry.resource.service, "reasons-gateway");
+        let wrong = with(&[
+            UPSTREAM,
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318"),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
+        ]);
+        let error = wrong.err().unwrap();
+        assert!(error.starts_with("OTEL_EXPORTER_OTLP_PROTOCOL"), "{error}");
+        let user = with(&[
+            UPSTREAM,
+            (
+                "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+                "http://user@collector/v1/traces",
+            ),
+        ]);
+        assert!(user.err().unwrap().contains("user info is not taken"));
+    }
 }
