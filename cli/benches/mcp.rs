@@ -1,10 +1,11 @@
 //! What `reasons mcp` adds to a round trip: the same server (the tests' own, in Node)
 //! spoken to directly and through the proxy, alternately, in one run; over stdio, and
-//! over Streamable HTTP (`--url`, against a client that POSTs to the server itself):
+//! over Streamable HTTP (`--url`, against a client that POSTs to the server itself);
+//! and what its telemetry adds, the proxy without and with a collector in turn:
 //! `cargo bench -p reasons --bench mcp`.
 
 use reasons_test_support::mcp::{
-    INITIALIZE, INITIALIZED, Listening, Session, http_echo, own_server, peers, proxied,
+    Collector, INITIALIZE, INITIALIZED, Listening, Session, http_echo, own_server, peers, proxied,
     proxied_url, python_http, status_mib,
 };
 use std::time::Duration;
@@ -113,6 +114,29 @@ fn main() {
     );
     direct.finish();
     through.finish();
+
+    // What telemetry costs: the same proxy, without a collector and sending each span to
+    // one (rotel, a real collector), in turn.
+    println!(
+        "telemetry                        off median (mean)      on median (mean)        added median (mean)"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let collector = Collector::start(dir.path());
+    let mut off = session(&proxied(&[], own_server()));
+    let proxy = proxied(&[], own_server());
+    let mut sending = std::process::Command::new(&proxy[0]);
+    sending
+        .args(&proxy[1..])
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &collector.endpoint);
+    let mut on = Session::start_command(sending);
+    on.ask(INITIALIZE);
+    on.send(INITIALIZED);
+    for (name, request) in over_stdio {
+        compare(name, || drop(off.ask(request)), || drop(on.ask(request)));
+    }
+    off.finish();
+    on.finish();
+    collector.until("tools/call record");
 
     let log = tempfile::NamedTempFile::new().unwrap();
     let server = http_echo(log.path());
