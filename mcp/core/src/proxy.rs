@@ -402,6 +402,11 @@ impl<L: Layer> Proxy<L> {
                     .is_some_and(|listing| &listing.id == id)
                     || self.abandoned.contains(id);
                 if self.pending.contains_key(id) || own {
+                    if let Some(spans) = &mut self.spans
+                        && !own
+                    {
+                        spans.twin_refused(id, method, params.as_ref(), self.now);
+                    }
                     let why = "the id is already in use by a request not yet answered; \
                                the request was not sent";
                     return Fate::Answer(jsonrpc::error(Some(id), INVALID_REQUEST, why));

@@ -16,7 +16,7 @@
 pub mod config;
 pub mod otlp;
 
-use crate::jsonrpc::{self, Id, Line, Message, Read};
+use crate::jsonrpc::{self, Id, Line, Message, Params, Read};
 use crate::{About, Delivery};
 use reasons_transform::json;
 use std::collections::HashMap;
@@ -131,12 +131,17 @@ fn hex<const N: usize>(text: &str) -> Option<[u8; N]> {
 pub(crate) struct Spans {
     /// Each open span, with when its request arrived and when it was sent on.
     open: HashMap<Id, Open>,
+    /// Spans ended before their answer goes out, handed out with the next delivery.
+    ended: Vec<Span>,
 }
 
 struct Open {
     arrived: Instant,
     sent: Option<Instant>,
     span: Span,
+    /// Answers on their way that are not this request's: the refusals of later requests
+    /// that reused its id while it was in flight.
+    twins: usize,
 }
 
 impl Spans {
@@ -150,37 +155,38 @@ impl Spans {
             else {
                 continue;
             };
-            let parent = (params.as_ref())
-                .and_then(|params| params.in_meta("traceparent"))
-                .and_then(json::string)
-                .and_then(|text| TraceParent::parse(&text));
-            let tool = (method == "tools/call")
-                .then(|| params.as_ref()?.get("name").and_then(json::string))
-                .flatten();
             if self.open.len() >= OPEN_AT_MOST {
                 // Requests a server never answers (cancelled ones, say) keep their
                 // spans open: past this many, no more are opened.
                 continue;
             }
-            let span = Span {
-                method: clipped(method),
-                request_id: clipped(id.json()),
-                tool: tool.as_deref().map(clipped),
-                parent,
-                start: now.wall,
-                took: Duration::ZERO,
-                upstream: None,
-                error: None,
-                call: None,
-                held: false,
-            };
             let open = Open {
                 arrived: now.instant,
                 sent: None,
-                span,
+                span: begun(id, method, params.as_ref(), now.wall),
+                twins: 0,
             };
             self.open.entry(id.clone()).or_insert(open);
         }
+    }
+
+    /// The request `id` (`method`, `params`) was refused `now` because its id is that of
+    /// one in flight: it gets a span of its own, ended at once, and its refusal is not
+    /// taken for the answer that ends the first's.
+    pub(crate) fn twin_refused(
+        &mut self,
+        id: &Id,
+        method: &str,
+        params: Option<&Params<'_>>,
+        now: crate::Now,
+    ) {
+        let Some(first) = self.open.get_mut(id) else {
+            return;
+        };
+        first.twins += 1;
+        let mut span = begun(id, method, params, now.wall);
+        span.error = Some(jsonrpc::INVALID_REQUEST);
+        self.ended.push(span);
     }
 
     /// Marks the requests of `line` as held for a listing.
@@ -219,11 +225,17 @@ impl Spans {
     /// The spans `delivery` ends, as it goes to the client `now`: each answer it holds
     /// ends its request's.
     pub(crate) fn delivered(&mut self, delivery: &Delivery, now: Instant) -> Vec<Span> {
-        let mut ended = Vec::new();
+        let mut ended = std::mem::take(&mut self.ended);
         for part in &delivery.parts {
             let About::Answer { id, .. } = &part.about else {
                 continue;
             };
+            if let Some(open) = self.open.get_mut(id)
+                && open.twins > 0
+            {
+                open.twins -= 1;
+                continue;
+            }
             let Some(Open {
                 arrived, mut span, ..
             }) = self.open.remove(id)
@@ -236,6 +248,29 @@ impl Spans {
             ended.push(span);
         }
         ended
+    }
+}
+
+/// The span of the request `id` (`method`, `params`), begun at `start`.
+fn begun(id: &Id, method: &str, params: Option<&Params<'_>>, start: SystemTime) -> Span {
+    let parent = params
+        .and_then(|params| params.in_meta("traceparent"))
+        .and_then(json::string)
+        .and_then(|text| TraceParent::parse(&text));
+    let tool = (method == "tools/call")
+        .then(|| params?.get("name").and_then(json::string))
+        .flatten();
+    Span {
+        method: clipped(method),
+        request_id: clipped(id.json()),
+        tool: tool.as_deref().map(clipped),
+        parent,
+        start,
+        took: Duration::ZERO,
+        upstream: None,
+        error: None,
+        call: None,
+        held: false,
     }
 }
 

@@ -1053,3 +1053,32 @@ fn a_span_carries_at_most_a_short_name_of_what_the_client_named() {
     assert_eq!(answered.spans[0].method.chars().count(), 128);
     assert_eq!(answered.spans[0].request_id.chars().count(), 128);
 }
+
+#[test]
+fn a_request_refused_for_reusing_an_id_in_flight_has_its_own_span_and_leaves_the_first_s_open() {
+    // A client chooses its ids: one reused while its request is in flight must not end
+    // that request's span with the refusal's answer.
+    let mut proxy = ready(Options::default(), &[PLAIN]).with_telemetry();
+    let first = call("7", "plain", r#"{"text":"a","reason":"r"}"#);
+    let sent = client(&mut proxy, &first);
+    assert_eq!(sent.server.len(), 1);
+    assert!(sent.spans.is_empty());
+    let twin = client(&mut proxy, &call("7", "plain", r#"{"text":"b"}"#));
+    assert!(twin.server.is_empty(), "{twin:?}");
+    assert_eq!(twin.client.len(), 1, "{twin:?}");
+    assert!(twin.client[0].contains("already in use"), "{twin:?}");
+    assert_eq!(twin.spans.len(), 1, "{twin:?}");
+    assert_eq!(twin.spans[0].error, Some(INVALID_REQUEST));
+    assert_eq!(twin.spans[0].upstream, None, "it never went on");
+    assert_eq!(twin.spans[0].tool.as_deref(), Some("plain"));
+
+    let answered = server(
+        &mut proxy,
+        r#"{"jsonrpc":"2.0","id":7,"result":{"content":[]}}"#,
+    );
+    assert_eq!(answered.spans.len(), 1, "{answered:?}");
+    let span = &answered.spans[0];
+    assert_eq!(span.error, None);
+    assert!(span.upstream.is_some(), "the first went on to the server");
+    assert_eq!(span.call.map(|facts| facts.fate), Some(CallFate::Stripped));
+}
