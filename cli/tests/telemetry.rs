@@ -215,6 +215,66 @@ fn a_collector_that_is_gone_costs_the_session_nothing_and_is_told_once() {
 }
 
 #[test]
+fn a_collector_that_redirects_is_not_followed_by_the_proxy_or_the_gateway() {
+    // A 3xx from what OTEL_EXPORTER_OTLP_* names could take the headers set for the
+    // collector (an API key) to a place nobody named (a 303 is followed with a GET that
+    // carries them): the proxy says what the collector answered, and nothing reaches the
+    // redirect's target.
+    let dir = tempfile::tempdir().unwrap();
+    let redirected = |name: &str| {
+        let log = dir.path().join(name);
+        (http_echo_with(&log, &["--redirect=303"]), log)
+    };
+    let (to_proxy, proxy_log) = redirected("proxy-collector.jsonl");
+    let (to_gateway, gateway_log) = redirected("gateway-collector.jsonl");
+    let headers = "api-key=collector-secret";
+    let mut command = Command::new(reasons());
+    command
+        .args(["mcp", "--"])
+        .args(own_server())
+        .env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", &to_proxy.url)
+        .env("OTEL_EXPORTER_OTLP_HEADERS", headers)
+        .env("OTEL_BSP_SCHEDULE_DELAY", "20");
+    let stderr = dir.path().join("stderr");
+    command.stderr(std::fs::File::create(&stderr).unwrap());
+    let mut session = Session::start_command(command);
+    session.ask(INITIALIZE);
+    session.send(INITIALIZED);
+    assert!(session.ask(&traced_call(2)).contains("\"result\""));
+    let (_, status) = session.finish();
+    assert!(status.success());
+    let said = std::fs::read_to_string(&stderr).unwrap();
+    assert!(
+        said.contains("telemetry: cannot send to") && said.contains("HTTP 303"),
+        "{said}"
+    );
+
+    let env = [
+        (
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+            to_gateway.url.as_str(),
+        ),
+        ("OTEL_EXPORTER_OTLP_HEADERS", headers),
+    ];
+    let (_server, gateway, _) = behind_gateway_of(Engine::Wasmtime, dir.path(), &[], &env);
+    let (status, _, _) = initialize(&gateway.url);
+    assert_eq!(status, 200);
+    // The gateway sends a request's spans after its answer: they reach the collector's
+    // address a moment later.
+    let sent = std::time::Instant::now();
+    while http_received(&gateway_log).is_empty() && sent.elapsed().as_secs() < 30 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    for log in [proxy_log, gateway_log] {
+        let received = http_received(&log);
+        assert!(!received.is_empty(), "{}: nothing sent", log.display());
+        for request in &received {
+            assert_eq!(request["url"], "/mcp", "followed: {request}");
+        }
+    }
+}
+
+#[test]
 fn the_gateway_on_each_engine_sends_each_request_s_spans_once_the_client_has_its_answer() {
     // R9 through the gateway: the collector never sees the reason either.
     for engine in ENGINES {

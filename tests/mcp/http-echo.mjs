@@ -64,8 +64,10 @@ const unauthorized = flags.includes("--unauthorized");
 const cacheable = flags.find((flag) => flag.startsWith("--cacheable="))?.split("=")[1].split(",");
 const reuse = cacheable ? { ttlMs: Number(cacheable[0]), cacheScope: cacheable[1] } : {};
 // With --redirect, every request to /mcp is sent to /mcp/ (307), where it is served: the
-// common trailing-slash redirect.
-const redirect = flags.includes("--redirect");
+// common trailing-slash redirect. --redirect=303 (or another status) sends it so instead.
+const redirect = flags.includes("--redirect")
+  ? "307"
+  : flags.find((flag) => flag.startsWith("--redirect="))?.split("=")[1];
 // With --ping-list, a tools/list is answered with an SSE stream of comments alone, for ever.
 const pingList = flags.includes("--ping-list");
 // With --deaf, a POST whose body passes 1 MiB is read no further, and never answered.
@@ -134,7 +136,7 @@ const sse = (res) => {
 const server = createServer((req, res) => {
   if (redirect && req.url === "/mcp") {
     appendFileSync(log, JSON.stringify({ method: req.method, url: req.url, headers: req.headers, body: "" }) + "\n");
-    return res.writeHead(307, { location: "/mcp/" }).end();
+    return res.writeHead(Number(redirect), { location: "/mcp/" }).end();
   }
   let body = "";
   req.setEncoding("utf8");

@@ -14,12 +14,14 @@
 //! in a bounded outbox (`outbox.rs`). A server the proxy starts runs in a process group
 //! of its own, which the proxy signals and, if it must, kills: the server never outlives
 //! the proxy (R20). Signing in to a server that asks is `signin.rs`; what the proxy
-//! tells the human, `say.rs`.
+//! tells the human, `say.rs`; every HTTP client it makes, one that follows no redirect,
+//! `agent.rs`.
 //!
 //! What to run is [`Settings`], which the `reasons mcp` command fills from its flags.
 
 #![deny(missing_docs)]
 
+mod agent;
 mod audit_log;
 mod ended;
 mod error;

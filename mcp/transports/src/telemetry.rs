@@ -110,8 +110,7 @@ struct Sender {
 
 impl Sender {
     fn new(config: Config) -> Sender {
-        let agent = ureq::Agent::config_builder()
-            .http_status_as_error(false)
+        let agent = crate::agent::begun()
             .timeout_global(Some(config.timeout))
             .build()
             .new_agent();

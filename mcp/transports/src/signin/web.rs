@@ -1,6 +1,6 @@
 //! The requests signing in makes (metadata, registration, tokens), through one ureq
-//! agent that follows no redirect (a document or a token moved elsewhere is not
-//! followed: the places it may come from are the ones the spec names) and waits a
+//! agent that follows no redirect (`agent.rs`: a document or a token moved elsewhere is
+//! not followed, the places it may come from are the ones the spec names) and waits a
 //! bounded time.
 
 use std::time::Duration;
@@ -18,9 +18,7 @@ pub struct Web {
 
 impl Web {
     pub fn new() -> Web {
-        let agent = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .max_redirects(0)
+        let agent = crate::agent::begun()
             .timeout_global(Some(REQUEST_AT_MOST))
             .build()
             .new_agent();

@@ -231,9 +231,7 @@ impl Http {
     /// Starts the thread that sends what the proxy says to `remote`; what comes back goes
     /// to `events`, each message at most `max_message` bytes.
     pub fn connect(remote: Remote, events: Feed, max_message: usize) -> Http {
-        let agent = ureq::Agent::config_builder()
-            // Error statuses are answers to read, not failures to give up on.
-            .http_status_as_error(false)
+        let agent = crate::agent::begun()
             .timeout_connect(Some(Duration::from_secs(30)))
             // A server that goes silent while it owes an answer: each read waits this long
             // at most (the GET stream, silent by nature, is exempt).
@@ -241,9 +239,6 @@ impl Http {
             // Nagle's algorithm would hold a request's last small write back until the
             // server's delayed ACK (ureq's default, said here because it matters).
             .no_delay(true)
-            // A redirect could take a call, and its headers, to a server nobody named: a
-            // 3xx is an answer like any other error status.
-            .max_redirects(0)
             .build()
             .new_agent();
         let connection = Connection {
