@@ -232,6 +232,29 @@ fn a_gateway_without_its_settings_names_what_is_missing() {
                 .unwrap()
                 .contains("REASONS_POSITION")
         );
+        // Every client gets the error: it names the setting and never shows a secret.
+        let upstream = "http://127.0.0.1:9/mcp?key=s3cret";
+        let secrets: [(&[(&str, &str)], &str); 2] = [
+            (
+                &[("REASONS_UPSTREAM", "http://user:s3cret@127.0.0.1:9/mcp")],
+                "REASONS_UPSTREAM",
+            ),
+            (
+                &[
+                    ("REASONS_UPSTREAM", upstream),
+                    ("REASONS_HEADERS", "Authorization: Bearer s3cret\u{7}"),
+                ],
+                "REASONS_HEADERS: line 1, Authorization,",
+            ),
+        ];
+        for (settings, named) in secrets {
+            let secret = Listening::gateway(engine, &wasm, settings);
+            let (status, messages) = post(&secret.url, &[], INITIALIZE);
+            assert_eq!((status, messages.len()), (500, 1), "{messages:?}");
+            let message = messages[0]["error"]["message"].as_str().unwrap();
+            assert!(message.contains(named), "{message}");
+            assert!(!message.contains("s3cret"), "{message}");
+        }
     });
 }
 

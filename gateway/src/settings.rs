@@ -15,6 +15,7 @@
 //! | `REASONS_MAX_MESSAGE_MIB` | the largest message taken from either side (256) |
 //! | `OTEL_EXPORTER_OTLP_ENDPOINT`, … | an OpenTelemetry collector, as every SDK reads them |
 
+use reasons_mcp::shown;
 use reasons_mcp::telemetry::config::Config;
 use reasons_mcp::telemetry::otlp::Resource;
 use reasons_transform::{Options, Position};
@@ -183,7 +184,8 @@ fn mib(value: Option<&str>, name: &str, default: u64, least: u64) -> Result<usiz
 
 /// The parts of `url`, the variable `name`'s, an `http` or `https` URL with a host.
 fn url_parts(name: &str, url: &str) -> Result<Upstream, String> {
-    let bad = |why: &str| format!("{name} ({url:?}) {why}");
+    // The URL as messages show it: the error goes to every client that asks.
+    let bad = |why: &str| format!("{name} ({:?}) {why}", shown::url(url));
     let (https, rest) = if let Some(rest) = url.strip_prefix("https://") {
         (true, rest)
     } else if let Some(rest) = url.strip_prefix("http://") {
@@ -217,21 +219,26 @@ fn url_parts(name: &str, url: &str) -> Result<Upstream, String> {
 
 /// `Name: value` lines, each a header the gateway adds of its own.
 fn headers(text: &str) -> Result<Vec<(String, String)>, String> {
-    text.lines()
-        .filter(|line| !line.trim().is_empty())
-        .map(|line| {
-            let bad = |why: &str| format!("REASONS_HEADERS: the line {line:?} {why}");
-            let (name, value) = line
-                .split_once(':')
-                .ok_or_else(|| bad("is not `Name: value`"))?;
+    (text.lines().enumerate())
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(|(at, line)| {
+            // A line is named by its place and its header's name, never its text: the
+            // value is the operator's credential, and the error goes to every client.
+            let place = at + 1;
+            let (name, value) = line.split_once(':').ok_or_else(|| {
+                format!("REASONS_HEADERS: line {place} is not `Name: value` (not shown: it may be a secret)")
+            })?;
             let name = name.trim();
             let token =
                 |byte: u8| byte.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&byte);
             if name.is_empty() || !name.bytes().all(token) {
-                return Err(bad("does not start with a header name"));
+                return Err(format!(
+                    "REASONS_HEADERS: line {place} does not start with a header name (not shown: it may be a secret)"
+                ));
             }
+            let bad = |why: &str| format!("REASONS_HEADERS: line {place}, {name}, {why}");
             if OWN.contains(&name.to_ascii_lowercase().as_str()) {
-                return Err(bad("names a header the gateway sets itself"));
+                return Err(bad("is a header the gateway sets itself"));
             }
             let value = value.trim();
             if value
@@ -364,6 +371,55 @@ mod tests {
                 "http://user@collector/v1/traces",
             ),
         ]);
-        assert!(user.err().unwrap().contains("user info is not taken"));
+        let error = user.err().unwrap();
+        assert!(error.contains("names a user before its host"), "{error}");
+    }
+
+    #[test]
+    fn an_error_never_shows_what_may_be_a_secret() {
+        // Every client is answered with it while the settings are wrong.
+        let cases: [(&[(&str, &str)], &str); 6] = [
+            (
+                &[("REASONS_UPSTREAM", "https://user:s3cret@x/mcp?key=s3cret")],
+                "user info is not taken",
+            ),
+            (
+                &[("REASONS_UPSTREAM", "ftp://user:s3cret@x/mcp")],
+                "is not an http:// or https:// URL",
+            ),
+            (
+                &[
+                    UPSTREAM,
+                    ("REASONS_HEADERS", "X-A: a\nAuthorization Bearer s3cret"),
+                ],
+                "line 2 is not `Name: value`",
+            ),
+            (
+                &[UPSTREAM, ("REASONS_HEADERS", "Bearer s3cret: x")],
+                "line 1 does not start with a header name",
+            ),
+            (
+                &[
+                    UPSTREAM,
+                    ("REASONS_HEADERS", "Authorization: Bearer s3cret\u{7}"),
+                ],
+                "line 1, Authorization, has a control character",
+            ),
+            (
+                &[
+                    UPSTREAM,
+                    ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector"),
+                    ("OTEL_EXPORTER_OTLP_HEADERS", "Authorization: Bearer s3cret"),
+                ],
+                "pair 1 is not key=value",
+            ),
+        ];
+        for (variables, says) in cases {
+            let Err(why) = with(variables) else {
+                panic!("{variables:?} was accepted");
+            };
+            assert!(why.contains(says), "{variables:?}: {why}");
+            assert!(!why.contains("s3cret"), "{variables:?}: {why}");
+        }
     }
 }

@@ -6,6 +6,7 @@
 
 use crate::settings::{Telemetry, Upstream};
 use crate::wire::{self, Deadline};
+use reasons_mcp::shown;
 use reasons_mcp::telemetry::otlp::{self, Temporality};
 use reasons_mcp::telemetry::{Metrics, Span};
 use std::time::SystemTime;
@@ -51,8 +52,6 @@ fn post(telemetry: &Telemetry, to: &Upstream, body: String) {
         Err(why) => why.replace("the MCP server", "the collector"),
     };
     let scheme = if to.https { "https" } else { "http" };
-    eprintln!(
-        "reasons-gateway: telemetry: cannot send to {scheme}://{}{}: {failed}",
-        to.authority, to.path
-    );
+    let url = shown::url(&format!("{scheme}://{}{}", to.authority, to.path));
+    eprintln!("reasons-gateway: telemetry: cannot send to {url}: {failed}");
 }

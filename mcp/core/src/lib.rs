@@ -28,6 +28,7 @@ pub mod outline;
 pub mod proxy;
 pub mod ready;
 pub mod redirect;
+pub mod shown;
 pub mod sse;
 pub mod telemetry;
 

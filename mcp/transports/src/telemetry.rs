@@ -9,6 +9,7 @@
 //! once), as they are told once of a collector that cannot be reached.
 
 use crate::say::say;
+use reasons_mcp::shown::url as shown;
 use reasons_mcp::telemetry::config::Config;
 use reasons_mcp::telemetry::otlp::{self, Temporality};
 use reasons_mcp::telemetry::{Metrics, Span};
@@ -197,7 +198,7 @@ impl Sender {
         };
         match failed {
             Some(why) if !self.failing => {
-                say(&format!("telemetry: cannot send to {url}: {why}"));
+                say(&format!("telemetry: cannot send to {}: {why}", shown(url)));
                 self.failing = true;
             }
             Some(_) => {}

@@ -14,8 +14,8 @@ use reasons_mcp::{Learnt, Outline};
 use std::io::Read;
 use std::time::Instant;
 
-pub(crate) use http::shown;
 pub use http::{DEFAULT_READ_TIMEOUT_SECS, Http, NEEDS_SIGN_IN, Remote};
+pub(crate) use reasons_mcp::shown::url as shown;
 pub use stdio::Process;
 
 /// The server, however it is reached.

@@ -5,6 +5,7 @@
 //! the operator did not mean.
 
 use super::otlp::Resource;
+use crate::shown;
 use std::time::Duration;
 
 /// Where and how to send.
@@ -117,38 +118,51 @@ impl Config {
     }
 }
 
-/// `url`, from `name`, when it is an http or https URL.
+/// `url`, from `name`, when it is an http or https URL with a host and no user. An error
+/// shows the URL as [`shown::url`] does: a collector's URL may carry credentials.
 fn http_url(name: &str, url: &str) -> Result<String, String> {
-    let rest = (url.strip_prefix("http://"))
-        .or_else(|| url.strip_prefix("https://"))
-        .ok_or_else(|| format!("{name}={url:?}: not an http:// or https:// URL"))?;
+    let bad = |why: &str| Err(format!("{name}={:?}: {why}", shown::url(url)));
+    let Some(rest) = (url.strip_prefix("http://")).or_else(|| url.strip_prefix("https://")) else {
+        return bad("not an http:// or https:// URL");
+    };
     if rest.is_empty() || rest.starts_with('/') || url.chars().any(char::is_whitespace) {
-        return Err(format!("{name}={url:?}: names no host"));
+        return bad("names no host");
+    }
+    if shown::has_user(url) {
+        return bad(
+            "names a user before its host, which is not taken: a collector's credentials \
+             go in OTEL_EXPORTER_OTLP_HEADERS",
+        );
     }
     Ok(url.to_string())
 }
 
 /// The `key=value` pairs, comma-separated, of the variable `name` (W3C baggage's form,
-/// values percent-encoded), or an error naming the pair that is not one.
+/// values percent-encoded), or an error naming the pair that is not one by its place and
+/// key, never its value: the pairs of a header variable are credentials.
 fn pairs(name: &str, value: Option<&str>) -> Result<Vec<(String, String)>, String> {
     let Some(value) = value else {
         return Ok(Vec::new());
     };
     let mut pairs = Vec::new();
-    for pair in value.split(',').filter(|pair| !pair.trim().is_empty()) {
-        let (key, value) = pair
-            .split_once('=')
-            .ok_or_else(|| format!("{name}: {pair:?} is not key=value"))?;
+    let given = value.split(',').filter(|pair| !pair.trim().is_empty());
+    for (at, pair) in given.enumerate() {
+        let place = at + 1;
+        let (key, value) = pair.split_once('=').ok_or_else(|| {
+            format!("{name}: pair {place} is not key=value (not shown: it may be a secret)")
+        })?;
         let key = key.trim();
-        let value = percent_decoded(value.trim())
-            .ok_or_else(|| format!("{name}: the value of {key:?} is not percent-encoded UTF-8"))?;
         let token = |byte: u8| byte.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&byte);
         if key.is_empty() || !key.bytes().all(token) {
-            return Err(format!("{name}: {key:?} is not a name"));
+            return Err(format!(
+                "{name}: the key of pair {place} is not a name (not shown: it may hold a secret)"
+            ));
         }
+        let value = percent_decoded(value.trim())
+            .ok_or_else(|| format!("{name}: the value of {key} is not percent-encoded UTF-8"))?;
         if value.chars().any(char::is_control) {
             return Err(format!(
-                "{name}: the value of {key:?} holds a control character"
+                "{name}: the value of {key} holds a control character"
             ));
         }
         pairs.push((key.to_string(), value));
@@ -285,6 +299,74 @@ mod tests {
         for (variables, named) in cases {
             let error = config(variables).unwrap_err();
             assert!(error.starts_with(named), "{variables:?}: {error}");
+        }
+    }
+
+    #[test]
+    fn an_error_never_shows_what_may_be_a_secret() {
+        // The errors go to stderr, and from the gateway to every client that asks.
+        let on = ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318");
+        let cases: [(&[(&str, &str)], &str); 7] = [
+            (
+                &[(
+                    "OTEL_EXPORTER_OTLP_ENDPOINT",
+                    "http://user:s3cret@collector:4318",
+                )],
+                "names a user before its host",
+            ),
+            (
+                &[(
+                    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+                    "https://s3cret@collector",
+                )],
+                "names a user before its host",
+            ),
+            (
+                &[(
+                    "OTEL_EXPORTER_OTLP_ENDPOINT",
+                    "ftp://u:s3cret@c/?key=s3cret",
+                )],
+                "not an http:// or https:// URL",
+            ),
+            (
+                &[
+                    on,
+                    (
+                        "OTEL_EXPORTER_OTLP_HEADERS",
+                        "api-key=a,Authorization: Bearer s3cret",
+                    ),
+                ],
+                "pair 2 is not key=value",
+            ),
+            (
+                &[
+                    on,
+                    (
+                        "OTEL_EXPORTER_OTLP_HEADERS",
+                        "Authorization: Bearer s3cret=x",
+                    ),
+                ],
+                "the key of pair 1 is not a name",
+            ),
+            (
+                &[
+                    on,
+                    ("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "api-key=s3cret%zz"),
+                ],
+                "the value of api-key is not percent-encoded",
+            ),
+            (
+                &[
+                    on,
+                    ("OTEL_EXPORTER_OTLP_METRICS_HEADERS", "api-key=s3cret%0a"),
+                ],
+                "the value of api-key holds a control character",
+            ),
+        ];
+        for (variables, says) in cases {
+            let error = config(variables).unwrap_err();
+            assert!(error.contains(says), "{variables:?}: {error}");
+            assert!(!error.contains("s3cret"), "{variables:?}: {error}");
         }
     }
 }

@@ -26,6 +26,7 @@ use crate::say::say;
 use crate::signin::{self, Bearer, SignIn};
 use crate::{Ended, Ending, Error, Event};
 use reasons_mcp::jsonrpc::Id;
+use reasons_mcp::shown::url as shown;
 use reasons_mcp::sse;
 use reasons_mcp::{Learnt, Outline};
 use reasons_mcp::{headers, inbound};
@@ -83,15 +84,17 @@ impl Remote {
             )));
         }
         let mut parsed = Vec::new();
-        for flag in headers {
-            let (name, value) = flag
-                .split_once(':')
-                .ok_or_else(|| Error::Setting(format!("--header {flag:?} is not `Name: value`")))?;
-            parsed.push(header(
-                name.trim(),
-                value.trim(),
-                &format!("--header {flag:?}"),
-            )?);
+        // A header is named by its name alone: its value is often a credential, and an
+        // error goes to stderr, which clients keep in their logs.
+        for (at, flag) in headers.iter().enumerate() {
+            let (name, value) = flag.split_once(':').ok_or_else(|| {
+                Error::Setting(format!(
+                    "--header number {} is not `Name: value` (not shown: it may be a secret)",
+                    at + 1
+                ))
+            })?;
+            let label = format!("--header {:?}", name.trim());
+            parsed.push(header(name.trim(), value.trim(), &label)?);
         }
         for flag in from_env {
             let (name, variable) = flag.split_once('=').ok_or_else(|| {
@@ -144,21 +147,6 @@ impl Remote {
     pub fn read_timeout(mut self, timeout: Duration) -> Remote {
         self.read_timeout = timeout;
         self
-    }
-}
-
-/// `url` without what may be a secret in it: the user and password before its host, and
-/// its query.
-pub(crate) fn shown(url: &str) -> String {
-    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
-    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let host = rest[..end]
-        .rsplit_once('@')
-        .map_or(&rest[..end], |(_, host)| host);
-    let path = rest[end..].split(['?', '#']).next().unwrap_or_default();
-    match scheme {
-        "" => format!("{host}{path}"),
-        scheme => format!("{scheme}://{host}{path}"),
     }
 }
 
@@ -845,9 +833,14 @@ mod tests {
         );
         assert!(refused("not a url", &[], &[]).contains("--url"));
         let url = "http://127.0.0.1:1/mcp";
-        assert!(refused(url, &["NoColon"], &[]).contains("--header \"NoColon\""));
+        let no_colon = refused(url, &["X-A: a", "Bearer s3cret"], &[]);
+        assert!(no_colon.contains("--header number 2"), "{no_colon}");
         assert!(refused(url, &["Bad Name: x"], &[]).contains("not a header name"));
-        assert!(refused(url, &["X-A: line\nbreak"], &[]).contains("not a valid header value"));
+        // A header's value is a credential as often as not: never in a message.
+        let broken = refused(url, &["Authorization: Bearer s3cret\nx"], &[]);
+        assert!(broken.contains("not a valid header value"), "{broken}");
+        assert!(broken.contains("\"Authorization\""), "{broken}");
+        assert!(!no_colon.contains("s3cret") && !broken.contains("s3cret"));
         assert!(refused(url, &["Mcp-Session-Id: 1"], &[]).contains("set by the transport"));
         let missing = refused(url, &[], &["Authorization=REASONS_NO_SUCH_VARIABLE"]);
         assert!(missing.contains("REASONS_NO_SUCH_VARIABLE"), "{missing}");
