@@ -18,6 +18,9 @@ const REVISION: &str = "2025-11-25";
 /// The most of an answer the probe reads: a listing's first page, however many tools.
 pub const ANSWER_AT_MOST: usize = 16 << 20;
 
+/// The most characters of a server's error message a verdict quotes.
+const SERVER_WORDS_AT_MOST: usize = 200;
+
 /// A request of the probe's own.
 #[derive(Debug, PartialEq)]
 pub struct Ask {
@@ -252,11 +255,16 @@ fn result_of(answer: &Answer, id: u64) -> Result<Value, String> {
     let status = answer.status;
     match answered.cloned() {
         Some(mut message) if message.get("result").is_some() => Ok(message["result"].take()),
+        // The server's words go to whoever asks for readiness: inert and short, as
+        // everything of another party's the proxy shows.
         Some(message) => Err(format!(
             "the MCP server answered with an error: {}",
-            message["error"]["message"]
-                .as_str()
-                .unwrap_or("(no message)")
+            reasons_inert::inert(
+                message["error"]["message"]
+                    .as_str()
+                    .unwrap_or("(no message)"),
+                SERVER_WORDS_AT_MOST
+            )
         )),
         None if (200..300).contains(&status) => {
             Err("the MCP server's answer holds no response to it".into())
@@ -378,6 +386,14 @@ mod tests {
             )]),
             "initialize: the MCP server answered with an error: no such revision"
         );
+        // The server's words, shown inert and short.
+        let long = format!("line\u{1b}[31m\nbreak{}", "x".repeat(5000));
+        let refusal =
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "error": {"code": 1, "message": long}});
+        let why = not_ready(&[json(200, &refusal.to_string())]);
+        assert!(why.starts_with("initialize: the MCP server answered with an error: line"));
+        assert!(!why.contains(['\u{1b}', '\n']), "{why:?}");
+        assert!(why.chars().count() < 300, "{}", why.len());
         // Another request's answer is not the probe's.
         assert_eq!(
             not_ready(&[json(200, r#"{"jsonrpc":"2.0","id":7,"result":{}}"#)]),
