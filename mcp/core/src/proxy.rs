@@ -253,6 +253,7 @@ impl<L: Layer> Proxy<L> {
         let mut all: Vec<Out> = self.records.drain(..).map(Out::Record).collect();
         let mut ended = Vec::new();
         if let Some(spans) = &mut self.spans {
+            ended.extend(spans.ended_unanswered());
             for out in &out {
                 if let Out::Client(delivery) = out {
                     ended.extend(spans.delivered(delivery, self.now.instant));

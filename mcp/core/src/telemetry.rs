@@ -40,8 +40,8 @@ pub struct Span {
     /// How long the server took to answer it, when it was sent on (the proxy as the
     /// server's client: `mcp.client.operation.duration`).
     pub upstream: Option<Duration>,
-    /// `error.type`: the JSON-RPC error code the answer carried, if it was an error.
-    pub error: Option<i64>,
+    /// `error.type`: how the request failed, if it did.
+    pub error: Option<Failure>,
     /// What the layer did with a call.
     pub call: Option<CallFacts>,
     /// Whether it waited for the server's tools to be listed.
@@ -57,6 +57,25 @@ pub struct CallFacts {
     pub reason: Option<usize>,
     /// What became of it.
     pub fate: Fate,
+}
+
+/// How a request failed: its `error.type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Failure {
+    /// Its answer was an error with this JSON-RPC code.
+    Code(i64),
+    /// The client cancelled it (`notifications/cancelled`): no answer is owed.
+    Cancelled,
+}
+
+impl Failure {
+    /// Its `error.type`: the code, or `cancelled`.
+    pub fn error_type(self) -> String {
+        match self {
+            Failure::Code(code) => code.to_string(),
+            Failure::Cancelled => "cancelled".into(),
+        }
+    }
 }
 
 /// What became of a call.
@@ -131,7 +150,7 @@ fn hex<const N: usize>(text: &str) -> Option<[u8; N]> {
 pub(crate) struct Spans {
     /// Each open span, with when its request arrived and when it was sent on.
     open: HashMap<Id, Open>,
-    /// Spans ended before their answer goes out, handed out with the next delivery.
+    /// Spans ended with no answer of their own, to hand out with what the proxy writes.
     ended: Vec<Span>,
 }
 
@@ -149,6 +168,10 @@ impl Spans {
     /// one already open keeps the first's span (the proxy refuses it).
     pub(crate) fn arrived(&mut self, line: &Line, now: crate::Now) {
         for read in reads(line) {
+            if let About::Cancelled { id, .. } = About::of(read) {
+                self.cancelled(&id, now.instant);
+                continue;
+            }
             let Ok(Message::Request {
                 id, method, params, ..
             }) = &read.message
@@ -185,7 +208,22 @@ impl Spans {
         };
         first.twins += 1;
         let mut span = begun(id, method, params, now.wall);
-        span.error = Some(jsonrpc::INVALID_REQUEST);
+        span.error = Some(Failure::Code(jsonrpc::INVALID_REQUEST));
+        self.ended.push(span);
+    }
+
+    /// The client cancelled the request `id` `now`: its span ends, as no answer is owed
+    /// (and one that comes anyway ends nothing), so that a client's cancelled requests
+    /// never hold spans open.
+    fn cancelled(&mut self, id: &Id, now: Instant) {
+        let Some(Open {
+            arrived, mut span, ..
+        }) = self.open.remove(id)
+        else {
+            return;
+        };
+        span.took = now.saturating_duration_since(arrived);
+        span.error = Some(Failure::Cancelled);
         self.ended.push(span);
     }
 
@@ -222,10 +260,16 @@ impl Spans {
         }
     }
 
+    /// The spans no answer ends: a request its client cancelled, and one refused for
+    /// reusing the id of a request in flight.
+    pub(crate) fn ended_unanswered(&mut self) -> Vec<Span> {
+        std::mem::take(&mut self.ended)
+    }
+
     /// The spans `delivery` ends, as it goes to the client `now`: each answer it holds
     /// ends its request's.
     pub(crate) fn delivered(&mut self, delivery: &Delivery, now: Instant) -> Vec<Span> {
-        let mut ended = std::mem::take(&mut self.ended);
+        let mut ended = Vec::new();
         for part in &delivery.parts {
             let About::Answer { id, .. } = &part.about else {
                 continue;
@@ -244,7 +288,9 @@ impl Spans {
             };
             span.took = now.saturating_duration_since(arrived);
             let text = delivery.line.get(part.text.clone()).unwrap_or_default();
-            span.error = std::str::from_utf8(text).ok().and_then(error_code);
+            span.error = (std::str::from_utf8(text).ok())
+                .and_then(error_code)
+                .map(Failure::Code);
             ended.push(span);
         }
         ended
@@ -326,7 +372,7 @@ pub struct Metrics {
 struct Operation {
     method: String,
     tool: Option<String>,
-    error: Option<i64>,
+    error: Option<Failure>,
 }
 
 /// The bucket bounds of `mcp.server.operation.duration`, in seconds, as the MCP semantic

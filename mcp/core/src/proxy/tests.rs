@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::layer::ComponentLayer;
+use crate::telemetry::Failure;
 use reasons_host::Plugin;
 use reasons_transform::Options;
 use serde_json::{Value, json};
@@ -1006,7 +1007,7 @@ fn a_span_tells_what_the_layer_did_with_each_call_and_never_the_reason() {
     assert!(refused.server.is_empty());
     assert_eq!(refused.spans.len(), 1, "{refused:?}");
     assert!(refused.spans[0].held);
-    assert_eq!(refused.spans[0].error, Some(INVALID_PARAMS));
+    assert_eq!(refused.spans[0].error, Some(Failure::Code(INVALID_PARAMS)));
     assert_eq!(refused.spans[0].call.unwrap().fate, CallFate::Refused);
     assert_eq!(refused.spans[0].upstream, None, "it never went on");
 
@@ -1068,7 +1069,7 @@ fn a_request_refused_for_reusing_an_id_in_flight_has_its_own_span_and_leaves_the
     assert_eq!(twin.client.len(), 1, "{twin:?}");
     assert!(twin.client[0].contains("already in use"), "{twin:?}");
     assert_eq!(twin.spans.len(), 1, "{twin:?}");
-    assert_eq!(twin.spans[0].error, Some(INVALID_REQUEST));
+    assert_eq!(twin.spans[0].error, Some(Failure::Code(INVALID_REQUEST)));
     assert_eq!(twin.spans[0].upstream, None, "it never went on");
     assert_eq!(twin.spans[0].tool.as_deref(), Some("plain"));
 
@@ -1081,4 +1082,31 @@ fn a_request_refused_for_reusing_an_id_in_flight_has_its_own_span_and_leaves_the
     assert_eq!(span.error, None);
     assert!(span.upstream.is_some(), "the first went on to the server");
     assert_eq!(span.call.map(|facts| facts.fate), Some(CallFate::Stripped));
+}
+
+#[test]
+fn a_request_its_client_cancelled_ends_its_span_and_a_late_answer_ends_none() {
+    // A session of many cancelled requests would otherwise hold their spans open until
+    // no span is opened at all.
+    let mut proxy = ready(Options::default(), &[PLAIN]).with_telemetry();
+    let sent = client(
+        &mut proxy,
+        &call("9", "plain", r#"{"text":"a","reason":"r"}"#),
+    );
+    assert_eq!(sent.server.len(), 1);
+    let cancel = r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9}}"#;
+    let cancelled = client(&mut proxy, cancel);
+    assert_eq!(cancelled.server, [cancel], "the server is told");
+    assert_eq!(cancelled.spans.len(), 1, "{cancelled:?}");
+    assert_eq!(cancelled.spans[0].error, Some(Failure::Cancelled));
+    assert_eq!(cancelled.spans[0].tool.as_deref(), Some("plain"));
+    let late = server(
+        &mut proxy,
+        r#"{"jsonrpc":"2.0","id":9,"result":{"content":[]}}"#,
+    );
+    assert!(late.spans.is_empty(), "{late:?}");
+    // A cancellation of nothing in flight ends nothing.
+    let stray =
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"x"}}"#;
+    assert!(client(&mut proxy, stray).spans.is_empty());
 }

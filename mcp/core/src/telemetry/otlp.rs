@@ -7,7 +7,7 @@
 //! run, and both fronts must send the same thing; the encoding is a small, stable part
 //! of the specification.
 
-use super::{BOUNDS, Histogram, Metrics, Operation, Span};
+use super::{BOUNDS, Failure, Histogram, Metrics, Operation, Span};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::time::SystemTime;
@@ -100,9 +100,11 @@ fn span(span: &Span) -> Value {
         attributes.push(text("gen_ai.tool.name", tool));
         attributes.push(text("gen_ai.operation.name", "execute_tool"));
     }
-    if let Some(code) = span.error {
-        attributes.push(text("error.type", &code.to_string()));
-        attributes.push(int("rpc.jsonrpc.error_code", code));
+    if let Some(failure) = span.error {
+        attributes.push(text("error.type", &failure.error_type()));
+        if let Failure::Code(code) = failure {
+            attributes.push(int("rpc.jsonrpc.error_code", code));
+        }
     }
     if let Some(call) = span.call {
         attributes.push(boolean("reasons.tool.augmented", call.augmented));
@@ -155,8 +157,8 @@ pub fn metrics(from: &Resource, metrics: &Metrics, now: SystemTime, how: Tempora
                 if let Some(tool) = &operation.tool {
                     attributes.push(text("gen_ai.tool.name", tool));
                 }
-                if let Some(code) = operation.error {
-                    attributes.push(text("error.type", &code.to_string()));
+                if let Some(failure) = operation.error {
+                    attributes.push(text("error.type", &failure.error_type()));
                 }
                 point(histogram, attributes, &start, &now)
             })

@@ -118,7 +118,7 @@ fn a_span_is_written_as_otlp_json_under_its_client_s_trace() {
     let mut failed = span(None, 1, None, false);
     failed.parent = None;
     failed.method = "tools/list".into();
-    failed.error = Some(-32602);
+    failed.error = Some(Failure::Code(-32602));
     let body: Value = serde_json::from_str(&otlp::traces(&resource_of(), &[failed])).unwrap();
     let written = &body["resourceSpans"][0]["scopeSpans"][0]["spans"][0];
     assert_eq!(written["name"], "tools/list");
@@ -128,6 +128,16 @@ fn a_span_is_written_as_otlp_json_under_its_client_s_trace() {
     let attributes = attributes(written);
     assert_eq!(attributes.len(), 4, "{attributes:?}");
     assert_eq!(attributes[2], ("error.type".into(), "-32602".into()));
+
+    // A request its client cancelled: no code, the error's type says so.
+    let mut cancelled = span(None, 1, None, false);
+    cancelled.error = Some(Failure::Cancelled);
+    let body: Value = serde_json::from_str(&otlp::traces(&resource_of(), &[cancelled])).unwrap();
+    let written = &body["resourceSpans"][0]["scopeSpans"][0]["spans"][0];
+    assert_eq!(written["status"]["code"], 2);
+    let named = self::attributes(written);
+    assert_eq!(named.len(), 3, "{named:?}");
+    assert_eq!(named[2], ("error.type".into(), "cancelled".into()));
 }
 
 fn resource_of() -> Resource {
