@@ -215,6 +215,51 @@ fn a_collector_that_is_gone_costs_the_session_nothing_and_is_told_once() {
 }
 
 #[test]
+fn a_collector_that_takes_nothing_holds_the_proxy_s_end_one_timeout_at_most() {
+    // A collector that accepts and never answers, a 3 s OTEL_EXPORTER_OTLP_TIMEOUT and
+    // some 2,500 spans waiting (five batches and the metrics): sent one after another,
+    // each waiting its timeout, they held the proxy's end for 15 s and more; what is left
+    // goes within one timeout of the end, or not at all, and the proxy says so.
+    let collector = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = collector.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let held: Vec<_> = collector.incoming().collect();
+        drop(held);
+    });
+    let mut command = Command::new(reasons());
+    command
+        .args(["mcp", "--"])
+        .args(own_server())
+        .env(
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            format!("http://127.0.0.1:{port}"),
+        )
+        .env("OTEL_EXPORTER_OTLP_TIMEOUT", "3000")
+        .env("OTEL_BSP_SCHEDULE_DELAY", "60000");
+    let dir = tempfile::tempdir().unwrap();
+    let stderr = dir.path().join("stderr");
+    command.stderr(std::fs::File::create(&stderr).unwrap());
+    let mut session = Session::start_command(command);
+    session.ask(INITIALIZE);
+    session.send(INITIALIZED);
+    let list = |id: u32| format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list"}}"#);
+    for id in 10..2510 {
+        session.send(&list(id));
+    }
+    assert!(session.ask(&list(9)).contains("\"tools\""));
+    let ending = std::time::Instant::now();
+    let (_, status) = session.finish();
+    let took = ending.elapsed();
+    assert!(status.success());
+    assert!(took.as_secs() < 10, "the proxy took {took:?} to end");
+    let said = std::fs::read_to_string(&stderr).unwrap();
+    assert!(
+        said.contains("spans left at the end were not sent"),
+        "{said}"
+    );
+}
+
+#[test]
 fn a_collector_that_redirects_is_not_followed_by_the_proxy_or_the_gateway() {
     // A 3xx from what OTEL_EXPORTER_OTLP_* names could take the headers set for the
     // collector (an API key) to a place nobody named (a 303 is followed with a GET that

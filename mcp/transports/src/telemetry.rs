@@ -14,8 +14,8 @@ use reasons_mcp::telemetry::config::Config;
 use reasons_mcp::telemetry::otlp::{self, Temporality};
 use reasons_mcp::telemetry::{Metrics, Span};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError, sync_channel};
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Instant, SystemTime};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::{Duration, Instant, SystemTime};
 
 /// The most spans waiting to be sent: past that, a new one is dropped.
 const QUEUE: usize = 4096;
@@ -31,6 +31,9 @@ pub struct Telemetry(Arc<Exporter>);
 struct Exporter {
     spans: Mutex<Option<SyncSender<Span>>>,
     thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// Set when the proxy ends: by when what is left must have gone.
+    last_call: Arc<OnceLock<Instant>>,
+    timeout: Duration,
 }
 
 impl std::fmt::Debug for Telemetry {
@@ -50,10 +53,15 @@ impl Telemetry {
     /// Starts sending as `config` says.
     pub fn start(config: Config) -> Telemetry {
         let (spans, queue) = sync_channel(QUEUE);
-        let thread = std::thread::spawn(move || Sender::new(config).run(&queue));
+        let last_call = Arc::new(OnceLock::new());
+        let timeout = config.timeout;
+        let sender = Sender::new(config, last_call.clone());
+        let thread = std::thread::spawn(move || sender.run(&queue));
         Telemetry(Arc::new(Exporter {
             spans: Mutex::new(Some(spans)),
             thread: Mutex::new(Some(thread)),
+            last_call,
+            timeout,
         }))
     }
 
@@ -81,7 +89,9 @@ fn dropped() {
 
 impl Drop for Exporter {
     fn drop(&mut self) {
-        // The queue closed, the thread sends what is left and ends.
+        // The queue closed, the thread sends what is left and ends: within one timeout
+        // from now, so that a collector slow or gone holds the proxy's end no longer.
+        let _ = self.last_call.set(Instant::now() + self.timeout);
         drop(
             self.spans
                 .get_mut()
@@ -107,10 +117,14 @@ struct Sender {
     /// Whether the last POST failed, so that a collector that stays down is reported
     /// once, and again once it came back and went.
     failing: bool,
+    /// Once the proxy ends, by when every POST must be done.
+    last_call: Arc<OnceLock<Instant>>,
+    /// Spans left at the proxy's end that the collector did not take in time.
+    unsent: usize,
 }
 
 impl Sender {
-    fn new(config: Config) -> Sender {
+    fn new(config: Config, last_call: Arc<OnceLock<Instant>>) -> Sender {
         let agent = crate::agent::begun()
             .timeout_global(Some(config.timeout))
             .build()
@@ -120,6 +134,8 @@ impl Sender {
             batch: Vec::new(),
             metrics: Metrics::new(SystemTime::now()),
             failing: false,
+            last_call,
+            unsent: 0,
             config,
         }
     }
@@ -152,6 +168,13 @@ impl Sender {
         }
         self.send_spans();
         self.send_metrics();
+        if self.unsent > 0 {
+            say(&format!(
+                "telemetry: {} spans left at the end were not sent: the collector did not \
+                 take them within OTEL_EXPORTER_OTLP_TIMEOUT of it",
+                self.unsent
+            ));
+        }
     }
 
     fn send_spans(&mut self) {
@@ -161,7 +184,9 @@ impl Sender {
         while !self.batch.is_empty() {
             let batch: Vec<Span> = self.batch.drain(..self.batch.len().min(BATCH)).collect();
             let body = otlp::traces(&self.config.resource, &batch);
-            self.post(&url, &body);
+            if !self.post(&url, &body) && self.last_call.get().is_some() {
+                self.unsent += batch.len();
+            }
         }
     }
 
@@ -182,11 +207,26 @@ impl Sender {
         self.post(&url, &body);
     }
 
-    /// POSTs `body` to `url`; a failure is told once until a POST succeeds again.
-    fn post(&mut self, url: &str, body: &str) {
-        let mut request = self
-            .agent
-            .post(url)
+    /// How long the next POST may take: the collector's timeout, or once the proxy ends,
+    /// what is left of one timeout from then; `None` when nothing is.
+    fn time_left(&self) -> Option<Duration> {
+        let Some(last_call) = self.last_call.get() else {
+            return Some(self.config.timeout);
+        };
+        let left = last_call.saturating_duration_since(Instant::now());
+        (!left.is_zero()).then_some(left.min(self.config.timeout))
+    }
+
+    /// POSTs `body` to `url`, or does not when the proxy's end leaves no time; a failure
+    /// is told once until a POST succeeds again. Whether it was sent.
+    fn post(&mut self, url: &str, body: &str) -> bool {
+        let Some(timeout) = self.time_left() else {
+            return false;
+        };
+        let mut request = (self.agent.post(url))
+            .config()
+            .timeout_global(Some(timeout))
+            .build()
             .header("Content-Type", "application/json");
         for (name, value) in &self.config.headers {
             request = request.header(name, value);
@@ -196,7 +236,7 @@ impl Sender {
             Ok(response) => Some(format!("it answered HTTP {}", response.status().as_u16())),
             Err(error) => Some(error.to_string()),
         };
-        match failed {
+        match &failed {
             Some(why) if !self.failing => {
                 say(&format!("telemetry: cannot send to {}: {why}", shown(url)));
                 self.failing = true;
@@ -204,5 +244,6 @@ impl Sender {
             Some(_) => {}
             None => self.failing = false,
         }
+        failed.is_none()
     }
 }
