@@ -12,38 +12,40 @@ use reasons_mcp::telemetry::{Metrics, Span};
 use std::time::SystemTime;
 use wasip2::http::types::Method;
 
-/// Sends `spans`, of a request that began at `began`, and their metrics.
+/// Sends `spans`, of a request that began at `began`, and their metrics, both within one
+/// timeout: the instance is the next request's on an engine that reuses it (jco).
 pub fn send(telemetry: &Telemetry, spans: &[Span], began: SystemTime) {
     if spans.is_empty() {
         return;
     }
+    let deadline = Deadline::after(telemetry.timeout);
     if let Some(traces) = &telemetry.traces {
-        post(telemetry, traces, otlp::traces(&telemetry.resource, spans));
+        let body = otlp::traces(&telemetry.resource, spans);
+        post(telemetry, traces, body, &deadline);
     }
     if let Some(to) = &telemetry.metrics {
         let mut metrics = Metrics::new(began);
         spans.iter().for_each(|span| metrics.observe(span));
         let now = SystemTime::now();
         let body = otlp::metrics(&telemetry.resource, &metrics, now, Temporality::Delta);
-        post(telemetry, to, body);
+        post(telemetry, to, body, &deadline);
     }
 }
 
-/// POSTs `body` to `to`, within the collector's timeout.
-fn post(telemetry: &Telemetry, to: &Upstream, body: String) {
+/// POSTs `body` to `to` by `deadline`.
+fn post(telemetry: &Telemetry, to: &Upstream, body: String, deadline: &Deadline) {
     let mut headers: Vec<(String, Vec<u8>)> = (telemetry.headers.iter())
         .map(|(name, value)| (name.clone(), value.clone().into_bytes()))
         .collect();
     headers.push(("content-type".into(), b"application/json".to_vec()));
     headers.push(("content-length".into(), body.len().to_string().into_bytes()));
-    let deadline = Deadline::after(telemetry.timeout);
     let sent = wire::request(
         to,
         Method::Post,
         &headers,
         Some(body.as_bytes()),
         telemetry.timeout,
-        &deadline,
+        deadline,
     );
     let failed = match sent {
         Ok(answer) if (200..300).contains(&answer.status) => return,
