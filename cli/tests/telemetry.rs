@@ -77,6 +77,22 @@ fn proxy_sending_to(collector: &Collector, flags: &[&str]) -> Command {
     command
 }
 
+/// `reasons mcp` over stdio in front of the tests' own server with the `OTEL_*` variables
+/// `env`, once initialized, and the file in `dir` its stderr goes to.
+fn initialized_with(env: &[(&str, &str)], dir: &std::path::Path) -> (Session, std::path::PathBuf) {
+    let mut command = Command::new(reasons());
+    command
+        .args(["mcp", "--"])
+        .args(own_server())
+        .envs(env.iter().copied());
+    let stderr = dir.join("stderr");
+    command.stderr(std::fs::File::create(&stderr).unwrap());
+    let mut session = Session::start_command(command);
+    session.ask(INITIALIZE);
+    session.send(INITIALIZED);
+    (session, stderr)
+}
+
 /// The call's span, once it is asserted: its name, its client's trace, what the layer
 /// did.
 fn call_span(spans: &[Received]) -> &Received {
@@ -184,21 +200,13 @@ fn a_collector_variable_set_wrong_stops_the_proxy_before_it_starts_anything() {
 #[test]
 fn a_collector_that_is_gone_costs_the_session_nothing_and_is_told_once() {
     let port = free_port();
-    let mut command = Command::new(reasons());
-    command
-        .args(["mcp", "--"])
-        .args(own_server())
-        .env(
-            "OTEL_EXPORTER_OTLP_ENDPOINT",
-            format!("http://127.0.0.1:{port}"),
-        )
-        .env("OTEL_BSP_SCHEDULE_DELAY", "20");
+    let endpoint = format!("http://127.0.0.1:{port}");
     let dir = tempfile::tempdir().unwrap();
-    let stderr = dir.path().join("stderr");
-    command.stderr(std::fs::File::create(&stderr).unwrap());
-    let mut session = Session::start_command(command);
-    session.ask(INITIALIZE);
-    session.send(INITIALIZED);
+    let env = [
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+        ("OTEL_BSP_SCHEDULE_DELAY", "20"),
+    ];
+    let (mut session, stderr) = initialized_with(&env, dir.path());
     for id in 0..20 {
         let answer = session.ask(&format!(
             r#"{{"jsonrpc":"2.0","id":{},"method":"tools/list"}}"#,
@@ -226,22 +234,14 @@ fn a_collector_that_takes_nothing_holds_the_proxy_s_end_one_timeout_at_most() {
         let held: Vec<_> = collector.incoming().collect();
         drop(held);
     });
-    let mut command = Command::new(reasons());
-    command
-        .args(["mcp", "--"])
-        .args(own_server())
-        .env(
-            "OTEL_EXPORTER_OTLP_ENDPOINT",
-            format!("http://127.0.0.1:{port}"),
-        )
-        .env("OTEL_EXPORTER_OTLP_TIMEOUT", "3000")
-        .env("OTEL_BSP_SCHEDULE_DELAY", "60000");
+    let endpoint = format!("http://127.0.0.1:{port}");
     let dir = tempfile::tempdir().unwrap();
-    let stderr = dir.path().join("stderr");
-    command.stderr(std::fs::File::create(&stderr).unwrap());
-    let mut session = Session::start_command(command);
-    session.ask(INITIALIZE);
-    session.send(INITIALIZED);
+    let env = [
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+        ("OTEL_EXPORTER_OTLP_TIMEOUT", "3000"),
+        ("OTEL_BSP_SCHEDULE_DELAY", "60000"),
+    ];
+    let (mut session, stderr) = initialized_with(&env, dir.path());
     let list = |id: u32| format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list"}}"#);
     for id in 10..2510 {
         session.send(&list(id));
@@ -273,18 +273,12 @@ fn a_collector_that_redirects_is_not_followed_by_the_proxy_or_the_gateway() {
     let (to_proxy, proxy_log) = redirected("proxy-collector.jsonl");
     let (to_gateway, gateway_log) = redirected("gateway-collector.jsonl");
     let headers = "api-key=collector-secret";
-    let mut command = Command::new(reasons());
-    command
-        .args(["mcp", "--"])
-        .args(own_server())
-        .env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", &to_proxy.url)
-        .env("OTEL_EXPORTER_OTLP_HEADERS", headers)
-        .env("OTEL_BSP_SCHEDULE_DELAY", "20");
-    let stderr = dir.path().join("stderr");
-    command.stderr(std::fs::File::create(&stderr).unwrap());
-    let mut session = Session::start_command(command);
-    session.ask(INITIALIZE);
-    session.send(INITIALIZED);
+    let env = [
+        ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", to_proxy.url.as_str()),
+        ("OTEL_EXPORTER_OTLP_HEADERS", headers),
+        ("OTEL_BSP_SCHEDULE_DELAY", "20"),
+    ];
+    let (mut session, stderr) = initialized_with(&env, dir.path());
     assert!(session.ask(&traced_call(2)).contains("\"result\""));
     let (_, status) = session.finish();
     assert!(status.success());

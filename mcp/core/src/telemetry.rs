@@ -216,15 +216,19 @@ impl Spans {
     /// (and one that comes anyway ends nothing), so that a client's cancelled requests
     /// never hold spans open.
     fn cancelled(&mut self, id: &Id, now: Instant) {
-        let Some(Open {
+        if let Some(mut span) = self.end(id, now) {
+            span.error = Some(Failure::Cancelled);
+            self.ended.push(span);
+        }
+    }
+
+    /// The span of the request `id`, ended `now`, if it is open.
+    fn end(&mut self, id: &Id, now: Instant) -> Option<Span> {
+        let Open {
             arrived, mut span, ..
-        }) = self.open.remove(id)
-        else {
-            return;
-        };
+        } = self.open.remove(id)?;
         span.took = now.saturating_duration_since(arrived);
-        span.error = Some(Failure::Cancelled);
-        self.ended.push(span);
+        Some(span)
     }
 
     /// Marks the requests of `line` as held for a listing.
@@ -280,13 +284,9 @@ impl Spans {
                 open.twins -= 1;
                 continue;
             }
-            let Some(Open {
-                arrived, mut span, ..
-            }) = self.open.remove(id)
-            else {
+            let Some(mut span) = self.end(id, now) else {
                 continue;
             };
-            span.took = now.saturating_duration_since(arrived);
             let text = delivery.line.get(part.text.clone()).unwrap_or_default();
             span.error = (std::str::from_utf8(text).ok())
                 .and_then(error_code)
