@@ -11,7 +11,7 @@
 //! | `REASONS_POSITION` | `first` or `last` (the default): where the property goes |
 //! | `REASONS_LEAVE_ALONE` | tools never augmented, never stripped: names, comma-separated |
 //! | `REASONS_HEADERS` | headers the gateway adds of its own: `Name: value`, one per line |
-//! | `REASONS_READ_TIMEOUT_SECS` | how long a message may take to come, or to be taken, from either side (300) |
+//! | `REASONS_READ_TIMEOUT_SECS` | how long a message may take to come, or to be taken, from either side (300; at most a day) |
 //! | `REASONS_MAX_MESSAGE_MIB` | the largest message taken from either side (256) |
 //! | `OTEL_EXPORTER_OTLP_ENDPOINT`, … | an OpenTelemetry collector, as every SDK reads them |
 
@@ -19,6 +19,7 @@ use reasons_mcp::shown;
 use reasons_mcp::telemetry::config::Config;
 use reasons_mcp::telemetry::otlp::Resource;
 use reasons_transform::{Options, Position};
+use std::ops::RangeInclusive;
 use std::time::Duration;
 
 /// What the gateway was configured with.
@@ -144,39 +145,54 @@ impl Settings {
                 .map(headers)
                 .transpose()?
                 .unwrap_or_default(),
+            // At most a day: a deadline is the clock plus this, which a number past
+            // that could carry beyond what the clock holds.
             read_timeout: Duration::from_secs(number(
                 get("REASONS_READ_TIMEOUT_SECS"),
                 "REASONS_READ_TIMEOUT_SECS",
                 300,
-                1,
+                1..=86_400,
             )?),
             max_message: mib(
                 get("REASONS_MAX_MESSAGE_MIB"),
                 "REASONS_MAX_MESSAGE_MIB",
                 256,
-                1,
+                1..=u64::MAX,
             )?,
         })
     }
 }
 
-/// `value` as a whole number of at least `least`, or `default` when unset.
-fn number(value: Option<&str>, name: &str, default: u64, least: u64) -> Result<u64, String> {
+/// `value` as a whole number `within`, or `default` when unset.
+fn number(
+    value: Option<&str>,
+    name: &str,
+    default: u64,
+    within: RangeInclusive<u64>,
+) -> Result<u64, String> {
+    let (least, most) = (within.start(), within.end());
+    let bounds = match *most {
+        u64::MAX => format!("of at least {least}"),
+        most => format!("from {least} to {most}"),
+    };
     match value {
         None => Ok(default),
-        Some(text) => text
-            .parse()
-            .ok()
-            .filter(|number| *number >= least)
+        Some(text) => (text.parse().ok())
+            .filter(|number| within.contains(number))
             .ok_or(format!(
-                "{name} must be a whole number of at least {least}, not {text:?}"
+                "{name} must be a whole number {bounds}, not {text:?}"
             )),
     }
 }
 
 /// [`number`] mebibytes, in bytes.
-fn mib(value: Option<&str>, name: &str, default: u64, least: u64) -> Result<usize, String> {
-    let mib = number(value, name, default, least)?;
+fn mib(
+    value: Option<&str>,
+    name: &str,
+    default: u64,
+    within: RangeInclusive<u64>,
+) -> Result<usize, String> {
+    let mib = number(value, name, default, within)?;
     Ok(usize::try_from(mib)
         .unwrap_or(usize::MAX)
         .saturating_mul(1 << 20))
@@ -298,7 +314,7 @@ mod tests {
     #[test]
     fn a_missing_or_bad_setting_is_named() {
         // Each case: the environment, and the variable its error must name.
-        let cases: [(&[(&str, &str)], &str); 10] = [
+        let cases: [(&[(&str, &str)], &str); 11] = [
             (&[], "REASONS_UPSTREAM is not set"),
             (&[("REASONS_UPSTREAM", "ftp://x/mcp")], "REASONS_UPSTREAM"),
             (
@@ -327,8 +343,15 @@ mod tests {
                 &[UPSTREAM, ("REASONS_MAX_MESSAGE_MIB", "0")],
                 "REASONS_MAX_MESSAGE_MIB",
             ),
+            (
+                &[
+                    UPSTREAM,
+                    ("REASONS_READ_TIMEOUT_SECS", "18446744073709551615"),
+                ],
+                "REASONS_READ_TIMEOUT_SECS must be a whole number from 1 to 86400",
+            ),
         ];
-        assert_eq!(cases.len(), 10);
+        assert_eq!(cases.len(), 11);
         for (variables, named) in cases {
             let Err(why) = with(variables) else {
                 panic!("{variables:?} was accepted");

@@ -8,6 +8,9 @@ use super::otlp::Resource;
 use crate::shown;
 use std::time::Duration;
 
+/// A day in milliseconds: the longest wait an `OTEL_*` variable may set.
+const DAY_MILLIS: u64 = 86_400_000;
+
 /// Where and how to send.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
@@ -92,13 +95,18 @@ impl Config {
         let service = (set("OTEL_SERVICE_NAME").map(|name| name.trim().to_string()))
             .or(from_attributes)
             .unwrap_or_else(|| service.to_string());
+        // At most a day: each is added to the clock, which a number past that could
+        // carry beyond what it can hold.
         let millis = |name: &str, default: u64| -> Result<Duration, String> {
             match set(name) {
                 None => Ok(Duration::from_millis(default)),
                 Some(value) => match value.trim().parse::<u64>() {
-                    Ok(millis) if millis > 0 => Ok(Duration::from_millis(millis)),
+                    Ok(millis) if (1..=DAY_MILLIS).contains(&millis) => {
+                        Ok(Duration::from_millis(millis))
+                    }
                     _ => Err(format!(
-                        "{name}={value:?}: not a positive number of milliseconds"
+                        "{name}={value:?}: not a number of milliseconds from 1 to \
+                         {DAY_MILLIS} (a day)"
                     )),
                 },
             }
@@ -262,7 +270,7 @@ mod tests {
     #[test]
     fn a_variable_set_wrong_is_an_error_naming_it() {
         let on = ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318");
-        let cases: [(&[(&str, &str)], &str); 8] = [
+        let cases: [(&[(&str, &str)], &str); 10] = [
             (
                 &[("OTEL_EXPORTER_OTLP_ENDPOINT", "127.0.0.1:4318")],
                 "OTEL_EXPORTER_OTLP_ENDPOINT",
@@ -294,6 +302,14 @@ mod tests {
             (
                 &[on, ("OTEL_METRIC_EXPORT_INTERVAL", "0")],
                 "OTEL_METRIC_EXPORT_INTERVAL",
+            ),
+            (
+                &[on, ("OTEL_EXPORTER_OTLP_TIMEOUT", "18446744073709551615")],
+                "OTEL_EXPORTER_OTLP_TIMEOUT",
+            ),
+            (
+                &[on, ("OTEL_BSP_SCHEDULE_DELAY", "86400001")],
+                "OTEL_BSP_SCHEDULE_DELAY",
             ),
         ];
         for (variables, named) in cases {
