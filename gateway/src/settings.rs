@@ -245,9 +245,7 @@ fn headers(text: &str) -> Result<Vec<(String, String)>, String> {
                 format!("REASONS_HEADERS: line {place} is not `Name: value` (not shown: it may be a secret)")
             })?;
             let name = name.trim();
-            let token =
-                |byte: u8| byte.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&byte);
-            if name.is_empty() || !name.bytes().all(token) {
+            if !reasons_mcp::headers::is_token(name) {
                 return Err(format!(
                     "REASONS_HEADERS: line {place} does not start with a header name (not shown: it may be a secret)"
                 ));

@@ -152,7 +152,7 @@ fn collect(schema: &str, path: &mut Vec<String>, into: &mut Vec<Mirrored>) -> bo
 }
 
 /// Whether `name` is an HTTP field-name token (RFC 9110, section 5.1).
-fn is_token(name: &str) -> bool {
+pub fn is_token(name: &str) -> bool {
     !name.is_empty()
         && name
             .bytes()

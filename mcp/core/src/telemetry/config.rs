@@ -160,8 +160,7 @@ fn pairs(name: &str, value: Option<&str>) -> Result<Vec<(String, String)>, Strin
             format!("{name}: pair {place} is not key=value (not shown: it may be a secret)")
         })?;
         let key = key.trim();
-        let token = |byte: u8| byte.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&byte);
-        if key.is_empty() || !key.bytes().all(token) {
+        if !crate::headers::is_token(key) {
             return Err(format!(
                 "{name}: the key of pair {place} is not a name (not shown: it may hold a secret)"
             ));
