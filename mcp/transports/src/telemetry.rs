@@ -125,10 +125,8 @@ struct Sender {
 
 impl Sender {
     fn new(config: Config, last_call: Arc<OnceLock<Instant>>) -> Sender {
-        let agent = crate::agent::begun()
-            .timeout_global(Some(config.timeout))
-            .build()
-            .new_agent();
+        // Each POST sets its own timeout (`time_left`).
+        let agent = crate::agent::begun().build().new_agent();
         Sender {
             agent,
             batch: Vec::new(),
