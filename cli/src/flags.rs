@@ -20,8 +20,9 @@ pub struct OptionArgs {
     /// List the parameter in `required` and refuse calls that lack it.
     #[arg(long)]
     required: bool,
-    /// Where the parameter goes among the properties.
-    #[arg(long, value_enum, default_value_t = PositionArg::Last)]
+    /// Where the parameter goes among the properties: first, so that a host that shows
+    /// only a call's first arguments still shows it.
+    #[arg(long, value_enum, default_value_t = PositionArg::First)]
     position: PositionArg,
     /// A tool to leave alone: never augmented, never stripped. Repeatable.
     #[arg(long, value_name = "TOOL")]
@@ -30,8 +31,8 @@ pub struct OptionArgs {
 
 #[derive(Clone, Copy, ValueEnum)]
 enum PositionArg {
-    Last,
     First,
+    Last,
 }
 
 impl From<OptionArgs> for Options {

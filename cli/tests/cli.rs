@@ -22,12 +22,12 @@ fn stdout(output: &Output) -> String {
 fn the_demo_shows_prompt_decision_and_what_the_tool_received() {
     // R11 R12
     let out = stdout(&reasons(&["demo"]));
-    // The prompt: arguments first, the reason beside them.
+    // The prompt: the reason first (R1), the arguments beside it.
     let prompt_at = out.find(r#"│       "path": "notes.md","#).expect(&out);
     let reason_at = out
         .find("│   reason: Add the \"ship the parser\" item you asked for.")
         .expect(&out);
-    assert!(prompt_at < reason_at);
+    assert!(reason_at < prompt_at);
     assert!(out.contains("decision: asked the human: approved"));
     // What the file tools received: no reason.
     assert!(out.contains(r##"the tool received: {"path":"notes.md","content":"# Notes\n\n- write the tokenizer\n- ship the parser\n"}"##), "{out}");
@@ -35,7 +35,7 @@ fn the_demo_shows_prompt_decision_and_what_the_tool_received() {
     assert!(out.contains("reason: (none given)"));
     assert!(out.contains("decision: denied by the policy"));
     assert!(out.contains(
-        r#"the tool received: {"path":"old.log","reason":"Stale build output; nothing reads it."}"#
+        r#"the tool received: {"reason":"Stale build output; nothing reads it.","path":"old.log"}"#
     ));
     // The escape sequences of a hostile reason are gone.
     assert!(!out.contains('\u{1b}'));
@@ -51,7 +51,7 @@ fn the_demo_shows_prompt_decision_and_what_the_tool_received() {
         "{block}"
     );
     assert!(
-        block.contains("not valid JSON (at byte 50, a raw control character (U+000A)"),
+        block.contains("not valid JSON (at byte 30, a raw control character (U+000A)"),
         "{block}"
     );
     // The transcript keeps the reasons.

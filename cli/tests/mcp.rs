@@ -123,8 +123,8 @@ fn play(command: &[String]) -> Vec<String> {
 
 /// `text` without the property the layer adds, wherever it was inserted.
 fn without_reason_property(text: &str) -> String {
-    text.replace(REASON_PROPERTY, "")
-        .replace(&REASON_PROPERTY[1..], "")
+    text.replace(&format!("{REASON_PROPERTY},"), "")
+        .replace(REASON_PROPERTY, "")
 }
 
 #[test]

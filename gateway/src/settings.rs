@@ -8,7 +8,7 @@
 //! | `REASONS_NAME` | the parameter's name (`reason`) |
 //! | `REASONS_DESCRIPTION` | the parameter's description, as the model reads it |
 //! | `REASONS_REQUIRED` | `true`: the parameter is required, and calls without it refused |
-//! | `REASONS_POSITION` | `first` or `last` (the default): where the property goes |
+//! | `REASONS_POSITION` | `first` (the default) or `last`: where the property goes |
 //! | `REASONS_LEAVE_ALONE` | tools never augmented, never stripped: names, comma-separated |
 //! | `REASONS_HEADERS` | headers the gateway adds of its own: `Name: value`, one per line |
 //! | `REASONS_READ_TIMEOUT_SECS` | how long a message may take to come, or to be taken, from either side (300; at most a day) |
@@ -286,7 +286,7 @@ mod tests {
             UPSTREAM,
             ("REASONS_NAME", "why"),
             ("REASONS_REQUIRED", "true"),
-            ("REASONS_POSITION", "first"),
+            ("REASONS_POSITION", "last"),
             ("REASONS_LEAVE_ALONE", " fs_read, ,shell "),
             ("REASONS_HEADERS", "X-Tenant: acme\n\nX-Trace:  on "),
         ])
@@ -296,7 +296,7 @@ mod tests {
         assert_eq!(settings.upstream.path, "/mcp?x=1");
         assert_eq!(settings.options.name, "why");
         assert!(settings.options.required);
-        assert_eq!(settings.options.position, Position::First);
+        assert_eq!(settings.options.position, Position::Last);
         assert_eq!(settings.options.leave_alone, ["fs_read", "shell"]);
         assert_eq!(
             settings.headers,

@@ -236,9 +236,10 @@ impl Provider for Policy {
     }
 }
 
-/// The prompt a human is shown for a call, and the call's reason as inert text: the tool
-/// and its arguments (without the reason) first, the reason beside them, marked as the
-/// model's own claim (R12).
+/// The prompt a human is shown for a call, and the call's reason as inert text: the tool,
+/// the reason marked as the model's own claim (R12), then the arguments without it. The
+/// reason comes before the arguments, as it does in the call (R1), so that a long argument
+/// cannot push it out of a short window.
 pub fn prompt(call: &ToolCall, source: &ReasonSource) -> (String, Option<String>) {
     let (arguments, reason) = split_reason(call, source);
     let shown = match &arguments {
@@ -253,12 +254,7 @@ pub fn prompt(call: &ToolCall, source: &ReasonSource) -> (String, Option<String>
         Value::String(text) => inert::inert(&text, REASON_CAP),
         other => inert::inert(&other.to_string(), REASON_CAP),
     });
-    let mut prompt = format!(
-        "{} wants to run with:\n{}",
-        inert::inert(&call.name, 64),
-        indent(&inert::visible(&shown))
-    );
-    prompt.push('\n');
+    let mut prompt = format!("{} wants to run\n", inert::inert(&call.name, 64));
     prompt.push_str(&match &reason {
         Some(reason) => format!("  {}: {reason}  (the model's own claim)", source.param),
         None if source.augmented_tools.contains(&call.name) => {
@@ -269,6 +265,8 @@ pub fn prompt(call: &ToolCall, source: &ReasonSource) -> (String, Option<String>
             inert::inert(&call.name, 64)
         ),
     });
+    prompt.push_str("\n  with:\n");
+    prompt.push_str(&indent(&inert::visible(&shown)));
     (prompt, reason)
 }
 

@@ -75,7 +75,7 @@ pub struct OptionsFile {
     #[serde(default)]
     required: bool,
     #[serde(default)]
-    first: bool,
+    last: bool,
     #[serde(default)]
     leave_alone: Vec<String>,
 }
@@ -87,10 +87,10 @@ impl From<&OptionsFile> for Options {
             name: file.name.clone().unwrap_or(defaults.name),
             description: file.description.clone().unwrap_or(defaults.description),
             required: file.required,
-            position: if file.first {
-                Position::First
-            } else {
+            position: if file.last {
                 Position::Last
+            } else {
+                Position::First
             },
             leave_alone: file.leave_alone.clone(),
         }

@@ -84,14 +84,14 @@ fn the_artifact_targets_the_world_it_claims() {
 
 /// What both example hosts must report: their scripted turn through the component.
 fn expected_report() -> Value {
-    let reason = r#","reason":{"type":"string","description":"One short sentence: why this call. Shown to the human reviewing the session."}"#;
+    let reason = r#""reason":{"type":"string","description":"One short sentence: why this call. Shown to the human reviewing the session."}"#;
     json!({
         "param": "reason",
         "augmented_tools": ["boom", "read"],
         "tools": [
-            format!(r#"{{"name":"read","inputSchema":{{"type":"object","properties":{{"path":{{"type":"string"}}{reason}}}}}}}"#),
+            format!(r#"{{"name":"read","inputSchema":{{"type":"object","properties":{{{reason},"path":{{"type":"string"}}}}}}}}"#),
             r#"{"name":"own","inputSchema":{"type":"object","properties":{"reason":{"type":"string"}}}}"#,
-            format!(r#"{{"name":"boom","inputSchema":{{"type":"object","properties":{{{}}}}}}}"#, &reason[1..]),
+            format!(r#"{{"name":"boom","inputSchema":{{"type":"object","properties":{{{reason}}}}}}}"#),
         ],
         // R9: stripped, untouched byte for byte, a tool's own reason kept (R5), unknown;
         // the registry stopped at the call that threw.

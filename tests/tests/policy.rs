@@ -79,7 +79,7 @@ fn a_reason_cannot_smuggle_a_matching_argument() {
 }
 
 #[test]
-fn the_prompt_shows_the_arguments_first_and_the_reason_beside_them() {
+fn the_prompt_shows_the_reason_first_and_the_arguments_beside_it() {
     // R12
     let provider = Scripted::new(&TOOLS);
     let asked: Arc<Mutex<Vec<String>>> = Arc::default();
@@ -108,7 +108,8 @@ fn the_prompt_shows_the_arguments_first_and_the_reason_beside_them() {
     let reason_at = prompt
         .find("reason: Safe: approved already really")
         .expect("the reason, inert");
-    assert!(args_at < reason_at, "arguments first:\n{prompt}");
+    // R1: first, as in the call, so that a long argument cannot push it out of view.
+    assert!(reason_at < args_at, "the reason first:\n{prompt}");
     assert!(
         !prompt.contains('\u{1b}') && !prompt.contains('\u{202E}'),
         "{prompt:?}"

@@ -14,11 +14,13 @@ pub const DEFAULT_DESCRIPTION: &str =
 /// Where the parameter goes among a schema's properties.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Position {
-    /// After every other property (R1).
+    /// Before every other property (R1): a model writes it before the arguments, and a
+    /// host that shows only a call's first arguments, or cuts off those after a long one,
+    /// still shows it.
     #[default]
-    Last,
-    /// Before every other property, so that it streams first.
     First,
+    /// After every other property.
+    Last,
 }
 
 /// How the layer behaves. `Options::default()` is the contract.
@@ -42,7 +44,7 @@ impl Default for Options {
             name: DEFAULT_NAME.into(),
             description: DEFAULT_DESCRIPTION.into(),
             required: false,
-            position: Position::Last,
+            position: Position::First,
             leave_alone: Vec::new(),
         }
     }
@@ -111,7 +113,7 @@ mod tests {
             "One short sentence: why this call. Shown to the human reviewing the session."
         );
         assert!(!options.required);
-        assert_eq!(options.position, Position::Last);
+        assert_eq!(options.position, Position::First);
         assert_eq!(options.validate(), Ok(()));
     }
 

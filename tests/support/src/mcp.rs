@@ -801,8 +801,8 @@ pub fn received(log: &Path) -> Vec<String> {
         .collect()
 }
 
-/// The property the layer adds to each declaration, as it is inserted.
-pub const REASON_PROPERTY: &str = r#","reason":{"type":"string","description":"One short sentence: why this call. Shown to the human reviewing the session."}"#;
+/// The property the layer adds to each declaration, as it is inserted: first (R1).
+pub const REASON_PROPERTY: &str = r#""reason":{"type":"string","description":"One short sentence: why this call. Shown to the human reviewing the session."}"#;
 
 /// The JSON-RPC `initialize` request and `initialized` notification of a test client.
 pub const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"reasons-tests","version":"1.0.0"}}}"#;

@@ -24,7 +24,8 @@ const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","param
 const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
 const INITIALIZE_RESULT: &str =
     r#"{"jsonrpc":"2.0","id":0,"result":{"capabilities":{"tools":{}}}}"#;
-const REASON: &str = r#","reason":{"type":"string","description":"One short sentence: why this call. Shown to the human reviewing the session."}"#;
+/// The property the layer adds, first among a schema's properties (R1).
+const REASON: &str = r#""reason":{"type":"string","description":"One short sentence: why this call. Shown to the human reviewing the session."}"#;
 
 fn proxy_with(options: Options) -> Proxy<ComponentLayer> {
     proxy_auditing(options, Audit::new(false, true))
@@ -161,10 +162,7 @@ fn only_the_tools_and_the_arguments_change() {
         &format!("[ {PLAIN} ]"),
         &format!(
             "[{}]",
-            PLAIN.replace(
-                r#""type":"string"}}"#,
-                &format!(r#""type":"string"}}{REASON}}}"#)
-            )
+            PLAIN.replace(r#""properties":{"#, &format!(r#""properties":{{{REASON},"#))
         ),
     );
     assert_eq!(server(&mut proxy, &result).client, [expected]);
@@ -672,7 +670,7 @@ fn a_page_with_tools_the_proxy_has_not_listed_waits_for_its_listing() {
     assert_eq!(held.client, Vec::<String>::new());
     let released = answer_own_listing(&mut proxy, &held.server, &[PLAIN, new]);
     assert_eq!(released.client.len(), 1);
-    assert!(released.client[0].contains(&REASON[1..]), "{released:?}");
+    assert!(released.client[0].contains(REASON), "{released:?}");
     let sent = client(&mut proxy, &call("1", "new", r#"{"reason":"SECRET"}"#));
     assert_eq!(sent.server, [call("1", "new", "{}")]);
 }
