@@ -109,10 +109,13 @@ struct Pending {
 
 enum Kind {
     Initialize,
-    /// A `tools/list`; whether it asked for a page after the first, and whose it is.
+    /// A `tools/list`; whether it asked for a page after the first, whose it is, and
+    /// the number a whole listing answering it has: listings are numbered when they are
+    /// asked for, since a server answers what it read then, whatever it said since.
     List {
         cursor: bool,
         caller: Caller,
+        asked: u64,
     },
     Call(audit::Call),
     Other,
@@ -140,11 +143,13 @@ pub struct Proxy<L> {
     audit: Audit,
     pending: HashMap<Id, Pending>,
     catalogue: Option<Catalogue>,
-    /// Listings started so far (the proxy's own, and the client's whole ones it adopted).
+    /// Listings asked for so far (the proxy's own, and the client's).
     started: u64,
     /// The listing the catalogue must be at least, to be current: the server said its
-    /// tools changed after the listings before it started.
+    /// tools changed after the listings before it were asked for.
     want: u64,
+    /// Listings in a row that a change overtook ([`hold::MOST_OVERTAKEN`]).
+    overtaken: u32,
     /// How far the listings made for each caller have come.
     listings: HashMap<Caller, Listings>,
     listing: Option<OwnListing>,
@@ -188,6 +193,7 @@ impl<L: Layer> Proxy<L> {
             catalogue: None,
             started: 0,
             want: 0,
+            overtaken: 0,
             listings: HashMap::new(),
             listing: None,
             held: VecDeque::new(),
@@ -431,10 +437,12 @@ impl<L: Layer> Proxy<L> {
                             Some((params, Ok(members))) => Kind::List {
                                 cursor: jsonrpc::member(members, "cursor").is_some(),
                                 caller: self.caller_of(Some(params)),
+                                asked: self.number_listing(),
                             },
                             None => Kind::List {
                                 cursor: false,
                                 caller: None,
+                                asked: self.number_listing(),
                             },
                         }
                     }
@@ -718,9 +726,10 @@ impl<L: Layer> Proxy<L> {
             Message::Notification { method, .. }
                 if method == "notifications/tools/list_changed" =>
             {
-                // The catalogue is stale from now: calls wait for a listing that starts
-                // after this. Nothing is listed until a call needs it, so a server that
-                // says this on every listing cannot make the proxy list without end.
+                // The catalogue is stale from now, and so is every listing asked for
+                // before this, whenever its answer comes: calls wait for a listing asked
+                // for after this. Nothing is listed until a call needs it, so a server
+                // that says this on every listing cannot make the proxy list without end.
                 self.want = self.started + 1;
                 return Relay::Keep;
             }
@@ -766,13 +775,17 @@ impl<L: Layer> Proxy<L> {
             }
         }
         match pending.kind {
-            Kind::List { cursor, caller } => {
+            Kind::List {
+                cursor,
+                caller,
+                asked,
+            } => {
                 // Read once, for the headers its tools declare and for the page itself.
                 let page = result.and_then(Page::read);
                 if let Some(page) = &page {
                     self.params.learn(page);
                 }
-                return self.page(read, page, cursor, caller, may_hold);
+                return self.page(read, page, (cursor, asked), caller, may_hold);
             }
             Kind::Call(call) => {
                 let outcome = match (result, &read.message) {

@@ -29,6 +29,11 @@ pub const HOLD_AT_MOST: Duration = Duration::from_secs(60);
 /// The most pages one listing may take: a server whose cursor never ends is a fault.
 const MOST_PAGES: usize = 1000;
 
+/// The most listings in a row that a change the server announced may overtake before
+/// what waits for them is refused: a server that says its tools changed while it lists
+/// them, every time, is never current.
+const MOST_OVERTAKEN: u32 = 16;
+
 /// The server's tools, from its latest whole listing: all the proxy keeps of them.
 pub(super) struct Catalogue {
     /// Which listing it was: listings are numbered in the order they started.
@@ -184,7 +189,7 @@ impl<L: Layer> Proxy<L> {
         &mut self,
         read: &Read,
         page: Option<Page>,
-        cursor: bool,
+        (cursor, generation): (bool, u64),
         caller: Caller,
         may_hold: bool,
     ) -> Relay {
@@ -192,9 +197,8 @@ impl<L: Layer> Proxy<L> {
             return Relay::Keep;
         };
         if !cursor && page.next_cursor.is_none() {
-            self.started += 1;
-            let generation = self.started;
-            self.progress_mut(&caller).started = generation;
+            let progress = self.progress_mut(&caller);
+            progress.started = progress.started.max(generation);
             let tools = page.tools.iter().map(|tool| tool.to_string()).collect();
             self.install(generation, tools, page.names.clone(), &caller);
         }
@@ -241,8 +245,17 @@ impl<L: Layer> Proxy<L> {
         (jsonrpc::replace(read.text, page.array, &tools), about)
     }
 
+    /// The number of a listing asked for now: listings are numbered in the order they
+    /// are asked for.
+    pub(super) fn number_listing(&mut self) -> u64 {
+        self.started += 1;
+        self.started
+    }
+
     /// Makes `tools`, listing `generation` for `caller`, the catalogue, unless a newer
-    /// one is in place.
+    /// one is in place, or the server said its tools changed after the listing was asked
+    /// for: then the server may have answered what it read before the change, and the
+    /// listing is no one's catalogue (what waits for it waits for another).
     fn install(
         &mut self,
         generation: u64,
@@ -250,6 +263,9 @@ impl<L: Layer> Proxy<L> {
         names: Vec<Option<String>>,
         caller: &Caller,
     ) {
+        if generation < self.want {
+            return;
+        }
         if generation <= self.catalogue_generation() {
             self.listed(caller, generation);
             return;
@@ -351,9 +367,12 @@ impl<L: Layer> Proxy<L> {
             return self.drain(out);
         }
         // A listing must start when none has started for its caller since what waits
-        // arrived.
+        // arrived, or since the server last said its tools changed.
         let needs = waiting
-            .filter(|held| self.progress(&held.caller).started <= held.arrival)
+            .filter(|held| {
+                let started = self.progress(&held.caller).started;
+                started <= held.arrival || started < self.want
+            })
             .map(|held| held.caller.clone());
         if let Some(caller) = needs
             && self.listing.is_none()
@@ -411,11 +430,11 @@ impl<L: Layer> Proxy<L> {
     }
 
     fn start_listing(&mut self, caller: Caller, out: &mut Vec<Out>) {
-        self.started += 1;
-        self.progress_mut(&caller).started = self.started;
+        let generation = self.number_listing();
+        self.progress_mut(&caller).started = generation;
         let (id, exchange) = self.ask_for_tools(None, &caller, out);
         self.listing = Some(OwnListing {
-            generation: self.started,
+            generation,
             caller,
             id,
             exchange,
@@ -491,6 +510,21 @@ impl<L: Layer> Proxy<L> {
             self.listing = Some(listing);
             return;
         }
+        if listing.generation < self.want {
+            // Overtaken by a change: asked for again, up to [`MOST_OVERTAKEN`] in a row.
+            self.overtaken += 1;
+            if self.overtaken >= MOST_OVERTAKEN {
+                self.overtaken = 0;
+                let why = format!(
+                    "the server said its tools changed during each of {MOST_OVERTAKEN} \
+                     listings in a row"
+                );
+                self.note(format!("{why}; calls that wait for its tools are refused"));
+                self.fail(&listing.caller, listing.generation, why);
+            }
+            return;
+        }
+        self.overtaken = 0;
         self.install(
             listing.generation,
             listing.tools,

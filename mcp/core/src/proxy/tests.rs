@@ -530,19 +530,86 @@ fn a_server_that_announces_changes_on_every_listing_is_listed_once_per_call() {
     let changed = r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#;
     let mut listings = 0;
     for number in 0..20 {
+        // The server announces a change after each listing it answers, and before the
+        // next call.
         assert_eq!(server(&mut proxy, changed).server, Vec::<String>::new());
         let sent = client(
             &mut proxy,
             &call(&number.to_string(), "plain", r#"{"reason":"SECRET"}"#),
         );
         listings += usize::from(own_listing(&sent.server).is_some());
-        // The server announces a change before it answers, every time.
-        server(&mut proxy, changed);
         let released = answer_own_listing(&mut proxy, &sent.server, &[PLAIN]);
         assert_eq!(released.server.len(), 1, "{released:?}");
         assert!(!leaked(&released.server, "SECRET"));
     }
     assert_eq!(listings, 20);
+}
+
+/// `plain` as the server declares it once it owns a `reason` of its own.
+const PLAIN_OWNING: &str =
+    r#"{"name":"plain","inputSchema":{"type":"object","properties":{"reason":{"type":"string"}}}}"#;
+const CHANGED: &str = r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#;
+
+#[test]
+fn a_client_listing_asked_for_before_a_change_is_not_the_catalogue() {
+    // R18, R5: the server reads the client's tools/list, changes `plain` to own a
+    // `reason`, says so, then answers what it read before. That answer is not current:
+    // the call waits for a listing asked for after the change, and the tool's own reason
+    // reaches it.
+    let mut proxy = ready(Options::default(), &[PLAIN]);
+    let list = r#"{"jsonrpc":"2.0","id":"l2","method":"tools/list"}"#;
+    assert_eq!(client(&mut proxy, list).server, [list]);
+    assert_eq!(server(&mut proxy, CHANGED).client, [CHANGED]);
+    let stale = server(&mut proxy, &listing(r#""l2""#, &[PLAIN], ""));
+    let own = call("7", "plain", r#"{"reason":"its own"}"#);
+    let sent = client(&mut proxy, &own);
+    let asked: Vec<String> = stale.server.iter().chain(&sent.server).cloned().collect();
+    assert_eq!(asked.len(), 1, "one listing of the proxy's, nothing else: {asked:?}");
+    let released = answer_own_listing(&mut proxy, &asked, &[PLAIN_OWNING]);
+    assert_eq!(released.server, [own], "{released:?}");
+    // The client's listing, held until then, is answered as the current catalogue
+    // makes it: `plain` owns the name, so nothing is added.
+    let answered: Vec<&String> = stale.client.iter().chain(&released.client).collect();
+    assert_eq!(answered.len(), 1, "{answered:?}");
+    assert!(!answered[0].contains(REASON), "{answered:?}");
+}
+
+#[test]
+fn an_own_listing_a_change_overtakes_is_asked_for_again() {
+    // R18: the same race for the proxy's own listing, in the other direction: `plain`
+    // no longer owns a `reason`, so the model's must not reach it.
+    let mut proxy = ready(Options::default(), &[PLAIN_OWNING]);
+    assert_eq!(server(&mut proxy, CHANGED).client, [CHANGED]);
+    let sent = client(&mut proxy, &call("7", "plain", r#"{"reason":"SECRET"}"#));
+    assert_eq!(server(&mut proxy, CHANGED).client, [CHANGED]);
+    let again = answer_own_listing(&mut proxy, &sent.server, &[PLAIN_OWNING]);
+    assert!(!leaked(&again.server, "SECRET"), "{again:?}");
+    assert!(own_listing(&again.server).is_some(), "listed again: {again:?}");
+    let released = answer_own_listing(&mut proxy, &again.server, &[PLAIN]);
+    assert_eq!(released.server, [call("7", "plain", "{}")], "{released:?}");
+}
+
+#[test]
+fn a_server_whose_tools_change_during_every_listing_has_its_calls_refused() {
+    // R18, R20: never current, so never stripped against; the proxy lists a bounded
+    // number of times, then refuses, and nothing of the reason reaches the server.
+    let mut proxy = ready(Options::default(), &[PLAIN]);
+    server(&mut proxy, CHANGED);
+    let mut wire = client(&mut proxy, &call("7", "plain", r#"{"reason":"SECRET"}"#));
+    let mut listings = 0;
+    while let Some(id) = own_listing(&wire.server) {
+        listings += 1;
+        assert!(listings <= 16, "listed without end");
+        server(&mut proxy, CHANGED);
+        wire = server(&mut proxy, &listing(&id, &[PLAIN], ""));
+        assert!(!leaked(&wire.server, "SECRET"), "{wire:?}");
+    }
+    // R18's number of listings a change may overtake in a row.
+    assert_eq!(listings, 16);
+    assert_eq!(wire.client.len(), 1, "{wire:?}");
+    let (id, code, text) = error_of(&wire.client[0]);
+    assert_eq!((id, code), (serde_json::json!(7), INTERNAL_ERROR));
+    assert!(text.contains("changed during each of 16 listings"), "{text}");
 }
 
 #[test]
