@@ -1,13 +1,14 @@
 //! `reasons doctor`: every server an MCP client's config names, started behind
 //! `reasons mcp` as a wrapped config would start it, and listed: a table of its tools,
 //! which gained the `reason` parameter, which were left alone and why, and any error.
-//! A project's server runs only once its user approved it, as in the client; all a server
-//! says is printed as inert text (R12's rules), so no server can write to the terminal.
+//! A project's server runs only when its user names it or says the folder is theirs, and
+//! in its project's folder (`approval.rs`); all a server says is printed as inert text
+//! (R12's rules), so no server can write to the terminal.
 
 mod listing;
 mod report;
 
-use crate::approval::{Approval, Gate};
+use crate::approval::{self, Launch, Lists, Place, Scope, Verdict};
 use anyhow::Context;
 use reasons_wrap::{self as wrap, Fate, Way};
 use report::Row;
@@ -22,17 +23,42 @@ enum Check {
     Start { server: String, entry: Value },
 }
 
+/// Who said which servers may start: the user, by name or for the folder doctor runs in,
+/// and the client, by its lists.
+struct Say<'a> {
+    start: &'a [String],
+    mine: bool,
+    here: &'a Path,
+    lists: &'a Lists,
+}
+
+impl Say<'_> {
+    /// Why the server `name` of `scope`, whose entry is `entry` as the user wrote it, is
+    /// not started; `None` when it is.
+    fn against(&self, name: &str, scope: &Scope, entry: &Value) -> Option<String> {
+        if self.start.iter().any(|named| named == name) {
+            return None;
+        }
+        match scope {
+            Scope::Project { folder } if self.mine && folder == self.here => None,
+            Scope::Project { .. } => Some(NOT_STARTED.into()),
+            Scope::Own => match self.lists.verdict(&Launch::of(name, entry)) {
+                Verdict::Allowed => None,
+                Verdict::Blocked(why) => Some(format!(
+                    "not started: {why} (name it with --start to run it)"
+                )),
+            },
+        }
+    }
+}
+
 /// What to do about each server of the config `file`, each to be started through
 /// `reasons` (this binary) exactly as `reasons wrap` would have the client start it: the
 /// config is wrapped in memory, and each server's command, arguments and environment
-/// read from that.
-fn checks(
-    file: &Path,
-    gate: &Gate,
-    start: &[String],
-    reasons: &Path,
-) -> anyhow::Result<Vec<Check>> {
+/// read from that; a project's server runs in its project's folder.
+fn checks(file: &Path, place: Place, say: &Say, reasons: &Path) -> anyhow::Result<Vec<Check>> {
     let text = reasons_wrap::files::read_text(file)?;
+    let original = wrap::as_json(&text, file)?;
     let proxy = wrap::Wrapper {
         command: reasons.display().to_string(),
         audit: None,
@@ -68,22 +94,22 @@ fn checks(
             checks.push(told("disabled in the config: not started".into()));
             continue;
         }
-        let named = start.contains(&server.name);
-        match gate.approval(&server.name) {
-            _ if named => {}
-            Approval::Approved => {}
-            Approval::Refused => {
-                checks.push(told(format!("{NOT_STARTED}: its user refused it")));
-                continue;
-            }
-            Approval::Pending => {
-                checks.push(told(format!("{NOT_STARTED}: not approved yet")));
-                continue;
-            }
+        let scope = approval::scope(file, &server.pointer, place, say.here);
+        let written = original.pointer(&server.pointer).unwrap_or(&Value::Null);
+        if let Some(why) = say.against(&server.name, &scope, written) {
+            checks.push(told(why));
+            continue;
+        }
+        let mut entry = entry.clone();
+        if let Scope::Project { folder } = scope
+            && entry.get("cwd").is_none()
+            && let Some(entry) = entry.as_object_mut()
+        {
+            entry.insert("cwd".into(), folder.display().to_string().into());
         }
         checks.push(Check::Start {
             server: server.name.clone(),
-            entry: entry.clone(),
+            entry,
         });
     }
     Ok(checks)
@@ -117,7 +143,8 @@ fn rows_of(server: &str, entry: &Value) -> Vec<Row> {
 }
 
 /// Why a project's server was not started, and how to start it.
-const NOT_STARTED: &str = "a project's server, not started (name it with --start to run it)";
+const NOT_STARTED: &str = "a project's server, not started: its folder chose it (name it with \
+                           --start, or pass --mine in a folder of your own, to run it)";
 
 /// Whether `tool` gained the parameter, and if not, why.
 fn verdict(tool: &Value, param: &str) -> String {
@@ -145,20 +172,44 @@ fn verdict(tool: &Value, param: &str) -> String {
 pub struct Args {
     #[command(flatten)]
     config: crate::wrap::ConfigArgs,
-    /// Start this project server too, though the client has no approval of it on record
-    /// (or one `doctor` cannot read); repeat for more.
+    /// Start this server too: a project's, or one a client's list blocks; repeat for more.
     #[arg(long, value_name = "SERVER")]
     start: Vec<String>,
+    /// The folder doctor runs in is yours: start its project's servers (those of its
+    /// config files, and the client's entries for it), not only the ones named.
+    #[arg(long)]
+    mine: bool,
 }
 
 /// `reasons doctor`, over every file the client reads: one table, each server's rows as
 /// soon as it is done.
-pub fn command(Args { config, start }: Args) -> anyhow::Result<u8> {
+pub fn command(
+    Args {
+        config,
+        start,
+        mine,
+    }: Args,
+) -> anyhow::Result<u8> {
     let reasons = std::env::current_exe().context("cannot tell where this binary is")?;
+    let here = std::env::current_dir().context("cannot tell which folder this is")?;
+    let here = std::fs::canonicalize(&here).unwrap_or(here);
+    let lists = Lists::of(config.client())?;
+    let named = config.client().is_none();
+    let say = Say {
+        start: &start,
+        mine,
+        here: &here,
+        lists: &lists,
+    };
     let mut told = Vec::new();
     let mut started = Vec::new();
     for (file, project) in config.files_with_scope()? {
-        for check in checks(&file, &Gate::of(&file, project)?, &start, &reasons)? {
+        let place = match (named, project) {
+            (true, _) => Place::Named,
+            (false, true) => Place::Project,
+            (false, false) => Place::Client,
+        };
+        for check in checks(&file, place, &say, &reasons)? {
             match check {
                 Check::Told(row) => told.push(row),
                 Check::Start { server, entry } => started.push((server, entry)),

@@ -77,6 +77,11 @@ impl ConfigArgs {
         }
     }
 
+    /// The client named, if one was.
+    pub fn client(&self) -> Option<&str> {
+        self.client.as_deref()
+    }
+
     /// [`ConfigArgs::files`], each with whether it is a project's (one of the client's
     /// files in this folder, which came with the folder).
     pub fn files_with_scope(self) -> anyhow::Result<Vec<(PathBuf, bool)>> {

@@ -307,7 +307,7 @@ fn the_doctor_lists_each_server_s_tools_and_what_became_of_them() {
     let (dir, file) = written("mcp.json", &config.to_string());
     let table = ok(&reasons_in(
         dir.path(),
-        &["doctor", "--config", file.to_str().unwrap()],
+        &["doctor", "--mine", "--config", file.to_str().unwrap()],
     ));
     let rows: Vec<&str> = table.lines().collect();
     assert_eq!(rows.len(), 1 + 5 + 3, "{table}");
@@ -354,7 +354,7 @@ fn the_doctor_ends_each_server_whole_whatever_its_launcher_left_behind() {
     }});
     let (dir, file) = written("mcp.json", &config.to_string());
     let mut doctor = Command::new(reasons())
-        .args(["doctor", "--config", file.to_str().unwrap()])
+        .args(["doctor", "--mine", "--config", file.to_str().unwrap()])
         .env("HOME", dir.path())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -418,7 +418,7 @@ fn the_doctor_expands_variables_as_clients_do_and_starts_no_disabled_server() {
     )
     .unwrap();
     let output = Command::new(reasons())
-        .args(["doctor", "--config", file.to_str().unwrap()])
+        .args(["doctor", "--mine", "--config", file.to_str().unwrap()])
         .env("HOME", dir.path())
         .env("REASONS_DOCTOR_PEERS", &peers)
         .current_dir(dir.path())
@@ -483,7 +483,10 @@ fn zed_s_older_form_and_goose_s_spelling_are_wrapped_and_checked_as_those_client
     let mut expected = vec!["mcp", "--"];
     expected.extend(own.iter().map(String::as_str));
     assert_eq!(args, expected, "{wrapped}");
-    let table = ok(&reasons_in(dir.path(), &["doctor", "--config", path]));
+    let table = ok(&reasons_in(
+        dir.path(),
+        &["doctor", "--mine", "--config", path],
+    ));
     assert!(
         table.lines().any(|row| row.starts_with("own")
             && row.contains("record")
@@ -502,7 +505,7 @@ fn zed_s_older_form_and_goose_s_spelling_are_wrapped_and_checked_as_those_client
     let (dir, file) = written("config.yaml", &goose);
     let table = ok(&reasons_in(
         dir.path(),
-        &["doctor", "--config", file.to_str().unwrap()],
+        &["doctor", "--mine", "--config", file.to_str().unwrap()],
     ));
     let rows: Vec<&str> = table.lines().collect();
     assert_eq!(rows.len(), 1 + 5 + 1, "{table}");
@@ -525,81 +528,130 @@ fn marked_server(marker: &Path) -> Value {
     serde_json::json!({"command": "sh", "args": ["-c", format!("touch '{}'; exec {own}", marker.display())]})
 }
 
+/// `doctor --client claude-code` and `args` run in `folder`, the user's home being `home`.
+fn doctor_in(folder: &Path, home: &Path, args: &[&str]) -> String {
+    let output = Command::new(reasons())
+        .args(["doctor", "--client", "claude-code"])
+        .args(args)
+        .current_dir(folder)
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    ok(&output)
+}
+
 #[test]
-fn the_doctor_starts_a_project_s_server_only_once_its_user_approved_it() {
-    // A cloned repository's `.mcp.json` is anyone's commands: as Claude Code, the doctor
-    // starts a project's server only once approved (in the project's local settings, or
-    // all of the project's at once in ~/.claude.json), never one refused anywhere (here
-    // refused in the project's shared settings though approved in its local ones) nor one
-    // not asked about yet, unless the user names it with --start. The oracle is what ran.
-    let names = ["approved", "all", "refused", "pending", "named"];
-    let (dir, file) = written(".mcp.json", "{}");
-    let folder = std::fs::canonicalize(dir.path()).unwrap();
+fn the_doctor_starts_nothing_a_checkout_chose_unless_its_user_names_it() {
+    // A cloned repository's `.mcp.json` is anyone's commands, and so are the files that
+    // approve them in the same clone: `.claude/settings.json` approving all of them, a
+    // committed `.claude/settings.local.json` approving one by name. Whatever they say,
+    // the doctor starts a project's server only when its user names it (--start) or says
+    // the folder is theirs (--mine), and says why on each row. The oracle is what ran.
+    let home = tempfile::tempdir().unwrap();
+    let clone = tempfile::tempdir().unwrap();
+    let folder = std::fs::canonicalize(clone.path()).unwrap();
+    let names = ["approved", "all", "named"];
     let marker = |name: &str| folder.join(format!("{name}.ran"));
     let servers: serde_json::Map<String, Value> = names
         .iter()
         .map(|name| (name.to_string(), marked_server(&marker(name))))
         .collect();
-    std::fs::write(
-        &file,
-        serde_json::json!({ "mcpServers": servers }).to_string(),
-    )
-    .unwrap();
+    let config = serde_json::json!({ "mcpServers": servers });
+    std::fs::write(folder.join(".mcp.json"), config.to_string()).unwrap();
     std::fs::create_dir(folder.join(".claude")).unwrap();
     std::fs::write(
-        folder.join(".claude/settings.local.json"),
-        r#"{"enabledMcpjsonServers": ["approved", "refused"]}"#,
+        folder.join(".claude/settings.json"),
+        r#"{"enableAllProjectMcpServers": true}"#,
     )
     .unwrap();
     std::fs::write(
-        folder.join(".claude/settings.json"),
-        r#"{"disabledMcpjsonServers": ["refused"]}"#,
+        folder.join(".claude/settings.local.json"),
+        r#"{"enabledMcpjsonServers": ["approved"]}"#,
     )
     .unwrap();
-    let table = ok(&reasons_in(
-        &folder,
-        &[
-            "doctor",
-            "--config",
-            file.to_str().unwrap(),
-            "--start",
-            "named",
-        ],
-    ));
-    let started: Vec<&str> = names
-        .into_iter()
-        .filter(|name| marker(name).exists())
-        .collect();
-    assert_eq!(started, ["approved", "named"], "{table}");
-    let row = |server: &str| {
-        table
-            .lines()
-            .find(|row| row.starts_with(server))
-            .unwrap_or_else(|| panic!("no row for {server}: {table}"))
+    let ran = || -> Vec<&str> {
+        let ran = names.into_iter().filter(|name| marker(name).exists());
+        ran.collect()
+    };
+    let table = doctor_in(&folder, home.path(), &["--start", "named"]);
+    assert_eq!(ran(), ["named"], "{table}");
+    let row = |table: &str, server: &str| {
+        let row = table.lines().find(|row| row.starts_with(server));
+        row.unwrap_or_else(|| panic!("no row for {server}: {table}"))
             .to_string()
     };
-    assert!(row("pending").contains("not approved yet"), "{table}");
-    assert!(row("all").contains("not approved yet"), "{table}");
-    assert!(row("refused").contains("--start"), "{table}");
+    for server in ["approved", "all"] {
+        let row = row(&table, server);
+        assert!(row.contains("its folder chose it"), "{table}");
+        assert!(row.contains("--mine"), "{table}");
+    }
+    let named = |row: &&str| row.starts_with("named") && row.contains("record");
+    assert!(table.lines().any(|row| named(&row)), "{table}");
 
-    // Approving all of the project's servers in ~/.claude.json, keyed by the project's
-    // folder, approves every one not refused: `refused` stays refused.
-    std::fs::remove_file(marker("approved")).unwrap();
     std::fs::remove_file(marker("named")).unwrap();
-    let state = serde_json::json!({"projects": {folder.to_str().unwrap(): {
-        "enableAllProjectMcpServers": true, "disabledMcpjsonServers": ["refused"]
-    }}});
-    std::fs::write(folder.join(".claude.json"), state.to_string()).unwrap();
-    let table = ok(&reasons_in(
-        &folder,
-        &["doctor", "--config", file.to_str().unwrap()],
-    ));
-    let started: Vec<&str> = names
-        .into_iter()
-        .filter(|name| marker(name).exists())
-        .collect();
-    assert_eq!(started, ["approved", "all", "pending", "named"], "{table}");
-    assert!(row("refused").contains("its user refused it"), "{table}");
+    let table = doctor_in(&folder, home.path(), &["--mine"]);
+    assert_eq!(ran(), names, "{table}");
+}
+
+#[test]
+fn a_local_scope_server_runs_in_its_own_project_s_folder_and_a_user_s_deny_list_blocks() {
+    // Claude Code's local scope: `~/.claude.json` keeps servers for each project folder,
+    // and starts them there, where a relative command finds that project's files. The
+    // doctor, run in another folder (a clone holding a `server.sh` of its own), starts
+    // the project's `server.sh`, and only once named. A server of the user's own that
+    // the user's settings deny is not started either, and says by which file.
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let clone = tempfile::tempdir().unwrap();
+    let (project, clone) = (
+        std::fs::canonicalize(project.path()).unwrap(),
+        std::fs::canonicalize(clone.path()).unwrap(),
+    );
+    let own = own_server().join(" ");
+    for (folder, whose) in [(&project, "project"), (&clone, "clone")] {
+        let script = format!(
+            "touch '{}/{whose}.ran'; exec {own}\n",
+            home.path().display()
+        );
+        std::fs::write(folder.join("server.sh"), script).unwrap();
+    }
+    let denied_marker = home.path().join("denied.ran");
+    let state = serde_json::json!({
+        "mcpServers": {"denied": marked_server(&denied_marker)},
+        "projects": {project.to_str().unwrap(): {"mcpServers": {
+            "local": {"command": "sh", "args": ["server.sh"]}
+        }}}
+    });
+    std::fs::write(home.path().join(".claude.json"), state.to_string()).unwrap();
+    std::fs::create_dir(home.path().join(".claude")).unwrap();
+    std::fs::write(
+        home.path().join(".claude/settings.json"),
+        r#"{"deniedMcpServers": [{"serverName": "denied"}]}"#,
+    )
+    .unwrap();
+
+    let table = doctor_in(&clone, home.path(), &[]);
+    let ran = |whose: &str| home.path().join(format!("{whose}.ran")).exists();
+    assert!(
+        !ran("project") && !ran("clone") && !ran("denied"),
+        "{table}"
+    );
+    let denied = table.lines().find(|row| row.starts_with("denied"));
+    let denied = denied.unwrap_or_else(|| panic!("{table}"));
+    assert!(denied.contains("deniedMcpServers in"), "{table}");
+    let local = table.lines().find(|row| row.starts_with("local"));
+    assert!(
+        local.is_some_and(|row| row.contains("its folder chose it")),
+        "{table}"
+    );
+
+    // Named: run in its own project's folder, never in the folder doctor runs in.
+    let name = format!("local (project {})", project.display());
+    let table = doctor_in(&clone, home.path(), &["--start", &name]);
+    assert!(ran("project") && !ran("clone"), "{table}");
+    assert!(!ran("denied"), "{table}");
 }
 
 #[test]
@@ -635,7 +687,7 @@ fn nothing_a_server_names_reaches_the_terminal_as_more_than_text() {
     let (dir, file) = written("mcp.json", &config.to_string());
     let table = ok(&reasons_in(
         dir.path(),
-        &["doctor", "--config", file.to_str().unwrap()],
+        &["doctor", "--mine", "--config", file.to_str().unwrap()],
     ));
     let rows: Vec<&str> = table.lines().collect();
     assert_eq!(rows.len(), 1 + 1, "{table:?}");
@@ -672,7 +724,7 @@ fn the_doctor_shows_each_server_as_it_is_done_and_names_a_silent_one_cause_first
     let (dir, file) = written("mcp.json", &config.to_string());
     let started = std::time::Instant::now();
     let mut doctor = Command::new(reasons())
-        .args(["doctor", "--config", file.to_str().unwrap()])
+        .args(["doctor", "--mine", "--config", file.to_str().unwrap()])
         .env("HOME", dir.path())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -564,7 +564,11 @@ fn a_client_listing_asked_for_before_a_change_is_not_the_catalogue() {
     let own = call("7", "plain", r#"{"reason":"its own"}"#);
     let sent = client(&mut proxy, &own);
     let asked: Vec<String> = stale.server.iter().chain(&sent.server).cloned().collect();
-    assert_eq!(asked.len(), 1, "one listing of the proxy's, nothing else: {asked:?}");
+    assert_eq!(
+        asked.len(),
+        1,
+        "one listing of the proxy's, nothing else: {asked:?}"
+    );
     let released = answer_own_listing(&mut proxy, &asked, &[PLAIN_OWNING]);
     assert_eq!(released.server, [own], "{released:?}");
     // The client's listing, held until then, is answered as the current catalogue
@@ -584,7 +588,10 @@ fn an_own_listing_a_change_overtakes_is_asked_for_again() {
     assert_eq!(server(&mut proxy, CHANGED).client, [CHANGED]);
     let again = answer_own_listing(&mut proxy, &sent.server, &[PLAIN_OWNING]);
     assert!(!leaked(&again.server, "SECRET"), "{again:?}");
-    assert!(own_listing(&again.server).is_some(), "listed again: {again:?}");
+    assert!(
+        own_listing(&again.server).is_some(),
+        "listed again: {again:?}"
+    );
     let released = answer_own_listing(&mut proxy, &again.server, &[PLAIN]);
     assert_eq!(released.server, [call("7", "plain", "{}")], "{released:?}");
 }
@@ -609,7 +616,10 @@ fn a_server_whose_tools_change_during_every_listing_has_its_calls_refused() {
     assert_eq!(wire.client.len(), 1, "{wire:?}");
     let (id, code, text) = error_of(&wire.client[0]);
     assert_eq!((id, code), (serde_json::json!(7), INTERNAL_ERROR));
-    assert!(text.contains("changed during each of 16 listings"), "{text}");
+    assert!(
+        text.contains("changed during each of 16 listings"),
+        "{text}"
+    );
 }
 
 #[test]
