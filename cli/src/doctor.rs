@@ -14,6 +14,7 @@ use reasons_wrap::{self as wrap, Fate, Way};
 use report::Row;
 use serde_json::Value;
 use std::path::Path;
+use std::time::Duration;
 
 /// What doctor does about one server of a config.
 enum Check {
@@ -116,13 +117,13 @@ fn checks(file: &Path, place: Place, say: &Say, reasons: &Path) -> anyhow::Resul
 }
 
 /// The rows for the server `server`, its `entry` started and its tools listed.
-fn rows_of(server: &str, entry: &Value) -> Vec<Row> {
+fn rows_of(server: &str, entry: &Value, patience: Duration) -> Vec<Row> {
     let row = |tool: &str, verdict: String| Row {
         server: server.to_string(),
         tool: tool.to_string(),
         verdict,
     };
-    match listing::listed(entry) {
+    match listing::listed(entry, patience) {
         Ok(tools) if tools.is_empty() => vec![row("-", "lists no tools".into())],
         Ok(tools) => tools
             .iter()
@@ -179,6 +180,10 @@ pub struct Args {
     /// config files, and the client's entries for it), not only the ones named.
     #[arg(long)]
     mine: bool,
+    /// How long each server has to start and list its tools, in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = listing::PATIENCE.as_secs(),
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    patience: u64,
 }
 
 /// `reasons doctor`, over every file the client reads: one table, each server's rows as
@@ -188,6 +193,7 @@ pub fn command(
         config,
         start,
         mine,
+        patience,
     }: Args,
 ) -> anyhow::Result<u8> {
     let reasons = std::env::current_exe().context("cannot tell where this binary is")?;
@@ -216,6 +222,6 @@ pub fn command(
             }
         }
     }
-    report::run(told, started, rows_of);
+    report::run(told, started, Duration::from_secs(patience), rows_of);
     Ok(0)
 }

@@ -1,6 +1,7 @@
 //! One server started behind `reasons mcp` as a wrapped config starts it, and its tools
 //! listed through the proxy: the MCP handshake, then every page of `tools/list`, within
-//! [`PATIENCE`]; then the proxy is ended as a client ends it.
+//! its patience ([`PATIENCE`] unless `--patience` says); then the proxy is ended as a
+//! client ends it.
 
 use anyhow::Context;
 use serde_json::{Value, json};
@@ -9,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
-/// How long a server has to start and list its tools.
+/// How long a server has to start and list its tools, unless `--patience` says.
 pub const PATIENCE: Duration = Duration::from_secs(30);
 
 /// How long the proxy has to end its server once its stdin is closed, as a client closes
@@ -22,25 +23,28 @@ const SIGNALLED: Duration = Duration::from_secs(5);
 /// behind may hold its stderr open).
 const LAST_WORDS: Duration = Duration::from_secs(1);
 
-/// The most one server can take: to list, and to end.
-pub const AT_MOST: Duration = PATIENCE
-    .saturating_add(ENDING)
-    .saturating_add(SIGNALLED)
-    .saturating_add(LAST_WORDS);
+/// The most one server can take: `patience` to list, then its ending.
+pub fn at_most(patience: Duration) -> Duration {
+    patience + ENDING + SIGNALLED + LAST_WORDS
+}
 
 /// The tools the server `entry` (of a wrapped config) lists after the MCP handshake,
-/// within [`PATIENCE`]; or what went wrong, the cause first, then the last thing the proxy
+/// within `patience`; or what went wrong, the cause first, then the last thing the proxy
 /// said before it (what the server printed, or why the proxy gave up on it).
-pub fn listed(entry: &Value) -> Result<Vec<Value>, String> {
+pub fn listed(entry: &Value, patience: Duration) -> Result<Vec<Value>, String> {
     let mut said = None;
-    listing(entry, &mut said).map_err(|error| match said {
+    listing(entry, patience, &mut said).map_err(|error| match said {
         Some(said) => format!("{error:#} (the proxy's last words: {})", said.trim()),
         None => format!("{error:#}"),
     })
 }
 
 /// [`listed`], with the proxy's last line on stderr kept in `said` when it fails.
-fn listing(entry: &Value, said: &mut Option<String>) -> anyhow::Result<Vec<Value>> {
+fn listing(
+    entry: &Value,
+    patience: Duration,
+    said: &mut Option<String>,
+) -> anyhow::Result<Vec<Value>> {
     let text = |value: &Value| value.as_str().map(expand).transpose();
     // Each client's spelling of a stdio server: `command`, `args` and `env`; Goose's `cmd`
     // and `envs`; Zed's older form, the three in an object that is the entry's `command`
@@ -94,7 +98,7 @@ fn listing(entry: &Value, said: &mut Option<String>) -> anyhow::Result<Vec<Value
         "clientInfo": {"name": "reasons-doctor", "version": env!("CARGO_PKG_VERSION")}}});
     let mut tools = Vec::new();
     let mut cursor: Option<Value> = None;
-    let until = Instant::now() + PATIENCE;
+    let until = (Instant::now() + patience, patience);
     let outcome = (|| {
         writeln!(to, "{initialize}")?;
         answer(&inbox, 1, until)?;
@@ -279,12 +283,17 @@ impl std::fmt::Display for Ended {
 impl std::error::Error for Ended {}
 
 /// The result of the response with `id`, skipping whatever else comes first.
-fn answer(inbox: &mpsc::Receiver<String>, id: u64, until: Instant) -> anyhow::Result<Value> {
+/// `until` is when to give up, and the patience that ends then.
+fn answer(
+    inbox: &mpsc::Receiver<String>,
+    id: u64,
+    (until, patience): (Instant, Duration),
+) -> anyhow::Result<Value> {
     loop {
         let line = match inbox.recv_timeout(until.saturating_duration_since(Instant::now())) {
             Ok(line) => line,
             Err(mpsc::RecvTimeoutError::Timeout) => {
-                anyhow::bail!("no answer within {} s", PATIENCE.as_secs())
+                anyhow::bail!("no answer within {} s", patience.as_secs())
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => return Err(Ended.into()),
         };

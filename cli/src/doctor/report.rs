@@ -5,7 +5,7 @@
 //! names and what it said are its own, and may hold escapes or line breaks that would
 //! draw rows: each is printed as inert text (R12).
 
-use super::listing::{AT_MOST, PATIENCE};
+use super::listing::at_most;
 use reasons_inert::inert;
 use reasons_mcp_transports::say;
 use serde_json::Value;
@@ -33,9 +33,13 @@ const NAME_CAP: usize = 64;
 const VERDICT_CAP: usize = 400;
 const TOOL_WIDTH: usize = 24;
 
+/// How one server is checked: its name, its entry and the patience it is given, to its
+/// rows.
+pub type RowsOf = fn(&str, &Value, Duration) -> Vec<Row>;
+
 /// Prints the table: the rows `told`, then the rows `rows_of` gives for each server of
-/// `started` (its name and entry), as each is done.
-pub fn run(told: Vec<Row>, started: Vec<(String, Value)>, rows_of: fn(&str, &Value) -> Vec<Row>) {
+/// `started` (its name and entry), as each is done, each given `patience` to list.
+pub fn run(told: Vec<Row>, started: Vec<(String, Value)>, patience: Duration, rows_of: RowsOf) {
     let names = told.iter().map(|row| row.server.as_str());
     let table = Table::new(names.chain(started.iter().map(|(server, _)| server.as_str())));
     table.header();
@@ -47,7 +51,7 @@ pub fn run(told: Vec<Row>, started: Vec<(String, Value)>, rows_of: fn(&str, &Val
     }
     let count = started.len();
     let at_once = AT_ONCE.min(count);
-    let bound = AT_MOST.as_secs() * count.div_ceil(at_once) as u64;
+    let bound = at_most(patience).as_secs() * count.div_ceil(at_once) as u64;
     say(&format!(
         "checking {}, {at_once} at a time: each has {} s to list its tools, so this ends \
          within {bound} s",
@@ -55,7 +59,7 @@ pub fn run(told: Vec<Row>, started: Vec<(String, Value)>, rows_of: fn(&str, &Val
             1 => "1 server".to_string(),
             _ => format!("{count} servers"),
         },
-        PATIENCE.as_secs(),
+        patience.as_secs(),
     ));
     let queue = Arc::new(Mutex::new(
         started.into_iter().enumerate().collect::<VecDeque<_>>(),
@@ -73,7 +77,7 @@ pub fn run(told: Vec<Row>, started: Vec<(String, Value)>, rows_of: fn(&str, &Val
                     return;
                 };
                 lock(&running).push((at, server.clone(), Instant::now()));
-                let rows = rows_of(&server, &entry);
+                let rows = rows_of(&server, &entry, patience);
                 lock(&running).retain(|(which, _, _)| *which != at);
                 if done.send(rows).is_err() {
                     return;
