@@ -16,7 +16,7 @@
 //! | `OTEL_EXPORTER_OTLP_ENDPOINT`, … | an OpenTelemetry collector, as every SDK reads them |
 
 use reasons_mcp::shown;
-use reasons_mcp::telemetry::config::Config;
+use reasons_mcp::telemetry::config::{Config, Endpoint};
 use reasons_mcp::telemetry::otlp::Resource;
 use reasons_transform::{Options, Position};
 use std::ops::RangeInclusive;
@@ -37,9 +37,8 @@ pub struct Settings {
 /// An OpenTelemetry collector, as the `OTEL_*` variables name it
 /// ([`reasons_mcp::telemetry::config`]), its URLs in the parts an outgoing request takes.
 pub struct Telemetry {
-    pub traces: Option<Upstream>,
-    pub metrics: Option<Upstream>,
-    pub headers: Vec<(String, String)>,
+    pub traces: Option<Collector>,
+    pub metrics: Option<Collector>,
     pub timeout: Duration,
     pub resource: Resource,
 }
@@ -50,14 +49,26 @@ fn telemetry<'a>(get: &impl Fn(&str) -> Option<&'a str>) -> Result<Option<Teleme
     else {
         return Ok(None);
     };
-    let parts = |name: &str, url: Option<String>| url.map(|url| url_parts(name, &url)).transpose();
+    let collector = |name: &str, endpoint: Option<Endpoint>| {
+        let collector = |Endpoint { url, headers }| {
+            let to = url_parts(name, &url)?;
+            Ok::<_, String>(Collector { to, headers })
+        };
+        endpoint.map(collector).transpose()
+    };
     Ok(Some(Telemetry {
-        traces: parts("the traces' OTLP endpoint", config.traces)?,
-        metrics: parts("the metrics' OTLP endpoint", config.metrics)?,
-        headers: config.headers,
+        traces: collector("the traces' OTLP endpoint", config.traces)?,
+        metrics: collector("the metrics' OTLP endpoint", config.metrics)?,
         timeout: config.timeout,
         resource: config.resource,
     }))
+}
+
+/// Where one signal goes: the collector's URL in its parts, and the headers that go
+/// there and nowhere else.
+pub struct Collector {
+    pub to: Upstream,
+    pub headers: Vec<(String, String)>,
 }
 
 /// The upstream's URL, in the parts an outgoing request takes.
@@ -372,7 +383,7 @@ mod tests {
         ])
         .unwrap();
         let telemetry = on.telemetry.unwrap();
-        let traces = telemetry.traces.unwrap();
+        let traces = telemetry.traces.unwrap().to;
         assert!(traces.https);
         assert_eq!(traces.authority, "collector.example:4318");
         assert_eq!(traces.path, "/otlp/v1/traces");

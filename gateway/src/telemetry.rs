@@ -4,7 +4,7 @@
 //! the collector adds them up. A collector that cannot be reached is told on the
 //! engine's stderr; the request it was for has been answered already.
 
-use crate::settings::{Telemetry, Upstream};
+use crate::settings::{Collector, Telemetry};
 use crate::wire::{self, Deadline};
 use reasons_mcp::shown;
 use reasons_mcp::telemetry::otlp::{self, Temporality};
@@ -32,9 +32,10 @@ pub fn send(telemetry: &Telemetry, spans: &[Span], began: SystemTime) {
     }
 }
 
-/// POSTs `body` to `to` by `deadline`.
-fn post(telemetry: &Telemetry, to: &Upstream, body: String, deadline: &Deadline) {
-    let mut headers: Vec<(String, Vec<u8>)> = (telemetry.headers.iter())
+/// POSTs `body` to `collector` with its own headers by `deadline`.
+fn post(telemetry: &Telemetry, collector: &Collector, body: String, deadline: &Deadline) {
+    let to = &collector.to;
+    let mut headers: Vec<(String, Vec<u8>)> = (collector.headers.iter())
         .map(|(name, value)| (name.clone(), value.clone().into_bytes()))
         .collect();
     headers.push(("content-type".into(), b"application/json".to_vec()));

@@ -10,7 +10,7 @@
 
 use crate::say::say;
 use reasons_mcp::shown::url as shown;
-use reasons_mcp::telemetry::config::Config;
+use reasons_mcp::telemetry::config::{Config, Endpoint};
 use reasons_mcp::telemetry::otlp::{self, Temporality};
 use reasons_mcp::telemetry::{Metrics, Span};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError, sync_channel};
@@ -176,20 +176,20 @@ impl Sender {
     }
 
     fn send_spans(&mut self) {
-        let Some(url) = self.config.traces.clone() else {
+        let Some(to) = self.config.traces.clone() else {
             return;
         };
         while !self.batch.is_empty() {
             let batch: Vec<Span> = self.batch.drain(..self.batch.len().min(BATCH)).collect();
             let body = otlp::traces(&self.config.resource, &batch);
-            if !self.post(&url, &body) && self.last_call.get().is_some() {
+            if !self.post(&to, &body) && self.last_call.get().is_some() {
                 self.unsent += batch.len();
             }
         }
     }
 
     fn send_metrics(&mut self) {
-        let Some(url) = self.config.metrics.clone() else {
+        let Some(to) = self.config.metrics.clone() else {
             return;
         };
         if self.metrics.is_empty() {
@@ -202,7 +202,7 @@ impl Sender {
             now,
             Temporality::Cumulative,
         );
-        self.post(&url, &body);
+        self.post(&to, &body);
     }
 
     /// How long the next POST may take: the collector's timeout, or once the proxy ends,
@@ -215,9 +215,10 @@ impl Sender {
         (!left.is_zero()).then_some(left.min(self.config.timeout))
     }
 
-    /// POSTs `body` to `url`, or does not when the proxy's end leaves no time; a failure
-    /// is told once until a POST succeeds again. Whether it was sent.
-    fn post(&mut self, url: &str, body: &str) -> bool {
+    /// POSTs `body` to `to` with its own headers, or does not when the proxy's end leaves
+    /// no time; a failure is told once until a POST succeeds again. Whether it was sent.
+    fn post(&mut self, to: &Endpoint, body: &str) -> bool {
+        let url = to.url.as_str();
         let Some(timeout) = self.time_left() else {
             return false;
         };
@@ -226,7 +227,7 @@ impl Sender {
             .timeout_global(Some(timeout))
             .build()
             .header("Content-Type", "application/json");
-        for (name, value) in &self.config.headers {
+        for (name, value) in &to.headers {
             request = request.header(name, value);
         }
         let failed = match request.send(body) {

@@ -11,15 +11,24 @@ use std::time::Duration;
 /// A day in milliseconds: the longest wait an `OTEL_*` variable may set.
 const DAY_MILLIS: u64 = 86_400_000;
 
+/// Where one signal goes: its URL, and the headers that go there and nowhere else (they
+/// are credentials, often: one signal's API key never reaches the other's endpoint).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Endpoint {
+    /// The URL the signal is POSTed to.
+    pub url: String,
+    /// `OTEL_EXPORTER_OTLP_HEADERS`, each replaced by the signal's own header of the
+    /// same name (`OTEL_EXPORTER_OTLP_TRACES_HEADERS`, …), as the OTLP exporter spec says.
+    pub headers: Vec<(String, String)>,
+}
+
 /// Where and how to send.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
-    /// The URL spans are POSTed to, unless their signal is off.
-    pub traces: Option<String>,
-    /// The URL metrics are POSTed to, unless their signal is off.
-    pub metrics: Option<String>,
-    /// Headers every POST carries (`OTEL_EXPORTER_OTLP_HEADERS`, and each signal's).
-    pub headers: Vec<(String, String)>,
+    /// Where spans are POSTed, unless their signal is off.
+    pub traces: Option<Endpoint>,
+    /// Where metrics are POSTed, unless their signal is off.
+    pub metrics: Option<Endpoint>,
     /// How long a POST may take (`OTEL_EXPORTER_OTLP_TIMEOUT`, 10 s).
     pub timeout: Duration,
     /// How often metrics go (`OTEL_METRIC_EXPORT_INTERVAL`, 60 s).
@@ -42,7 +51,9 @@ impl Config {
             return Ok(None);
         }
         let base = set("OTEL_EXPORTER_OTLP_ENDPOINT");
-        let endpoint = |signal: &str, path: &str| -> Result<Option<String>, String> {
+        let generic = "OTEL_EXPORTER_OTLP_HEADERS";
+        let generic = pairs(generic, set(generic).as_deref())?;
+        let endpoint = |signal: &str, path: &str| -> Result<Option<Endpoint>, String> {
             let upper = signal.to_ascii_uppercase();
             let exporter = format!("OTEL_{upper}_EXPORTER");
             match set(&exporter).as_deref().map(str::trim) {
@@ -71,20 +82,20 @@ impl Config {
                 ),
                 (None, None) => return Ok(None),
             };
-            http_url(&url.0, &url.1).map(Some)
+            let url = http_url(&url.0, &url.1)?;
+            let own = format!("OTEL_EXPORTER_OTLP_{upper}_HEADERS");
+            let own = pairs(&own, set(&own).as_deref())?;
+            let mut headers: Vec<(String, String)> = (generic.iter())
+                .filter(|(name, _)| !own.iter().any(|(mine, _)| mine.eq_ignore_ascii_case(name)))
+                .cloned()
+                .collect();
+            headers.extend(own);
+            Ok(Some(Endpoint { url, headers }))
         };
         let traces = endpoint("traces", "v1/traces")?;
         let metrics = endpoint("metrics", "v1/metrics")?;
         if traces.is_none() && metrics.is_none() {
             return Ok(None);
-        }
-        let mut headers = Vec::new();
-        for name in [
-            "OTEL_EXPORTER_OTLP_HEADERS",
-            "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
-            "OTEL_EXPORTER_OTLP_METRICS_HEADERS",
-        ] {
-            headers.extend(pairs(name, set(name).as_deref())?);
         }
         let mut attributes = pairs(
             "OTEL_RESOURCE_ATTRIBUTES",
@@ -114,7 +125,6 @@ impl Config {
         Ok(Some(Config {
             traces,
             metrics,
-            headers,
             timeout: millis("OTEL_EXPORTER_OTLP_TIMEOUT", 10_000)?,
             metric_interval: millis("OTEL_METRIC_EXPORT_INTERVAL", 60_000)?,
             span_delay: millis("OTEL_BSP_SCHEDULE_DELAY", 5_000)?,
@@ -214,12 +224,13 @@ mod tests {
         assert_eq!(config(&[("OTEL_SERVICE_NAME", "x")]), Ok(None));
         let on = [("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318/")];
         let config_on = config(&on).unwrap().unwrap();
+        let url = |endpoint: Option<Endpoint>| endpoint.map(|endpoint| endpoint.url);
         assert_eq!(
-            config_on.traces.as_deref(),
+            url(config_on.traces).as_deref(),
             Some("http://127.0.0.1:4318/v1/traces")
         );
         assert_eq!(
-            config_on.metrics.as_deref(),
+            url(config_on.metrics).as_deref(),
             Some("http://127.0.0.1:4318/v1/metrics")
         );
         assert_eq!(config_on.resource.service, "reasons");
@@ -250,9 +261,10 @@ mod tests {
         ];
         let config = config(&given).unwrap().unwrap();
         assert_eq!(config.traces, None);
-        assert_eq!(config.metrics.as_deref(), Some("http://metrics:9000/in"));
+        let metrics = config.metrics.unwrap();
+        assert_eq!(metrics.url, "http://metrics:9000/in");
         assert_eq!(
-            config.headers,
+            metrics.headers,
             [
                 ("api-key".to_string(), "a b".to_string()),
                 ("x-tenant".to_string(), "t1".to_string())
@@ -383,5 +395,29 @@ mod tests {
             assert!(error.contains(says), "{variables:?}: {error}");
             assert!(!error.contains("s3cret"), "{variables:?}: {error}");
         }
+    }
+
+    #[test]
+    fn each_signal_s_headers_go_to_its_own_endpoint_only_and_replace_the_generic_ones() {
+        let given = [
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318"),
+            ("OTEL_EXPORTER_OTLP_HEADERS", "Api-Key=generic,x-tenant=t1"),
+            ("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "api-key=traces-key"),
+            ("OTEL_EXPORTER_OTLP_METRICS_HEADERS", "x-metrics=metrics-key"),
+        ];
+        let config = config(&given).unwrap().unwrap();
+        let pair = |name: &str, value: &str| (name.to_string(), value.to_string());
+        assert_eq!(
+            config.traces.unwrap().headers,
+            [pair("x-tenant", "t1"), pair("api-key", "traces-key")]
+        );
+        assert_eq!(
+            config.metrics.unwrap().headers,
+            [
+                pair("Api-Key", "generic"),
+                pair("x-tenant", "t1"),
+                pair("x-metrics", "metrics-key")
+            ]
+        );
     }
 }
