@@ -962,6 +962,42 @@ fn codex_s_headers_read_from_the_environment_are_read_so_behind_the_proxy() {
 }
 
 #[test]
+fn a_server_named_like_a_flag_is_wrapped_with_its_audit_log_and_runs() {
+    // `--name --x` would be read as two flags: the proxy refused to start. Each of wrap's
+    // values is written in the argument of its flag (`--name=--x`).
+    let dir = tempfile::tempdir().unwrap();
+    let own = own_server();
+    let original = json!({"mcpServers": {"--x": {"command": own[0], "args": own[1..]}}});
+    let file = dir.path().join("mcp.json");
+    std::fs::write(&file, original.to_string()).unwrap();
+    let logs = dir.path().join("audit");
+    let config = file.to_str().unwrap();
+    let wrap = [
+        "wrap",
+        "--audit",
+        logs.to_str().unwrap(),
+        "--config",
+        config,
+    ];
+    ok(&reasons_in(dir.path(), &wrap));
+    let line = started(&read(&file)["mcpServers"]["--x"]);
+    let mut session = Session::start(&line);
+    session.ask(INITIALIZE);
+    session.send(INITIALIZED);
+    session.ask(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
+    let call = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"record","arguments":{"reason":"to see","text":"hi"}}}"#;
+    session.ask(call);
+    session.finish();
+    let log = std::fs::read_to_string(logs.join("--x.jsonl")).unwrap();
+    let records: Vec<Value> = log
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(records.len(), 1, "{records:?}");
+    assert_eq!(records[0]["server"], "--x");
+}
+
+#[test]
 fn wrap_audit_gives_each_server_a_log_of_its_own_and_unwrap_undoes_it() {
     // `wrap --audit DIR`: each server's calls go to DIR/NAME.jsonl, each record naming
     // the server; unwrap takes the flags off again, JSON and TOML alike.
@@ -979,10 +1015,8 @@ fn wrap_audit_gives_each_server_a_log_of_its_own_and_unwrap_undoes_it() {
     let entry = &read(&file)["mcpServers"]["files"];
     let line = started(entry);
     let log = std::fs::canonicalize(&logs).unwrap().join("files.jsonl");
-    assert_eq!(
-        line[1..6],
-        ["mcp", "--name", "files", "--audit", log.to_str().unwrap()]
-    );
+    let flag = format!("--audit={}", log.display());
+    assert_eq!(line[1..4], ["mcp", "--name=files", flag.as_str()]);
     let mut session = Session::start(&line);
     session.ask(INITIALIZE);
     session.send(INITIALIZED);

@@ -115,13 +115,14 @@ pub enum Line {
 
 impl Wrapper {
     /// The proxy's arguments before the server's: `mcp`, and with an audit folder the
-    /// server's name and its log (`--name NAME --audit DIR/NAME.jsonl`).
+    /// server's name and its log (`--name=NAME --audit=DIR/NAME.jsonl`), each in one
+    /// argument: a name such as `--x` would otherwise be read as a flag of its own.
     fn head(&self, name: &str) -> Vec<String> {
         let mut head = vec!["mcp".to_string()];
         if let Some(folder) = &self.audit {
             let log = folder.join(audit_file(name));
-            head.extend(["--name".into(), name.into(), "--audit".into()]);
-            head.push(log.display().to_string());
+            head.push(format!("--name={name}"));
+            head.push(format!("--audit={}", log.display()));
         }
         head
     }
@@ -705,6 +706,32 @@ fn signs_in(members: &[Member<'_>]) -> Option<String> {
     ))
 }
 
+/// The remote transports `reasons mcp --url` speaks, as clients' `type` names them.
+const SPOKEN: [&str; 5] = ["http", "streamable-http", "streamableHttp", "sse", "remote"];
+
+/// Why the remote server of `members` at `url` cannot run behind the proxy: a transport
+/// it does not speak (Claude Code's `"type": "ws"`, a `ws://` URL), which wrap would
+/// otherwise report as running behind it.
+fn unspoken(members: &[Member<'_>], url: &[u8]) -> Option<String> {
+    let scheme = url.split(|&b| b == b':').next().unwrap_or_default();
+    if !scheme.eq_ignore_ascii_case(b"http") && !scheme.eq_ignore_ascii_case(b"https") {
+        return Some(format!(
+            "its URL is not http:// or https:// (`{}:`), which reasons mcp does not speak",
+            String::from_utf8_lossy(scheme)
+        ));
+    }
+    let kind = member(members, "type").and_then(string)?;
+    (!SPOKEN
+        .iter()
+        .any(|spoken| spoken.as_bytes() == kind.as_slice()))
+    .then(|| {
+        format!(
+            "its transport (`\"type\": {}`) is one reasons mcp does not speak",
+            serde_json::to_string(&String::from_utf8_lossy(&kind)).unwrap_or_default()
+        )
+    })
+}
+
 /// A remote server's entry replaced by one that runs `reasons mcp --url-env` in front of
 /// it: its other keys stay, its remote keys go into [`UNWRAP_VARIABLE`].
 fn wrap_remote(
@@ -715,7 +742,7 @@ fn wrap_remote(
     reasons: &str,
     edits: &mut Vec<Edit>,
 ) -> Fate {
-    if let Some(why) = signs_in(members) {
+    if let Some(why) = signs_in(members).or_else(|| unspoken(members, remote.url)) {
         return Fate::Skipped(why);
     }
     let mut proxied = Proxied::new(remote.head, &String::from_utf8_lossy(remote.url));
@@ -1256,6 +1283,27 @@ mod tests {
             )
             .unwrap(),
             as_json(text, Path::new("mcp.json")).unwrap()
+        );
+    }
+
+    #[test]
+    fn a_transport_the_proxy_does_not_speak_is_left_as_it_was_and_said() {
+        let text = r#"{"mcpServers": {"ws": {"type": "ws", "url": "wss://example.com/mcp"}, "w2": {"url": "ws://example.com/mcp"}, "odd": {"type": "grpc", "url": "https://example.com"}, "h": {"type": "http", "url": "https://example.com/mcp"}}}"#;
+        let edited = wrapped(text, "mcp.json");
+        assert_eq!(edited.servers.len(), 4);
+        let fate = |at: usize| &edited.servers[at].1;
+        for at in 0..3 {
+            assert!(
+                matches!(fate(at), Fate::Skipped(why) if why.contains("does not speak")),
+                "{:?}",
+                edited.servers[at]
+            );
+        }
+        assert_eq!(fate(3), &Fate::Changed);
+        assert!(
+            edited
+                .text
+                .contains(r#""ws": {"type": "ws", "url": "wss://example.com/mcp"}"#)
         );
     }
 }

@@ -403,7 +403,10 @@ mod tests {
             ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318"),
             ("OTEL_EXPORTER_OTLP_HEADERS", "Api-Key=generic,x-tenant=t1"),
             ("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "api-key=traces-key"),
-            ("OTEL_EXPORTER_OTLP_METRICS_HEADERS", "x-metrics=metrics-key"),
+            (
+                "OTEL_EXPORTER_OTLP_METRICS_HEADERS",
+                "x-metrics=metrics-key",
+            ),
         ];
         let config = config(&given).unwrap().unwrap();
         let pair = |name: &str, value: &str| (name.to_string(), value.to_string());
