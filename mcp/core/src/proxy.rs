@@ -19,11 +19,13 @@ use crate::jsonrpc::{
 use crate::layer::{Layer, Routing};
 use crate::outline::{self, Outline};
 use crate::telemetry::{CallFacts, Fate as CallFate, Span, Spans};
-use hold::{Caller, Catalogue, HOLD_AT_MOST, Held, Listings, OwnListing, bypasses_hold, calls};
+use catalogues::Catalogues;
+use hold::{Caller, HOLD_AT_MOST, Held, Listings, OwnListing, bypasses_hold, calls};
 use reasons_transform::json::{self, Member, Object};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::Duration;
 
+mod catalogues;
 mod hold;
 mod owed;
 
@@ -142,7 +144,8 @@ pub struct Proxy<L> {
     layer: L,
     audit: Audit,
     pending: HashMap<Id, Pending>,
-    catalogue: Option<Catalogue>,
+    /// The server's tools as each caller was last shown them.
+    catalogues: Catalogues,
     /// Listings asked for so far (the proxy's own, and the client's).
     started: u64,
     /// The listing the catalogue must be at least, to be current: the server said its
@@ -190,7 +193,7 @@ impl<L: Layer> Proxy<L> {
             layer,
             audit,
             pending: HashMap::new(),
-            catalogue: None,
+            catalogues: Catalogues::default(),
             started: 0,
             want: 0,
             overtaken: 0,
@@ -314,11 +317,11 @@ impl<L: Layer> Proxy<L> {
                 // before it lists its tools for the calls that wait).
                 let waits = !self.held.is_empty() && !bypasses_hold(&read);
                 let tools = calls(&read);
-                if waits || !self.can_go(&tools, None) {
+                let caller = self.caller(&read);
+                if waits || !self.can_go(&tools, &caller, None) {
                     if let Some(spans) = &mut self.spans {
                         spans.held(&read);
                     }
-                    let caller = self.caller(&read);
                     self.held.push_back(self.hold(line, tools, now, caller));
                 } else {
                     self.client_line(&line, Release::Go, &mut out);
@@ -420,7 +423,9 @@ impl<L: Layer> Proxy<L> {
                 }
                 let kind = match method.as_str() {
                     "tools/call" => {
-                        return self.call(read.text, id, params.as_ref(), release, batch);
+                        let caller = self.caller_of(params.as_ref());
+                        let call = (read.text, id, params.as_ref(), &caller);
+                        return self.call(call, release, batch);
                     }
                     "tools/list" => {
                         match params.as_ref().map(|params| (params, params.members())) {
@@ -481,13 +486,12 @@ impl<L: Layer> Proxy<L> {
         self.pending.insert(id.clone(), pending);
     }
 
-    /// A `tools/call`: sent on stripped, sent on as it came when there is nothing of the
-    /// layer's in it, or answered here, never sent with a doubt (R18).
+    /// A `tools/call` (its text, id, params and caller): sent on stripped, sent on as it
+    /// came when there is nothing of the layer's in it, or answered here, never sent with
+    /// a doubt (R18). Its fate is decided against its own caller's catalogue alone.
     fn call(
         &mut self,
-        text: &str,
-        id: &Id,
-        params: Option<&Params>,
+        (text, id, params, caller): (&str, &Id, Option<&Params>, &Caller),
         release: &Release,
         batch: Option<u64>,
     ) -> Fate {
@@ -505,11 +509,13 @@ impl<L: Layer> Proxy<L> {
         let members = arguments.map_or(Some(Vec::new()), |arguments| {
             Object::parse(arguments).map(|object| object.members)
         });
-        let reason = members
-            .as_deref()
-            .and_then(|members| self.reason(name, members));
+        let catalogue = self.catalogues.of(caller);
+        let known = catalogue.is_some_and(|catalogue| catalogue.names.contains(name));
+        let augmented = catalogue.is_some_and(|catalogue| catalogue.stripped.contains(name));
+        let reason = (members.as_deref())
+            .filter(|_| augmented && self.audit.wants_reasons())
+            .and_then(|members| self.reason(members));
         // What the span tells of the call: never the reason's text, only its length.
-        let augmented = self.layer.strips(name);
         let length = (members.as_deref())
             .filter(|_| augmented)
             .and_then(|members| self.reason_length(members));
@@ -541,10 +547,6 @@ impl<L: Layer> Proxy<L> {
         };
         let param = self.layer.param().as_bytes();
         let carries = members.iter().any(|member| member.key.as_ref() == param);
-        let known = self
-            .catalogue
-            .as_ref()
-            .is_some_and(|catalogue| catalogue.names.contains(name));
         if !known && carries {
             let why = format!(
                 "the tool `{name}` is not in the server's latest tools/list, so whether `{}` \
@@ -571,10 +573,15 @@ impl<L: Layer> Proxy<L> {
             );
             fate
         };
-        let through_layer = self.layer.strips(name) && (carries || self.layer.required());
+        let through_layer = augmented && (carries || self.layer.required());
         if !through_layer {
             // R9: nothing of the layer's in it (or a tool that owns the name, R5).
             return sent(self, reason, arguments, Fate::Keep);
+        }
+        if !self.layer_reads(caller) {
+            let why = "the layer could not read the tools listed for this client again; the \
+                       call was not sent";
+            return refuse(self, reason, INTERNAL_ERROR, why.into());
         }
         match self.layer.route(id.json(), name, arguments) {
             Routing::Answer(answer) => {
@@ -606,13 +613,10 @@ impl<L: Layer> Proxy<L> {
         }
     }
 
-    /// The model's reason among a call's top-level `members` to `tool`, if the audit
-    /// wants it and it is the model's (the layer strips this tool's reason) rather than
-    /// the tool's own. A repeated key's last value is the one parsers read.
-    fn reason(&self, tool: &str, members: &[Member]) -> Option<String> {
-        if !self.audit.wants_reasons() || !self.layer.strips(tool) {
-            return None;
-        }
+    /// The reason among the top-level `members` of a call whose tool the layer strips
+    /// (so it is the model's, not the tool's own). A repeated key's last value is the one
+    /// parsers read.
+    fn reason(&self, members: &[Member]) -> Option<String> {
         let param = self.layer.param().as_bytes();
         members
             .iter()
@@ -630,6 +634,26 @@ impl<L: Layer> Proxy<L> {
             .rev()
             .find(|member| member.key.as_ref() == param)?;
         Some(json::string(value.value).map_or(0, |text| text.chars().count()))
+    }
+
+    /// Whether the layer's strip set is `caller`'s catalogue's, reading it again when the
+    /// layer last read another caller's (the shared session).
+    fn layer_reads(&mut self, caller: &Caller) -> bool {
+        if self.catalogues.layer_holds(caller) {
+            return true;
+        }
+        let Some(listed) = self
+            .catalogues
+            .of(caller)
+            .map(|catalogue| catalogue.listed())
+        else {
+            return false;
+        };
+        let read = self.layer.augment(listed).is_ok();
+        if read {
+            self.catalogues.layer_read(caller);
+        }
+        read
     }
 
     /// A line from the server.

@@ -11,6 +11,7 @@
 //! a listing (listed, failed) is its caller's alone, so that a server refusing one
 //! client's version fails no other client's calls.
 
+use super::catalogues::Catalogue;
 use super::{Handshake, Out, Proxy, Relay, Release};
 use crate::Now;
 use crate::delivery::{About, Delivery};
@@ -19,7 +20,7 @@ use crate::layer::Layer;
 use crate::outline::Outline;
 use reasons_transform::Json;
 use reasons_transform::json;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 /// How long a message may wait for the augmented tools before the calls in it are refused
@@ -33,28 +34,6 @@ const MOST_PAGES: usize = 1000;
 /// what waits for them is refused: a server that says its tools changed while it lists
 /// them, every time, is never current.
 const MOST_OVERTAKEN: u32 = 16;
-
-/// The server's tools, from its latest whole listing: all the proxy keeps of them.
-pub(super) struct Catalogue {
-    /// Which listing it was: listings are numbered in the order they started.
-    pub(super) generation: u64,
-    pub(super) names: HashSet<String>,
-    /// Each declaration as the server listed it, and as the model is to see it.
-    pub(super) declarations: HashMap<Json, Json>,
-}
-
-impl Catalogue {
-    /// Whether `tools` holds the declarations this catalogue was made of, and no others.
-    /// Their order and repeats do not matter: what the layer makes of a declaration
-    /// depends on the set of declarations beside it, not on their order (R7).
-    fn is_made_of(&self, tools: &[Json]) -> bool {
-        let distinct: HashSet<&Json> = tools.iter().collect();
-        distinct.len() == self.declarations.len()
-            && distinct
-                .iter()
-                .all(|tool| self.declarations.contains_key(*tool))
-    }
-}
 
 /// Whom a listing is for: the `_meta` of the client request that needs it, in a session
 /// without `initialize`; `None` in a session with one, where the handshake settled the
@@ -154,17 +133,19 @@ impl<L: Layer> Proxy<L> {
         self.listings.entry(caller.clone()).or_default()
     }
 
-    /// Whether every call of a line, whose `tools` they are, can go now: its tool is in a
-    /// current catalogue, or a listing for its caller that started after the line
-    /// arrived has completed.
-    pub(super) fn can_go(&self, tools: &[Option<String>], arrival: Option<(u64, &Caller)>) -> bool {
-        let listed_since = |arrival: Option<(u64, &Caller)>| {
-            arrival.is_some_and(|(arrival, caller)| self.progress(caller).listed > arrival)
+    /// Whether every call of a line of `caller`'s, whose `tools` they are, can go now:
+    /// its tool is in the caller's current catalogue, or a listing for the caller that
+    /// started after the line arrived (`arrival`) has completed.
+    pub(super) fn can_go(
+        &self,
+        tools: &[Option<String>],
+        caller: &Caller,
+        arrival: Option<u64>,
+    ) -> bool {
+        let listed_since = |arrival: Option<u64>| {
+            arrival.is_some_and(|arrival| self.progress(caller).listed > arrival)
         };
-        let current = self
-            .catalogue
-            .as_ref()
-            .filter(|catalogue| catalogue.generation >= self.want);
+        let current = self.catalogues.current(caller, self.want);
         tools.iter().all(|tool| {
             let Some(tool) = tool else {
                 // An unreadable call waits for nothing: it is refused when processed.
@@ -173,12 +154,6 @@ impl<L: Layer> Proxy<L> {
             let known = current.is_some_and(|catalogue| catalogue.names.contains(tool));
             known || listed_since(arrival)
         })
-    }
-
-    fn catalogue_generation(&self) -> u64 {
-        self.catalogue
-            .as_ref()
-            .map_or(0, |catalogue| catalogue.generation)
     }
 
     /// The server's answer to the client's `tools/list`, as the model is to see it. A
@@ -202,30 +177,29 @@ impl<L: Layer> Proxy<L> {
             let tools = page.tools.iter().map(|tool| tool.to_string()).collect();
             self.install(generation, tools, page.names.clone(), &caller);
         }
-        if self.augments_all(&page.tools) || !may_hold {
-            let (text, about) = self.augmented_page(read, &page);
+        if self.augments_all(&page.tools, &caller) || !may_hold {
+            let (text, about) = self.augmented_page(read, &page, &caller);
             return Relay::Change(text, about);
         }
         Relay::Hold(caller)
     }
 
-    /// Whether every declaration is in a current catalogue.
-    fn augments_all(&self, tools: &[&str]) -> bool {
-        self.catalogue.as_ref().is_some_and(|catalogue| {
-            catalogue.generation >= self.want
-                && tools
-                    .iter()
-                    .all(|tool| catalogue.declarations.contains_key(*tool))
-        })
+    /// Whether every declaration is in `caller`'s current catalogue.
+    fn augments_all(&self, tools: &[&str], caller: &Caller) -> bool {
+        self.catalogues
+            .current(caller, self.want)
+            .is_some_and(|catalogue| {
+                (tools.iter()).all(|tool| catalogue.declarations.contains_key(*tool))
+            })
     }
 
-    /// `read`'s text with each declaration of its page as the catalogue augments it, and
-    /// what it is about; a declaration the catalogue does not hold goes as it is (the
-    /// model is not offered the parameter for it, and a call carrying it is refused).
-    fn augmented_page(&self, read: &Read, page: &Page) -> (String, About) {
+    /// `read`'s text with each declaration of its page as `caller`'s catalogue augments
+    /// it, and what it is about; a declaration the catalogue does not hold goes as it is
+    /// (the model is not offered the parameter for it, and a call carrying it is refused).
+    fn augmented_page(&self, read: &Read, page: &Page, caller: &Caller) -> (String, About) {
+        let catalogue = self.catalogues.of(caller);
         let augmented = |tool: &str| {
-            self.catalogue
-                .as_ref()
+            catalogue
                 .and_then(|catalogue| catalogue.declarations.get(tool))
                 .map_or(tool.to_string(), Json::clone)
         };
@@ -266,27 +240,30 @@ impl<L: Layer> Proxy<L> {
         if generation < self.want {
             return;
         }
-        if generation <= self.catalogue_generation() {
+        if generation <= self.catalogues.generation(caller) {
             self.listed(caller, generation);
             return;
         }
-        if let Some(catalogue) = &mut self.catalogue
-            && catalogue.is_made_of(&tools)
-        {
-            // The same listing again (a client listing on every turn): the layer's strip
-            // set is already this listing's; only how current it is changes.
-            catalogue.generation = generation;
+        // The same listing again (a client listing on every turn): the strip set made
+        // of it stands; only how current it is changes.
+        if self.catalogues.renew(caller, &tools, generation) {
             self.listed(caller, generation);
             return;
         }
         match self.layer.augment(tools.clone()) {
             Ok(listed) => {
-                let names = names.into_iter().flatten().collect();
-                self.catalogue = Some(Catalogue {
+                let names: HashSet<String> = names.into_iter().flatten().collect();
+                let stripped = (names.iter())
+                    .filter(|name| self.layer.strips(name))
+                    .cloned()
+                    .collect();
+                let catalogue = Catalogue {
                     generation,
                     names,
+                    stripped,
                     declarations: tools.into_iter().zip(listed).collect(),
-                });
+                };
+                self.catalogues.insert(caller.clone(), catalogue);
                 self.listed(caller, generation);
             }
             Err(error) => {
@@ -318,7 +295,7 @@ impl<L: Layer> Proxy<L> {
     pub(super) fn drain(&mut self, out: &mut Vec<Out>) {
         let now = self.now.instant;
         while let Some(held) = self.held.pop_front() {
-            let release = if self.can_go(&held.tools, Some((held.arrival, &held.caller))) {
+            let release = if self.can_go(&held.tools, &held.caller, Some(held.arrival)) {
                 Release::Go
             } else if self.progress(&held.caller).failed > held.arrival {
                 let why = &self.progress(&held.caller).why;
@@ -351,7 +328,7 @@ impl<L: Layer> Proxy<L> {
             if let Ok(Message::Response { result, .. }) = read.message
                 && let Some(page) = result.and_then(Page::read)
             {
-                let (text, about) = self.augmented_page(&read, &page);
+                let (text, about) = self.augmented_page(&read, &page, &held.caller);
                 out.push(Out::Client(Delivery::one(text.into_bytes(), about)));
             }
         }

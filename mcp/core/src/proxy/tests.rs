@@ -479,6 +479,64 @@ fn clients_of_a_shared_session_are_listed_for_each_with_its_own_meta() {
 }
 
 #[test]
+fn in_a_shared_session_each_client_s_calls_are_stripped_by_the_tools_declared_to_it() {
+    // R5, R18: the server declares `plain` by the caller's capabilities: with a `reason`
+    // of its own to X, without one to Y. X lists, then Y lists: Y's listing decides
+    // nothing of X's calls. X's own reason reaches the tool; Y's model's reason does not.
+    let mut proxy = proxy();
+    let list = |id: &str, who: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":"{id}","method":"tools/list","params":{{"_meta":{{"who":"{who}"}}}}}}"#
+        )
+    };
+    let call = |id: u8, who: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"plain","arguments":{{"reason":"SECRET {who}"}},"_meta":{{"who":"{who}"}}}}}}"#
+        )
+    };
+    let listed = |proxy: &mut Proxy<ComponentLayer>, id: &str, tool: &str| {
+        let listed = server(proxy, &listing(&format!(r#""{id}""#), &[tool], ""));
+        assert_eq!(listed.client.len(), 1, "{listed:?}");
+        listed.client[0].clone()
+    };
+    assert_eq!(client(&mut proxy, &list("x", "X")).server.len(), 1);
+    let to_x = listed(&mut proxy, "x", PLAIN_OWNING);
+    assert!(!to_x.contains(REASON), "{to_x}");
+    assert_eq!(client(&mut proxy, &list("y", "Y")).server.len(), 1);
+    let to_y = listed(&mut proxy, "y", PLAIN);
+    assert!(to_y.contains(REASON), "{to_y}");
+
+    // X's call: its tool owns `reason` as X was shown it, so X's reason is its own.
+    let from_x = client(&mut proxy, &call(1, "X"));
+    assert_eq!(from_x.server, [call(1, "X")], "{from_x:?}");
+    // Y's: stripped, as Y was shown it.
+    let from_y = client(&mut proxy, &call(2, "Y"));
+    let stripped = call(2, "Y").replace(r#"{"reason":"SECRET Y"}"#, "{}");
+    assert_eq!(from_y.server, [stripped], "{from_y:?}");
+    // And X's again, after the layer read Y's tools.
+    let again = client(&mut proxy, &call(3, "X"));
+    assert_eq!(again.server, [call(3, "X")], "{again:?}");
+}
+
+#[test]
+fn a_caller_no_listing_was_made_for_waits_for_its_own() {
+    // R18: Z was never shown the tools; X's listing decides nothing of Z's call, which
+    // waits for a listing made with Z's _meta.
+    let mut proxy = proxy();
+    let x = r#"{"jsonrpc":"2.0","id":"x","method":"tools/list","params":{"_meta":{"who":"X"}}}"#;
+    client(&mut proxy, x);
+    server(&mut proxy, &listing(r#""x""#, &[PLAIN], ""));
+    let z = r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"plain","arguments":{"reason":"its own"},"_meta":{"who":"Z"}}}"#;
+    let sent = client(&mut proxy, z);
+    let listed: Value = serde_json::from_str(&sent.server[0]).unwrap();
+    assert_eq!(sent.server.len(), 1, "{sent:?}");
+    assert_eq!(listed["method"], "tools/list");
+    assert_eq!(listed["params"]["_meta"], json!({"who":"Z"}));
+    let released = answer_own_listing(&mut proxy, &sent.server, &[PLAIN_OWNING]);
+    assert_eq!(released.server, [z], "{released:?}");
+}
+
+#[test]
 fn client_ids_in_the_proxy_s_namespace_are_ordinary_ids() {
     // R19 (finding 6)
     let mut proxy = ready(Options::default(), &[PLAIN]);
@@ -639,7 +697,8 @@ fn the_catalogue_is_the_latest_listing_not_an_accumulation() {
         );
         assert_eq!(answered.client.len(), 1);
         assert!(answered.client[0].contains(&format!("state {number}")));
-        let catalogue = proxy.catalogue.as_ref().unwrap();
+        assert_eq!(proxy.catalogues.len(), 1);
+        let catalogue = proxy.catalogues.of(&None).unwrap();
         assert_eq!(
             (catalogue.declarations.len(), catalogue.names.len()),
             (2, 2)
