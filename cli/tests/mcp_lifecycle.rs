@@ -124,6 +124,45 @@ fn a_signal_reaches_the_server_and_the_call_in_flight_is_answered_and_audited() 
 }
 
 #[test]
+fn a_server_that_cannot_start_or_ends_at_once_has_initialize_answered_every_time() {
+    // R19: every request gets one answer from the first byte. The client sends its
+    // `initialize` and waits with its stdin open, as clients do: a missing command, and a
+    // server that exits at once (before or after the proxy read the request), have it
+    // answered with the error naming the cause, in every run; then the proxy exits.
+    use std::io::{BufRead, Write};
+    let cases: [(&str, &str); 2] = [
+        ("/nonexistent/server", "cannot start the MCP server"),
+        ("false", "exit status: 1"),
+    ];
+    for (server, cause) in cases {
+        for run in 0..10 {
+            let mut proxy = Command::new(reasons())
+                .args(["mcp", "--", server])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            let mut stdin = proxy.stdin.take().unwrap();
+            // The proxy may be gone already: what it reads of this is what it answers.
+            let _ = writeln!(stdin, "{INITIALIZE}");
+            let mut answer = String::new();
+            let stdout = proxy.stdout.take().unwrap();
+            std::io::BufReader::new(stdout)
+                .read_line(&mut answer)
+                .unwrap();
+            let answer: Value = serde_json::from_str(&answer)
+                .unwrap_or_else(|_| panic!("{server}, run {run}: no answer ({answer:?})"));
+            assert_eq!(answer["id"], 1, "{answer}");
+            let message = answer["error"]["message"].as_str().unwrap_or_default();
+            assert!(message.contains(cause), "{server}, run {run}: {answer}");
+            drop(stdin);
+            assert!(!proxy.wait().unwrap().success());
+        }
+    }
+}
+
+#[test]
 fn a_server_that_dies_at_start_is_reported_and_its_status_kept() {
     // R20 (finding 11)
     let dir = tempfile::tempdir().unwrap();

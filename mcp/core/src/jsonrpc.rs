@@ -23,7 +23,7 @@ pub use parsed::Parsed;
 pub(crate) use places::moved;
 pub use places::{at, replace, span};
 pub use read::{Line, Message, Read, Refusal, member, read_line, repeated, unique};
-pub use write::{ID_AT, error, error_with_data, request, result};
+pub use write::{ID_AT, error, error_with_data, request, result, unanswerable};
 
 /// JSON-RPC's error for text that is not one JSON value.
 pub const PARSE_ERROR: i64 = -32700;

@@ -135,8 +135,13 @@ impl Session {
     }
 
     /// Runs the session on the events of `inbox` until the client has gone and the
-    /// server has finished, the server has gone, or a signal ended it.
-    pub(crate) fn serve(self, inbox: &mpsc::Receiver<Event>, client: &mut dyn Client) -> Ended {
+    /// server has finished, the server has gone, or a signal ended it; how the server
+    /// ended, and whether the client still has its end open.
+    pub(crate) fn serve(
+        self,
+        inbox: &mpsc::Receiver<Event>,
+        client: &mut dyn Client,
+    ) -> (Ended, bool) {
         let Session {
             mut proxy,
             mut server,
@@ -226,7 +231,14 @@ impl Session {
         if proxy.audit().stats_wanted() {
             eprint!("{}", proxy.audit().stats());
         }
-        ended
+        let signalled = matches!(
+            ended,
+            Ended::Process {
+                signal: Some(_),
+                ..
+            }
+        ) || matches!(ended, Ended::Remote { signal: Some(_) });
+        (ended, !client_closed && !signalled)
     }
 }
 

@@ -7,12 +7,19 @@ use crate::session::{Client, Event, Session};
 use crate::{Ended, Error, Settings};
 use reasons_host::Plugin;
 use reasons_mcp::delivery::Part;
-use reasons_mcp::jsonrpc::Parsed;
+use reasons_mcp::jsonrpc::{self, Parsed};
 use reasons_transform::Options;
 use std::sync::mpsc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-/// Serves the one client on the proxy's stdio until its session ends.
+/// How long the client may be silent once the server is gone before the proxy exits: a
+/// client that sent its `initialize` as the server exited still gets its answer.
+const LINGER: Duration = Duration::from_secs(2);
+
+/// Serves the one client on the proxy's stdio until its session ends. Every request gets
+/// one answer (R19), whatever the server did: one that cannot be started, or that has
+/// gone, has each request the client still sends answered with why, until the client
+/// closes its end or is silent for [`LINGER`].
 pub(crate) fn serve(
     plugin: &Plugin,
     options: &Options,
@@ -21,22 +28,50 @@ pub(crate) fn serve(
     inbox: &mpsc::Receiver<Event>,
 ) -> Result<Ended, Error> {
     let mut client = Stdout(Outbox::at_once(std::io::stdout()));
-    let session = Session::open(plugin, options, settings, feed.gated(client.0.backlog()))?;
-    let ends = Ends {
-        over_cap: Event::ClientOverCap,
-        closed: Event::ClientClosed,
+    let stdin = |gate| {
+        let ends = Ends {
+            over_cap: Event::ClientOverCap,
+            closed: Event::ClientClosed,
+        };
+        let line = |line| Event::Client(Parsed::read(line));
+        read_lines(std::io::stdin(), settings.max_message, gate, line, ends);
     };
-    read_lines(
-        std::io::stdin(),
-        settings.max_message,
-        feed.gated(session.server.backlog()),
-        |line| Event::Client(Parsed::read(line)),
-        ends,
-    );
-    let ended = session.serve(inbox, &mut client);
+    let session = match Session::open(plugin, options, settings, feed.gated(client.0.backlog())) {
+        Ok(session) => session,
+        Err(error) => {
+            stdin(feed.clone());
+            answer_until_closed(inbox, &mut client, &format!("reasons mcp: {error}"));
+            client.0.drain(settings.write_timeout);
+            return Err(error);
+        }
+    };
+    stdin(feed.gated(session.server.backlog()));
+    let (ended, client_open) = session.serve(inbox, &mut client);
+    if client_open {
+        let why = format!("the MCP server {}", ended.describe());
+        answer_until_closed(inbox, &mut client, &why);
+    }
     // What the session said last (the answers to what waited, say) reaches the client.
     client.0.drain(settings.write_timeout);
     Ok(ended)
+}
+
+/// Answers each request the client sends with `why`, until it closes its end, is silent
+/// for [`LINGER`], or a signal comes.
+fn answer_until_closed(inbox: &mpsc::Receiver<Event>, client: &mut Stdout, why: &str) {
+    loop {
+        match inbox.recv_timeout(LINGER) {
+            Ok(Event::Client(line)) => {
+                let answer = jsonrpc::unanswerable(&line, jsonrpc::INTERNAL_ERROR, why);
+                if answer.is_some_and(|answer| !client.0.send(answer.as_bytes())) {
+                    return;
+                }
+            }
+            Ok(Event::ClientClosed | Event::ClientOverCap | Event::Signal(_)) | Err(_) => return,
+            // The server's last words, if any: nobody is there to relay them for.
+            Ok(_) => {}
+        }
+    }
 }
 
 /// A client on the proxy's stdio.
