@@ -656,8 +656,15 @@ fn sessions_are_bounded_by_ending_the_one_used_least_recently() {
     let fourth = open();
     assert_eq!(list(&first), 200);
     assert_eq!(list(&fourth), 200);
-    // DELETE gives a place back too.
+    // DELETE gives a place back too. A session the front no longer has is 404 to every
+    // method, its GET stream's too, as the spec says, so that the client starts another.
     assert_eq!(delete(&front.url, &fourth), 200);
+    let stream = [
+        ("Mcp-Session-Id", fourth.as_str()),
+        ("Accept", "text/event-stream"),
+    ];
+    let (status, head) = raw(&front.url, "GET", &stream, "");
+    assert_eq!(status, 404, "{head}");
     let fifth = open();
     assert_eq!(list(&first), 200);
     assert_eq!(list(&fifth), 200);

@@ -591,12 +591,15 @@ fn one_message(
 }
 
 async fn on_get(State(front): State<Arc<Front>>, headers: HeaderMap) -> Response {
-    let running = headers
-        .get("mcp-session-id")
-        .and_then(|session| lock(&front.sessions).touch(session.to_str().unwrap_or_default()));
-    let Some(running) = running else {
+    let Some(session) = headers.get("mcp-session-id") else {
         // 2026-07-28 has no GET stream; a legacy client asks with its session.
         return StatusCode::METHOD_NOT_ALLOWED.into_response();
+    };
+    let running = lock(&front.sessions).touch(session.to_str().unwrap_or_default());
+    let Some(running) = running else {
+        // The spec's answer to a session the server no longer has: the client starts
+        // another.
+        return session_gone().into_response();
     };
     let (lines, stream) = channel(STREAM_AHEAD);
     let mut routes = lock(&running.routes);
