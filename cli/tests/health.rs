@@ -123,6 +123,47 @@ fn a_full_front_is_ready_and_ends_no_client_s_session_to_probe() {
     );
 }
 
+#[test]
+fn a_probe_in_flight_takes_no_client_s_place() {
+    // R20: with --max-sessions 2, A's session open and a probe waiting on a server that
+    // lists slowly, B's initialize finds a place without ending A's: the probe's session
+    // holds none. (It did: B's ended A's, the least recently used, and A got 404.)
+    let marks = tempfile::tempdir().unwrap();
+    let server = format!(
+        r#"require("fs").writeFileSync({marks:?} + "/" + process.pid, "");
+        require("readline").createInterface({{ input: process.stdin }}).on("line", (line) => {{
+          const message = JSON.parse(line);
+          if (message.id === undefined) return;
+          const reply = (result) =>
+            process.stdout.write(JSON.stringify({{ jsonrpc: "2.0", id: message.id, result }}) + "\n");
+          if (message.method === "initialize")
+            reply({{ protocolVersion: message.params.protocolVersion, capabilities: {{ tools: {{}} }},
+                     serverInfo: {{ name: "slow", version: "1" }} }});
+          else if (message.method === "tools/list") setTimeout(() => reply({{ tools: [] }}), 8000);
+          else reply({{}});
+        }});"#,
+        marks = marks.path().to_str().unwrap()
+    );
+    let command = vec!["node".to_string(), "-e".to_string(), server];
+    let front = Listening::front(&["--max-sessions", "2"], command);
+    let started = || std::fs::read_dir(marks.path()).unwrap().count();
+    let (status, a, _) = initialize(&front.url);
+    assert_eq!(status, 200);
+    let ready = front_path(&front, "/readyz", true);
+    let probe = std::thread::spawn(move || get(&ready));
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while started() < 2 {
+        assert!(std::time::Instant::now() < until, "the probe never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let (status, _, _) = initialize(&front.url);
+    assert_eq!(status, 200);
+    let ping = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
+    let (status, messages) = post(&front.url, &[("Mcp-Session-Id", a.as_str())], ping);
+    assert_eq!(status, 200, "A's session was ended: {messages:?}");
+    assert_eq!(probe.join().unwrap().0, 200);
+}
+
 /// The gateway's URL for `path`.
 fn gateway_path(gateway: &Listening, path: &str) -> String {
     gateway.url.strip_suffix("/mcp").unwrap().to_string() + path

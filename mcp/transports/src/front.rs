@@ -304,14 +304,23 @@ impl Front {
     /// Opens a legacy session, once it has a place ([`Front::take_a_place`]): its running
     /// session, and its id.
     async fn open_session(&self) -> Result<(Arc<Running>, String), Refused> {
-        self.take_a_place().await?;
+        // The readiness probe takes no client's place, and ends none to make room.
+        let probing = health::probing();
+        if !probing {
+            self.take_a_place().await?;
+        }
         let opened = self.open(false);
         let mut sessions = lock(&self.sessions);
-        sessions.opening -= 1;
+        if !probing {
+            sessions.opening -= 1;
+        }
         let running = opened?;
         // Each session's id is drawn afresh: knowing one's own tells nothing of another's.
         let session = reasons_mcp::unguessable();
         sessions.add(session.clone(), running.clone());
+        if probing {
+            sessions.probe = Some(session.clone());
+        }
         Ok((running, session))
     }
 
@@ -329,12 +338,8 @@ impl Front {
             {
                 let mut sessions = lock(&self.sessions);
                 sessions.prune();
-                if sessions.open.len() + sessions.opening >= self.max_sessions {
-                    let least = sessions
-                        .open
-                        .iter()
-                        .min_by_key(|(_, (_, used))| *used)
-                        .map(|(id, _)| id.clone());
+                if sessions.clients() + sessions.opening >= self.max_sessions {
+                    let least = sessions.least_used();
                     if !least.is_some_and(|id| sessions.end(&id)) {
                         let message = format!(
                             "{} sessions are starting at once, as many as --max-sessions \

@@ -5,9 +5,9 @@
 //!
 //! A probe starts the server as a session does (a process, or a connection to the
 //! URL), so it needs the token, and runs once at a time: a verdict is kept for
-//! [`KEPT`], and those who ask meanwhile get it. It never ends a client's session to
-//! make room: when every place is taken, the sessions that hold them are serving, and
-//! the listener is ready.
+//! [`KEPT`], and those who ask meanwhile get it. Its session takes no client's place
+//! and is never the one ended to make room for a client's: when every place is taken,
+//! the sessions that hold them are serving, and the listener is ready.
 
 use super::{Front, lock, on_delete, on_post};
 use axum::body::Bytes;
@@ -25,6 +25,16 @@ pub(super) const READY: &str = "/readyz";
 
 /// How long a verdict answers for: probes more often start no more servers.
 const KEPT: Duration = Duration::from_secs(5);
+
+tokio::task_local! {
+    /// Set while the probe's own requests are handled: its session takes no place.
+    static PROBING: ();
+}
+
+/// Whether the request being handled is the readiness probe's own.
+pub(super) fn probing() -> bool {
+    PROBING.try_with(|_| ()).is_ok()
+}
 
 /// The last verdict, and when it was found.
 pub(super) type Kept = tokio::sync::Mutex<Option<(Instant, Verdict)>>;
@@ -53,9 +63,9 @@ fn json(status: StatusCode, body: String) -> Response {
 async fn probe(front: &Arc<Front>) -> Verdict {
     {
         let sessions = lock(&front.sessions);
-        if sessions.open.len() + sessions.opening >= front.max_sessions {
+        if sessions.clients() + sessions.opening >= front.max_sessions {
             return Verdict::Full {
-                sessions: sessions.open.len(),
+                sessions: sessions.clients(),
             };
         }
     }
@@ -98,10 +108,13 @@ async fn send(front: &Arc<Front>, ask: &Ask) -> (StatusCode, HeaderMap, Bytes) {
         HeaderValue::from_static("application/json, text/event-stream"),
     );
     let state = State(front.clone());
-    let response = match &ask.body {
-        Some(body) => on_post(state, headers, Ok(Bytes::from(body.clone()))).await,
-        None => on_delete(state, headers).await,
-    };
+    let response = PROBING.scope((), async {
+        match &ask.body {
+            Some(body) => on_post(state, headers, Ok(Bytes::from(body.clone()))).await,
+            None => on_delete(state, headers).await,
+        }
+    });
+    let response = response.await;
     let (parts, body) = response.into_parts();
     let body = axum::body::to_bytes(body, ANSWER_AT_MOST)
         .await

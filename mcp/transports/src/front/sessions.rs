@@ -16,6 +16,9 @@ pub(super) struct Sessions {
     pub(super) opening: usize,
     /// Sessions ended (evicted, or DELETEd) whose servers may still be running.
     pub(super) ending: Vec<Arc<Running>>,
+    /// The readiness probe's session, while it is open: it holds no client's place and
+    /// is never ended to make room for one.
+    pub(super) probe: Option<String>,
     /// The uses of sessions so far: the clock "last used" is read on. A count, not the
     /// time: nothing a client or the machine's clock does can reorder it.
     uses: u64,
@@ -43,6 +46,9 @@ impl Sessions {
         let Some((running, _)) = self.open.remove(id) else {
             return false;
         };
+        if self.probe.as_deref() == Some(id) {
+            self.probe = None;
+        }
         running.events.control_soon(Event::ClientClosed);
         self.ending.push(running);
         true
@@ -52,11 +58,31 @@ impl Sessions {
     pub(super) fn prune(&mut self) {
         self.open.retain(|_, (running, _)| !running.ended());
         self.ending.retain(|running| !running.ended());
+        if self
+            .probe
+            .as_ref()
+            .is_some_and(|id| !self.open.contains_key(id))
+        {
+            self.probe = None;
+        }
     }
 
-    /// The servers of legacy sessions running, starting, or ending.
+    /// The clients' sessions open: every one but the probe's.
+    pub(super) fn clients(&self) -> usize {
+        self.open.len() - usize::from(self.probe.is_some())
+    }
+
+    /// The servers of clients' legacy sessions running, starting, or ending.
     pub(super) fn servers(&self) -> usize {
-        self.open.len() + self.opening + self.ending.len()
+        self.clients() + self.opening + self.ending.len()
+    }
+
+    /// The client session used least recently: the one ended to make room.
+    pub(super) fn least_used(&self) -> Option<String> {
+        (self.open.iter())
+            .filter(|(id, _)| self.probe.as_ref() != Some(*id))
+            .min_by_key(|(_, (_, used))| *used)
+            .map(|(id, _)| id.clone())
     }
 }
 
