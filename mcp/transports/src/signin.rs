@@ -104,12 +104,13 @@ impl SignIn {
         if let Some(shared) = all.get(server).and_then(Weak::upgrade) {
             return Ok(shared);
         }
+        let url = Url::parse(server).map_err(|error| format!("{server:?}: {error}"))?;
         let sign_in = Arc::new(SignIn {
-            server: Url::parse(server).map_err(|error| format!("{server:?}: {error}"))?,
+            web: web::Web::for_server(&url),
+            server: url,
             key: server.to_string(),
             settings: settings.clone(),
             store: Store::of_user(),
-            web: web::Web::new(),
             state: Mutex::default(),
         });
         all.insert(server.to_string(), Arc::downgrade(&sign_in));
@@ -245,6 +246,16 @@ impl SignIn {
         more: Vec<String>,
     ) -> Result<(), String> {
         let server = self.shown();
+        // A token sent to a server over plain http crosses the network in clear (RFC
+        // 6750 §5.3): only this machine's http is signed in to.
+        self.web
+            .url(self.server.as_str(), "the server's URL")
+            .map_err(|_| {
+                "it asks to sign in over plain http, which would send its token in clear \
+                 across the network (RFC 6750 §5.3): nothing was signed in to; use its \
+                 https:// URL"
+                    .to_string()
+            })?;
         if !self.settings.interactive {
             return Err(
                 "it is not signed in to, and signing in is left to a terminal here \
@@ -525,4 +536,24 @@ fn now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |since| since.as_secs())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_server_over_plain_http_elsewhere_is_never_signed_in_to() {
+        // RFC 6750 §5.3: its token would cross the network in clear. Refused before
+        // anything is asked of it or of anyone it names.
+        let settings = Settings {
+            given: Given::default(),
+            wait: Duration::from_secs(1),
+            interactive: true,
+        };
+        let sign_in = SignIn::of("http://mcp.example.com/mcp", &settings).unwrap();
+        let why = sign_in.refused(0, 401, None).unwrap_err();
+        assert!(why.contains("over plain http"), "{why}");
+        assert!(why.contains("https://"), "{why}");
+    }
 }

@@ -14,32 +14,79 @@ const REQUEST_AT_MOST: Duration = Duration::from_secs(30);
 
 pub struct Web {
     agent: ureq::Agent,
+    /// Where the server signed in to is: no URL it (or an authorization server it
+    /// names) names may be nearer this machine than it is.
+    server: Place,
+}
+
+/// Where a URL's host is, as far as what it may be sent is concerned, nearest first.
+#[derive(PartialEq, PartialOrd)]
+enum Place {
+    /// This machine: a loopback address, or `localhost`.
+    Loopback,
+    /// A private network's address, link-local (cloud metadata services), or none.
+    Private,
+    Elsewhere,
+}
+
+fn place(url: &Url) -> Place {
+    let v4 = |address: std::net::Ipv4Addr| match () {
+        _ if address.is_loopback() => Place::Loopback,
+        _ if address.is_private() || address.is_link_local() || address.is_unspecified() => {
+            Place::Private
+        }
+        _ => Place::Elsewhere,
+    };
+    match url.host() {
+        Some(url::Host::Domain(name)) if name.eq_ignore_ascii_case("localhost") => Place::Loopback,
+        Some(url::Host::Domain(_)) | None => Place::Elsewhere,
+        Some(url::Host::Ipv4(address)) => v4(address),
+        Some(url::Host::Ipv6(address)) => match address.to_ipv4_mapped() {
+            Some(address) => v4(address),
+            None if address.is_loopback() => Place::Loopback,
+            None if address.is_unique_local()
+                || address.is_unicast_link_local()
+                || address.is_unspecified() =>
+            {
+                Place::Private
+            }
+            None => Place::Elsewhere,
+        },
+    }
 }
 
 impl Web {
-    pub fn new() -> Web {
+    /// The requests of signing in to the server at `server`.
+    pub fn for_server(server: &Url) -> Web {
         let agent = crate::agent::begun()
             .timeout_global(Some(REQUEST_AT_MOST))
             .build()
             .new_agent();
-        Web { agent }
+        Web {
+            agent,
+            server: place(server),
+        }
     }
 
     /// `text` as a URL signing in may use, or why not, naming `what` it is: https, or
     /// http on this machine alone (the spec's rule for every authorization endpoint).
     /// Anything else (`file:`, a `javascript:` page for the browser, a code or a secret
-    /// sent in clear across a network) is refused.
+    /// sent in clear across a network) is refused; and a URL nearer this machine than
+    /// the server is (this machine's own, or a private network's for a server on the
+    /// internet), which a remote party would have the proxy request before any person
+    /// acts.
     pub fn url(&self, text: &str, what: &str) -> Result<Url, String> {
         let url = Url::parse(text).map_err(|_| format!("{what} ({text:?}) is not a URL"))?;
-        let local = match url.host() {
-            Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
-            Some(url::Host::Ipv4(address)) => address.is_loopback(),
-            Some(url::Host::Ipv6(address)) => address.is_loopback(),
-            None => false,
-        };
+        let place = place(&url);
+        if place < self.server {
+            return Err(format!(
+                "{what} ({text:?}) is an address of this machine or of a private network, \
+                 named by a server farther away: not requested"
+            ));
+        }
         match url.scheme() {
             "https" if url.has_host() => Ok(url),
-            "http" if local => Ok(url),
+            "http" if place == Place::Loopback => Ok(url),
             _ => Err(format!(
                 "{what} ({text:?}) is not an https URL (or http on this machine)"
             )),
@@ -147,7 +194,7 @@ mod tests {
 
     #[test]
     fn only_https_or_this_machine_s_http_is_used_to_sign_in() {
-        let web = Web::new();
+        let web = Web::for_server(&Url::parse("http://127.0.0.1:9/mcp").unwrap());
         for good in [
             "https://as.example.com/authorize",
             "http://localhost:3001/token",
@@ -167,5 +214,29 @@ mod tests {
             let why = web.url(bad, "its authorization endpoint").unwrap_err();
             assert!(why.starts_with("its authorization endpoint"), "{why}");
         }
+    }
+
+    #[test]
+    fn a_server_elsewhere_cannot_have_this_machine_s_or_a_private_address_requested() {
+        let web = Web::for_server(&Url::parse("https://mcp.example.com/mcp").unwrap());
+        assert!(web.url("https://as.example.com/token", "it").is_ok());
+        for inside in [
+            "http://127.0.0.1:8080/admin",
+            "https://localhost/x",
+            "https://10.0.0.5/x",
+            "https://192.168.1.1/x",
+            "https://169.254.169.254/latest/meta-data",
+            "https://[::1]/x",
+            "https://[fd00::1]/x",
+            "https://[::ffff:127.0.0.1]/x",
+            "https://0.0.0.0/x",
+        ] {
+            let why = web.url(inside, "its resource_metadata").unwrap_err();
+            assert!(why.contains("not requested"), "{inside}: {why}");
+        }
+        // A server on a private network names its own network's addresses.
+        let intranet = Web::for_server(&Url::parse("https://10.0.0.5/mcp").unwrap());
+        assert!(intranet.url("https://10.0.0.6/token", "it").is_ok());
+        assert!(intranet.url("https://127.0.0.1/token", "it").is_err());
     }
 }
