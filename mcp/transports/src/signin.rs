@@ -278,6 +278,7 @@ impl SignIn {
             .as_ref()
             .map_or(&resource.authorization_servers[0], |kept| &kept.issuer)
             .clone();
+        Self::given_client_stays_with(&self.settings.given, state.kept.as_ref(), &issuer)?;
         let authority = discovery::authority(&self.web, &issuer)?;
         let mut wanted = match &challenge.scope {
             Some(scope) => scopes(Some(scope)),
@@ -341,6 +342,29 @@ impl SignIn {
             token: Some(token_of(&token, wanted, None)),
         };
         self.keep(state, kept)
+    }
+
+    /// Refused when the client the user gave (`--client-id`, its secret above all) was
+    /// signed in with at another authorization server than `issuer`: a client is bound to
+    /// the issuer it belongs to, and its secret goes nowhere else (RFC 9700 §4.4, mix-up),
+    /// whatever a server's metadata names since.
+    fn given_client_stays_with(
+        given: &Given,
+        kept: Option<&Kept>,
+        issuer: &str,
+    ) -> Result<(), String> {
+        let Some(id) = &given.id else {
+            return Ok(());
+        };
+        match kept {
+            Some(kept) if kept.client.id == *id && kept.issuer != issuer => Err(format!(
+                "its metadata now names the authorization server {issuer}, but the client \
+             given with --client-id is {}'s: its credentials go to no other (RFC 9700 \
+             §4.4). Give {issuer}'s client, after `reasons logout` of this server",
+                kept.issuer
+            )),
+            _ => Ok(()),
+        }
     }
 
     /// The loopback listener and the client to sign in with: the one kept, on the port
@@ -555,5 +579,37 @@ mod tests {
         let why = sign_in.refused(0, 401, None).unwrap_err();
         assert!(why.contains("over plain http"), "{why}");
         assert!(why.contains("https://"), "{why}");
+    }
+
+    #[test]
+    fn a_given_client_s_secret_goes_to_no_authorization_server_but_its_own() {
+        // RFC 9700 §4.4: signed in at A with the given client; the server's metadata
+        // now names B. B is never presented A's client.
+        let given = Given {
+            id: Some("app".into()),
+            secret: Some("s3cret".into()),
+            metadata_url: None,
+        };
+        let kept = Kept {
+            resource: "https://mcp.example.com/mcp".into(),
+            issuer: "https://a.example.com".into(),
+            token_endpoint: "https://a.example.com/token".into(),
+            client: Registered {
+                id: "app".into(),
+                secret: Some("s3cret".into()),
+                method: "client_secret_basic".into(),
+                redirect_uri: None,
+            },
+            token: None,
+        };
+        let stays = |issuer: &str| SignIn::given_client_stays_with(&given, Some(&kept), issuer);
+        assert_eq!(stays("https://a.example.com"), Ok(()));
+        let why = stays("https://b.example.com").unwrap_err();
+        assert!(why.contains("RFC 9700") && !why.contains("s3cret"), "{why}");
+        // A client registered by the proxy, not given, is not bound so.
+        let registered = Given::default();
+        let free =
+            SignIn::given_client_stays_with(&registered, Some(&kept), "https://b.example.com");
+        assert_eq!(free, Ok(()));
     }
 }
