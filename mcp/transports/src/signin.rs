@@ -306,12 +306,17 @@ impl SignIn {
             )
             .set_redirect_uri(RedirectUrl::new(redirect_uri).map_err(|error| error.to_string())?);
         let (challenge_code, verifier) = PkceCodeChallenge::new_random_sha256();
-        let (page, state_token) = oauth
+        let mut asked = oauth
             .authorize_url(CsrfToken::new_random)
             .add_scopes(wanted.iter().cloned().map(Scope::new))
             .add_extra_param("resource", &resource.id)
-            .set_pkce_challenge(challenge_code)
-            .url();
+            .set_pkce_challenge(challenge_code);
+        // OpenID Connect Core §11: a provider grants `offline_access` (a refresh token)
+        // only when the person was asked to consent to it.
+        if wanted.iter().any(|scope| scope == "offline_access") {
+            asked = asked.add_extra_param("prompt", "consent");
+        }
+        let (page, state_token) = asked.url();
         browser::show(page.as_str(), &server);
         let deadline = Instant::now() + self.settings.wait;
         let returned = callback
@@ -515,7 +520,10 @@ fn token_of(token: &impl TokenResponse, asked: Vec<String>, old_refresh: Option<
             .refresh_token()
             .map(|refresh| refresh.secret().clone())
             .or(old_refresh),
-        expires_at: token.expires_in().map(|lasts| now() + lasts.as_secs()),
+        // Saturating: an authorization server's `expires_in` near u64::MAX is "never".
+        expires_at: token
+            .expires_in()
+            .map(|lasts| now().saturating_add(lasts.as_secs())),
         scopes: token
             .scopes()
             .map(|granted| granted.iter().map(|scope| scope.to_string()).collect())

@@ -114,7 +114,12 @@ impl Store {
     pub fn forget(&self, server: &str) -> Result<bool, String> {
         let _lock = self.lock()?;
         let mut contents = self.read()?;
-        let forgotten = contents.servers.remove(server).is_some();
+        // The URL as the user spells it now may differ from the one signed in with by a
+        // trailing slash or the case of its host: every sign-in of the same server goes.
+        let same = spelt(server);
+        let before = contents.servers.len();
+        contents.servers.retain(|kept, _| spelt(kept) != same);
+        let forgotten = contents.servers.len() < before;
         if forgotten {
             self.write(&contents)?;
         }
@@ -188,6 +193,15 @@ impl Store {
     }
 }
 
+/// `server` as one URL whatever its spelling: the host's case, a default port and a
+/// trailing slash do not make another server.
+fn spelt(server: &str) -> String {
+    match url::Url::parse(server) {
+        Ok(url) => url.as_str().trim_end_matches('/').to_string(),
+        Err(_) => server.to_string(),
+    }
+}
+
 #[cfg(test)]
 impl Store {
     pub fn at(dir: PathBuf) -> Store {
@@ -232,6 +246,12 @@ mod tests {
         assert_eq!(mode(home.path().join("reasons")), 0o700);
         assert!(store.forget("http://a/mcp").unwrap());
         assert!(!store.forget("http://a/mcp").unwrap());
+        // Spelt otherwise, the same server is forgotten all the same.
+        store
+            .save("https://Mcp.Example.com:443/mcp", kept("t3"))
+            .unwrap();
+        assert!(store.forget("https://mcp.example.com/mcp/").unwrap());
+        assert_eq!(store.load("https://Mcp.Example.com:443/mcp").unwrap(), None);
         assert_eq!(store.load("http://a/mcp").unwrap(), None);
         assert_eq!(store.load("http://b/mcp").unwrap(), Some(kept("t2")));
     }
