@@ -164,6 +164,36 @@ fn a_probe_in_flight_takes_no_client_s_place() {
     assert_eq!(probe.join().unwrap().0, 200);
 }
 
+#[test]
+fn a_front_whose_server_signs_users_in_is_probed_without_a_sign_in() {
+    // Probes never sign in: a front to a server that asks its users to sign in is found
+    // ready at once, for its signed-in users, and no browser is opened (it ran the
+    // BROWSER command and answered only after --sign-in-wait).
+    let dir = tempfile::tempdir().unwrap();
+    let opened = dir.path().join("browser-opened");
+    let browser = dir.path().join("browser.sh");
+    std::fs::write(
+        &browser,
+        format!("#!/bin/sh\ntouch '{}'\n", opened.display()),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&browser, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let server = oauth_example();
+    let mut command = std::process::Command::new(reasons());
+    command
+        .args(["mcp", "--sign-in-wait", "600", "--listen", "127.0.0.1:0"])
+        .args(["--url", &server.url])
+        .env("BROWSER", &browser)
+        .env("HOME", dir.path())
+        .env("XDG_CONFIG_HOME", dir.path().join(".config"));
+    let front = Listening::serving(command);
+    let (status, verdict) = get(&front_path(&front, "/readyz", true));
+    assert!(!opened.exists(), "the probe opened a browser");
+    assert_eq!(status, 200, "{verdict}");
+    assert_eq!(verdict["ready"], true, "{verdict}");
+}
+
 /// The gateway's URL for `path`.
 fn gateway_path(gateway: &Listening, path: &str) -> String {
     gateway.url.strip_suffix("/mcp").unwrap().to_string() + path

@@ -115,6 +115,14 @@ enum Step {
     List,
 }
 
+/// What the proxy's answer to every request of a server that wants credentials it has
+/// not got says (401, 403), through `--url` and its fronts: `doctor` and the probe tell
+/// such a server from a broken one by it.
+pub const NEEDS_SIGN_IN: &str = "sign in with `reasons login";
+
+/// What that answer says when the server refused the credentials given (403).
+pub const REFUSED_CREDENTIALS: &str = "it refused the credentials given";
+
 /// A probe of one server, from its handshake to its listing.
 #[derive(Debug)]
 pub struct Probe {
@@ -153,7 +161,12 @@ impl Probe {
             Step::Initialize => {
                 let result = match result_of(answer, 1) {
                     Ok(result) => result,
-                    Err(why) => return self.found(Verdict::NotReady(format!("initialize: {why}"))),
+                    Err(Unanswered::SignsIn(status)) => {
+                        return self.found(Verdict::SignsIn { status });
+                    }
+                    Err(Unanswered::Why(why)) => {
+                        return self.found(Verdict::NotReady(format!("initialize: {why}")));
+                    }
                 };
                 if let Some(revision) = result["protocolVersion"].as_str() {
                     self.revision = revision.to_string();
@@ -182,7 +195,8 @@ impl Probe {
                         Some(tools) => Verdict::Ready { tools: tools.len() },
                         None => Verdict::NotReady("tools/list: the result has no tools".into()),
                     },
-                    Err(why) => Verdict::NotReady(format!("tools/list: {why}")),
+                    Err(Unanswered::SignsIn(status)) => Verdict::SignsIn { status },
+                    Err(Unanswered::Why(why)) => Verdict::NotReady(format!("tools/list: {why}")),
                 };
                 self.found(verdict)
             }
@@ -232,14 +246,24 @@ impl Probe {
 
 /// The result of the probe's request `id` in `answer` (one JSON message, or an event
 /// stream that carries it), or why there is none.
-fn result_of(answer: &Answer, id: u64) -> Result<Value, String> {
+/// Why a request of the probe's has no result.
+enum Unanswered {
+    /// A proxy in front of a server that signs its users in, which the probe does not,
+    /// answered so (the status the server asked with): the server is up for those who
+    /// have signed in.
+    SignsIn(u16),
+    Why(String),
+}
+
+fn result_of(answer: &Answer, id: u64) -> Result<Value, Unanswered> {
     let stream = answer
         .content_type
         .is_some_and(|kind| kind.to_ascii_lowercase().starts_with(b"text/event-stream"));
     let mut messages = Vec::new();
     if stream {
-        sse::read(answer.body, ANSWER_AT_MOST, |data| messages.push(data))
-            .map_err(|broken| format!("the MCP server's event stream broke off: {broken}"))?;
+        sse::read(answer.body, ANSWER_AT_MOST, |data| messages.push(data)).map_err(|broken| {
+            Unanswered::Why(format!("the MCP server's event stream broke off: {broken}"))
+        })?;
     } else {
         messages.push(String::from_utf8_lossy(answer.body).into_owned());
     }
@@ -253,23 +277,26 @@ fn result_of(answer: &Answer, id: u64) -> Result<Value, String> {
         (responses.iter()).find(|message| message["id"].is_null() && message.get("error").is_some())
     });
     let status = answer.status;
+    let why = |why: String| Err(Unanswered::Why(why));
     match answered.cloned() {
         Some(mut message) if message.get("result").is_some() => Ok(message["result"].take()),
-        // The server's words go to whoever asks for readiness: inert and short, as
-        // everything of another party's the proxy shows.
-        Some(message) => Err(format!(
-            "the MCP server answered with an error: {}",
-            reasons_inert::inert(
-                message["error"]["message"]
-                    .as_str()
-                    .unwrap_or("(no message)"),
-                SERVER_WORDS_AT_MOST
-            )
-        )),
-        None if (200..300).contains(&status) => {
-            Err("the MCP server's answer holds no response to it".into())
+        Some(message) => {
+            let said = message["error"]["message"]
+                .as_str()
+                .unwrap_or("(no message)");
+            if said.contains(NEEDS_SIGN_IN) {
+                let refused = said.contains(REFUSED_CREDENTIALS);
+                return Err(Unanswered::SignsIn(if refused { 403 } else { 401 }));
+            }
+            // The server's words go to whoever asks for readiness: inert and short, as
+            // everything of another party's the proxy shows.
+            let said = reasons_inert::inert(said, SERVER_WORDS_AT_MOST);
+            why(format!("the MCP server answered with an error: {said}"))
         }
-        None => Err(format!("the MCP server answered HTTP {status}")),
+        None if (200..300).contains(&status) => {
+            why("the MCP server's answer holds no response to it".into())
+        }
+        None => why(format!("the MCP server answered HTTP {status}")),
     }
 }
 
@@ -411,6 +438,18 @@ mod tests {
             ]),
             "tools/list: the result has no tools"
         );
+    }
+
+    #[test]
+    fn a_proxy_to_a_server_that_signs_its_users_in_is_up_and_says_so() {
+        // The proxy's --listen front answers with its needs-sign-in error, in a 200.
+        let said = format!(
+            "the MCP server answered HTTP 401: it asks for credentials; {NEEDS_SIGN_IN} URL`"
+        );
+        let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32603, "message": said}});
+        let (mut probe, _) = Probe::start();
+        let found = probe.answered(&json(200, &body.to_string()));
+        assert_eq!(found, Next::Found(Verdict::SignsIn { status: 401 }, None));
     }
 
     #[test]

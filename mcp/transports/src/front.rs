@@ -35,7 +35,7 @@ mod sessions;
 mod token;
 
 use super::outbox::{self, Feed};
-use super::{Ended, Error, Event, Listen, Session, Settings};
+use super::{Ended, Error, Event, Listen, Server, Session, Settings};
 use admission::{AllowedOrigins, Origin};
 use axum::Router;
 use axum::body::Bytes;
@@ -232,14 +232,26 @@ impl Front {
         // The session's streams never hold the server back (each is bounded on its own),
         // so what the server sends is not gated; what clients send waits for the server.
         let (feed, inbox) = outbox::channel();
-        let session = Session::open(&self.plugin, &self.options, &self.settings, feed.clone())
-            .map_err(|error| {
+        // The readiness probe never signs in: nobody asked it to open a browser, and a
+        // server that asks its users to sign in is ready for those who have.
+        let mut probe_settings = None;
+        if health::probing()
+            && let Server::Url(remote) = &self.settings.server
+        {
+            let mut settings = self.settings.clone();
+            settings.server = Server::Url(remote.clone().never_signing_in());
+            probe_settings = Some(settings);
+        }
+        let settings = probe_settings.as_ref().unwrap_or(&self.settings);
+        let session = Session::open(&self.plugin, &self.options, settings, feed.clone()).map_err(
+            |error| {
                 refuse(
                     StatusCode::INTERNAL_SERVER_ERROR,
                     jsonrpc::INTERNAL_ERROR,
                     &error.to_string(),
                 )
-            })?;
+            },
+        )?;
         let routes = Arc::new(Mutex::new(Routes {
             shared,
             ..Routes::default()

@@ -142,6 +142,13 @@ impl Remote {
         Ok(self)
     }
 
+    /// This server, never signed in to (a readiness probe's: nobody asked it to open a
+    /// browser); a 401 is answered as it came.
+    pub fn never_signing_in(mut self) -> Remote {
+        self.sign_in = None;
+        self
+    }
+
     /// The longest the server may send nothing while it owes a request an answer
     /// (`Remote::read_timeout`): the request is then answered with an error saying so.
     pub fn read_timeout(mut self, timeout: Duration) -> Remote {
@@ -771,9 +778,7 @@ const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 const MIN_RETRY: Duration = Duration::from_millis(100);
 const MAX_RETRY: Duration = Duration::from_secs(60);
 
-/// What every answer to a request of a server that wants credentials the proxy has not
-/// got says (401, 403): `doctor` tells such a server from a broken one by it.
-pub const NEEDS_SIGN_IN: &str = "sign in with `reasons login";
+pub use reasons_mcp::ready::NEEDS_SIGN_IN;
 
 /// `why` a request went unanswered, with the way out when the server asked for
 /// credentials (401) or refused the ones given (403): what signing in said (`tried`,
@@ -786,7 +791,7 @@ fn with_way_out(
 ) -> String {
     let asked = match status {
         401 => "it asks for credentials",
-        403 => "it refused the credentials given",
+        403 => reasons_mcp::ready::REFUSED_CREDENTIALS,
         _ => return why,
     };
     let challenge = challenge
