@@ -128,10 +128,18 @@ fn rows_of(server: &str, entry: &Value, patience: Duration) -> Vec<Row> {
         Ok(tools) => tools
             .iter()
             .map(|tool| {
-                row(
-                    tool["name"].as_str().unwrap_or("(no name)"),
-                    verdict(tool, reasons_transform::DEFAULT_NAME),
-                )
+                let name = tool["name"].as_str().unwrap_or("(no name)");
+                let param = reasons_transform::DEFAULT_NAME;
+                let mut verdict = verdict(tool, param);
+                // A tool that asks why itself: named, with the way to leave it alone.
+                let fields = reasons_host::asks_why::asks_why(tool, param);
+                if !fields.is_empty() {
+                    verdict = format!(
+                        "{verdict}; {}",
+                        crate::transform::asks_why_note(name, &fields)
+                    );
+                }
+                row(name, verdict)
             })
             .collect(),
         // A server that wants credentials the proxy cannot get works once given them:

@@ -135,6 +135,52 @@ fn transform_prints_the_catalogue_the_set_and_the_forwarded_calls() {
 }
 
 #[test]
+fn transform_names_a_tool_that_asks_why_itself_and_changes_nothing_for_it() {
+    // R5: a PostHog-style tool asks the model why in a `context` of its own. The dry run
+    // names it and the way to leave it alone; the rule that decides is R5's alone, so the
+    // tool is augmented as any other (the reason first, R1) and its `context` reaches it.
+    let dir = tempfile::tempdir().unwrap();
+    let tools = dir.path().join("tools.json");
+    let calls = dir.path().join("calls.json");
+    std::fs::write(
+        &tools,
+        r#"[{"name":"query","inputSchema":{"type":"object","properties":{"query":{"type":"string"},"context":{"type":"string","description":"Why are you calling this tool? Briefly describe the user's goal."}},"required":["query","context"]}},{"name":"plain","inputSchema":{"type":"object"}}]"#,
+    )
+    .unwrap();
+    std::fs::write(
+        &calls,
+        r#"[{"id":"1","name":"query","arguments":{"reason":"r","query":"q","context":"the goal"}}]"#,
+    )
+    .unwrap();
+    let output = reasons(&[
+        "transform",
+        "--tools",
+        tools.to_str().unwrap(),
+        "--calls",
+        calls.to_str().unwrap(),
+    ]);
+    let report: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(
+        report["asks_why"],
+        serde_json::json!({"query": ["context"]})
+    );
+    assert_eq!(
+        report["augmented_tools"],
+        serde_json::json!(["plain", "query"])
+    );
+    assert_eq!(
+        report["calls"][0]["arguments"],
+        serde_json::json!({"query": "q", "context": "the goal"})
+    );
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        said.contains("`query` asks the model why itself (`context`)")
+            && said.contains("--leave-alone query"),
+        "{said}"
+    );
+}
+
+#[test]
 fn transform_prints_a_catalogue_s_hiding_characters_as_escapes_of_the_same_value() {
     // R12 for what transform prints: a description with an escape, a C1 control and a
     // reordering character reaches the terminal as JSON's `\u` escapes, and the report

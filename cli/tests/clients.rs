@@ -655,6 +655,51 @@ fn a_local_scope_server_runs_in_its_own_project_s_folder_and_a_user_s_deny_list_
 }
 
 #[test]
+fn the_doctor_names_a_tool_that_asks_why_itself() {
+    // A PostHog-style server's tool asks the model why in a required `context`: doctor's
+    // row says `reason` was added, names the tool's own field, and the way to leave the
+    // tool as its server declares it.
+    let server = r#"
+        const tool = { name: "query", inputSchema: { type: "object", properties: {
+          query: { type: "string" },
+          context: { type: "string", description: "Why are you calling this tool? Briefly describe the user's goal." },
+        }, required: ["query", "context"] } };
+        let held = "";
+        process.stdin.on("data", (chunk) => {
+          held += chunk;
+          let at;
+          while ((at = held.indexOf("\n")) >= 0) {
+            const message = JSON.parse(held.slice(0, at));
+            held = held.slice(at + 1);
+            if (message.id === undefined) continue;
+            const result = message.method === "initialize"
+              ? { protocolVersion: message.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "posthog-like", version: "1" } }
+              : { tools: [tool] };
+            process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: message.id, result }) + "\n");
+          }
+        });
+        "#;
+    let config =
+        serde_json::json!({"mcpServers": {"posthog": {"command": "node", "args": ["-e", server]}}});
+    let (_dir, file) = written("mcp.json", &config.to_string());
+    let output = Command::new(reasons())
+        .args(["doctor", "--config"])
+        .arg(&file)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let table = ok(&output);
+    let row = table.lines().find(|row| row.starts_with("posthog"));
+    let row = row.unwrap_or_else(|| panic!("{table}"));
+    assert!(row.contains("`reason` added"), "{row}");
+    assert!(
+        row.contains("asks the model why itself (`context`)"),
+        "{row}"
+    );
+    assert!(row.contains("--leave-alone query"), "{row}");
+}
+
+#[test]
 fn nothing_a_server_names_reaches_the_terminal_as_more_than_text() {
     // R12 for what a server says: a tool named with a clipboard-setting (OSC 52), a
     // title-setting and a screen-clearing escape, C1 and reordering characters, and a

@@ -24,6 +24,10 @@ pub struct Report {
     /// What the caller got back for each call: the provider's answer, or the layer's own
     /// (a call refused in required mode).
     pub results: Vec<CallResult>,
+    /// The tools that ask the model why themselves, each with its own fields that do
+    /// ([`crate::asks_why`]): a hint, never what decides what is stripped.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub asks_why: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 /// A result as the caller received it.
@@ -179,6 +183,19 @@ pub fn run(
     tools: Vec<Json>,
     calls: Vec<ToolCall>,
 ) -> Result<Report, DryRunError> {
+    let asks_why = tools
+        .iter()
+        .filter_map(|tool| serde_json::from_str::<serde_json::Value>(tool).ok())
+        .filter_map(|tool| {
+            let fields = crate::asks_why::asks_why(&tool, &options.name);
+            let name = (tool
+                .get("name")
+                .or_else(|| tool.get("function")?.get("name")))
+            .and_then(serde_json::Value::as_str)?
+            .to_string();
+            (!fields.is_empty()).then_some((name, fields))
+        })
+        .collect();
     let (recorder, received) = Recorder::new(Box::new(FixedTools::new(
         tools,
         "\"dry run: not executed\"",
@@ -241,6 +258,7 @@ pub fn run(
                 is_error: result.is_error,
             })
             .collect(),
+        asks_why,
     })
 }
 

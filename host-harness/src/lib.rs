@@ -100,6 +100,7 @@
 //! random, checking every result against its own call.
 #![deny(missing_docs)]
 
+pub mod asks_why;
 pub mod dry_run;
 pub mod fs_tools;
 pub mod native;
