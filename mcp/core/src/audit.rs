@@ -18,7 +18,12 @@ pub struct Call {
     reason: Option<String>,
     forwarded: bool,
     sent: Option<String>,
+    /// The client's `_meta["io.modelcontextprotocol/aiInvocation"]`, as its exact text.
+    invocation: Option<String>,
 }
+
+/// Where MCP SEP-2817 has a client put what it asserts of a call's invocation.
+pub const AI_INVOCATION: &str = "io.modelcontextprotocol/aiInvocation";
 
 impl Call {
     /// A call to `tool` made `now`, with the model's `reason` (if the layer strips this
@@ -41,7 +46,56 @@ impl Call {
             reason,
             forwarded: false,
             sent: None,
+            invocation: None,
         }
+    }
+
+    /// The call, with what its client's request said of its invocation (SEP-2817's
+    /// `aiInvocation` in `_meta`), as its exact text.
+    pub fn invoked(self, invocation: Option<&str>) -> Call {
+        Call {
+            invocation: invocation.map(str::to_string),
+            ..self
+        }
+    }
+}
+
+/// The call in MCP SEP-2817's words, for tooling made for that shape: the model's reason
+/// (a string) as `invocationReason.text`, and the `turnId` and model the client's own
+/// `aiInvocation` named. Client-asserted, as the reason is: never evidence (R12).
+#[derive(Serialize)]
+struct AiInvocation {
+    #[serde(rename = "invocationReason", skip_serializing_if = "Option::is_none")]
+    invocation_reason: Option<InvocationReason>,
+    #[serde(rename = "turnId", skip_serializing_if = "Option::is_none")]
+    turn_id: Option<serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model: Option<serde_json::Value>,
+}
+
+#[derive(Serialize)]
+struct InvocationReason {
+    text: String,
+}
+
+impl AiInvocation {
+    /// What SEP-2817 would say of `call`, when it has anything to say.
+    fn of(call: &Call) -> Option<AiInvocation> {
+        let text = (call.reason.as_deref()).and_then(|reason| serde_json::from_str(reason).ok());
+        let client: serde_json::Value = (call.invocation.as_deref())
+            .and_then(|text| serde_json::from_str(text).ok())
+            .unwrap_or_default();
+        let model = (client.get("model").and_then(|model| model.get("name")))
+            .map(|name| serde_json::json!({ "name": name }));
+        let invocation = AiInvocation {
+            invocation_reason: text.map(|text| InvocationReason { text }),
+            turn_id: client.get("turnId").cloned(),
+            model,
+        };
+        let said = invocation.invocation_reason.is_some()
+            || invocation.turn_id.is_some()
+            || invocation.model.is_some();
+        said.then_some(invocation)
     }
 }
 
@@ -79,6 +133,9 @@ struct Record<'a> {
     arguments_sha256: Option<&'a str>,
     outcome: Outcome<'a>,
     ms: f64,
+    /// The same call in SEP-2817's words, when it has a reason or its client said any.
+    #[serde(rename = "aiInvocation", skip_serializing_if = "Option::is_none")]
+    ai_invocation: Option<AiInvocation>,
 }
 
 /// A JSON value's exact text, written into a record as the value it is. Text the proxy
@@ -174,6 +231,7 @@ impl Audit {
                 .saturating_duration_since(call.started)
                 .as_micros() as f64
                 / 1000.0,
+            ai_invocation: AiInvocation::of(&call),
         };
         serde_json::to_string(&record).ok()
     }

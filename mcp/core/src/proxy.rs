@@ -495,6 +495,10 @@ impl<L: Layer> Proxy<L> {
         release: &Release,
         batch: Option<u64>,
     ) -> Fate {
+        // What the client said of the call's invocation, for its record.
+        let invocation = params
+            .and_then(|params| params.in_meta(audit::AI_INVOCATION))
+            .filter(|_| self.audit.wants_records());
         let params = match CallParams::read(params) {
             Ok(params) => params,
             Err(why) => {
@@ -526,7 +530,7 @@ impl<L: Layer> Proxy<L> {
         };
         let refuse = |proxy: &mut Proxy<L>, reason, code, why: String| {
             proxy.told(id, facts(CallFate::Refused));
-            let call = audit::Call::kept(name, reason, proxy.now);
+            let call = audit::Call::kept(name, reason, proxy.now).invoked(invocation);
             proxy.record(id, call, Outcome::Answered(&why));
             Fate::Answer(jsonrpc::error(Some(id), code, &why))
         };
@@ -563,12 +567,15 @@ impl<L: Layer> Proxy<L> {
             proxy.told(id, facts(told));
             proxy.expect(
                 id,
-                Kind::Call(audit::Call::sent(
-                    name,
-                    reason,
-                    arguments.filter(|_| proxy.audit.wants_records()),
-                    proxy.now,
-                )),
+                Kind::Call(
+                    audit::Call::sent(
+                        name,
+                        reason,
+                        arguments.filter(|_| proxy.audit.wants_records()),
+                        proxy.now,
+                    )
+                    .invoked(invocation),
+                ),
                 batch,
             );
             fate
@@ -587,7 +594,7 @@ impl<L: Layer> Proxy<L> {
             Routing::Answer(answer) => {
                 self.told(id, facts(CallFate::Refused));
                 let message = answer_text(&answer.content);
-                let call = audit::Call::kept(name, reason, self.now);
+                let call = audit::Call::kept(name, reason, self.now).invoked(invocation);
                 self.record(id, call, Outcome::Answered(&message));
                 let result = serde_json::json!({
                     "content": [{"type": "text", "text": message}],

@@ -1041,6 +1041,34 @@ fn over_http_a_tool_whose_header_annotations_break_the_rules_is_dropped_and_neve
 }
 
 #[test]
+fn the_audit_record_speaks_sep_2817_s_words_and_the_client_s_invocation_passes_untouched() {
+    // R12: the model's reason as `invocationReason.text`, the client's `turnId` and model
+    // name where its call sent them; the client's own `aiInvocation` (its `_meta`)
+    // reaches the server untouched, and the model's reason never does.
+    let meta = r#""_meta":{"io.modelcontextprotocol/aiInvocation":{"invocationReason":{"text":"the client's"},"turnId":"t-7","model":{"name":"m-1"}}}"#;
+    let line = format!(
+        r#"{{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{{"name":"plain","arguments":{{"reason":"the model's","text":"x"}},{meta}}}}}"#
+    );
+    let mut proxy = ready_auditing(Options::default(), &[PLAIN], Audit::new(true, false));
+    let sent = client(&mut proxy, &line);
+    assert_eq!(sent.server.len(), 1, "{sent:?}");
+    assert!(sent.server[0].contains(meta), "{sent:?}");
+    assert!(!leaked(&sent.server, "the model's"), "{sent:?}");
+    let answered = server(
+        &mut proxy,
+        r#"{"jsonrpc":"2.0","id":5,"result":{"content":[]}}"#,
+    );
+    assert_eq!(answered.records.len(), 1, "{answered:?}");
+    let record: Value = serde_json::from_str(&answered.records[0]).unwrap();
+    assert_eq!(
+        record["aiInvocation"],
+        json!({"invocationReason": {"text": "the model's"}, "turnId": "t-7", "model": {"name": "m-1"}}),
+        "{record}"
+    );
+    assert_eq!(record["reason"], "the model's");
+}
+
+#[test]
 fn the_audit_record_is_an_output_made_only_when_records_are_wanted() {
     // The core writes no file: each call's record comes out with the lines it answers,
     // for the transport's log, and names the digest of the arguments exactly as the
