@@ -255,3 +255,77 @@ fn the_audit_log_and_the_stats_say_who_called_what_and_why() {
         "{stats}"
     );
 }
+
+/// A server that implements the Skills extension (SEP-2640): it says so in
+/// `capabilities.extensions` and answers `skills/list`, `skills/get` and
+/// `resources/directory/read`, each result tagged with the method it answers.
+fn skills_server() -> Vec<String> {
+    let script = r#"
+        let held = "";
+        process.stdin.on("data", (chunk) => {
+          held += chunk;
+          let at;
+          while ((at = held.indexOf("\n")) >= 0) {
+            const message = JSON.parse(held.slice(0, at));
+            held = held.slice(at + 1);
+            if (message.id === undefined) continue;
+            const results = {
+              initialize: { protocolVersion: message.params?.protocolVersion, serverInfo: { name: "skills", version: "1" },
+                            capabilities: { tools: {}, extensions: { "io.modelcontextprotocol/skills": { "x-note": 1.50 } } } },
+              "tools/list": { tools: [] },
+              "skills/list": { skills: [{ name: "review", description: "Reviews a change", uri: "skill://review" }] },
+              "skills/get": { skill: { name: message.params?.name, instructions: "Read the diff\u2028then say" } },
+              "resources/directory/read": { entries: [{ uri: "skill://review/SKILL.md", name: "SKILL.md" }] },
+            };
+            const result = results[message.method] ?? {};
+            process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: message.id, result }) + "\n");
+          }
+        });
+    "#;
+    vec!["node".into(), "-e".into(), script.into()]
+}
+
+#[test]
+fn the_skills_extension_passes_through_untouched() {
+    // R9, R20: what the proxy does not act on is relayed byte for byte: the Skills
+    // extension's methods, their params and results, and `capabilities.extensions`.
+    let requests = [
+        (
+            r#"{"jsonrpc":"2.0","id":2,"method":"skills/list","params":{"cursor":null}}"#,
+            "skills/list",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":3,"method":"skills/get","params":{"name":"review"}}"#,
+            "skills/get",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":4,"method":"resources/directory/read","params":{"uri":"skill://review/"}}"#,
+            "resources/directory/read",
+        ),
+    ];
+    let direct = {
+        let mut session = Session::start(&skills_server());
+        let mut answers = vec![session.ask(INITIALIZE)];
+        session.send(INITIALIZED);
+        answers.extend(requests.iter().map(|(request, _)| session.ask(request)));
+        session.finish();
+        answers
+    };
+    let mut session = Session::start(&proxied(&[], skills_server()));
+    let mut proxied_answers = vec![session.ask(INITIALIZE)];
+    session.send(INITIALIZED);
+    proxied_answers.extend(requests.iter().map(|(request, _)| session.ask(request)));
+    session.finish();
+    assert_eq!(direct.len(), 4);
+    assert_eq!(proxied_answers, direct);
+    assert!(
+        direct[0].contains(r#""extensions":{"io.modelcontextprotocol/skills":{"x-note":1.5}}"#),
+        "{}",
+        direct[0]
+    );
+    assert!(
+        direct[1].contains(r#""skills":[{"name":"review""#),
+        "{}",
+        direct[1]
+    );
+}
