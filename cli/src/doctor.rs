@@ -59,13 +59,14 @@ impl Say<'_> {
 /// read from that; a project's server runs in its project's folder.
 fn checks(file: &Path, place: Place, say: &Say, reasons: &Path) -> anyhow::Result<Vec<Check>> {
     let text = reasons_wrap::files::read_text(file)?;
-    let original = wrap::as_json(&text, file)?;
     let proxy = wrap::Wrapper {
         command: reasons.display().to_string(),
         audit: None,
         reads: crate::mcp::line,
     };
     let wrapped = wrap::edit(&text, file, Way::Wrap, &proxy)?;
+    // Read once the edit took it: a config it refuses is named by its refusal.
+    let original = wrap::as_json(&text, file)?;
     let config = wrap::as_json(&wrapped.text, file)?;
     let mut checks = Vec::new();
     for (server, fate) in wrapped.servers {

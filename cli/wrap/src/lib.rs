@@ -899,19 +899,99 @@ fn unwrap_remote(
     let added = |key: &[u8]| {
         WRITTEN.iter().any(|written| written.as_bytes() == key) || key == KEPT.as_bytes()
     };
-    let restored: Vec<String> = kept
-        .iter()
-        .chain(members.iter().filter(|Member { key, .. }| {
-            !added(key)
-                && !kept
-                    .iter()
-                    .any(|Member { key: restored, .. }| restored == key)
-        }))
-        .map(|Member { key, value }| format!("{}: {}", key_text(key), value))
+    // The user's file is the truth: a URL moved or a token rotated in what the user sees
+    // (REASONS_URL, REASONS_HEADER_n) since wrap is what comes back, not the copy kept.
+    let visible = Visible::of(members);
+    let now = |Member { key, value }: &Member<'_>| {
+        let seen = match key.as_ref() {
+            // Only a URL changed since is written anew: one as it was keeps its spelling.
+            b"url" | b"httpUrl" | b"serverUrl" => {
+                (visible.url.clone()).filter(|url| string(url) != string(value))
+            }
+            b"headers" => visible.headers(value),
+            _ => None,
+        };
+        format!("{}: {}", key_text(key), seen.as_deref().unwrap_or(value))
+    };
+    let others = members.iter().filter(|Member { key, .. }| {
+        !added(key)
+            && !kept
+                .iter()
+                .any(|Member { key: restored, .. }| restored == key)
+    });
+    let restored: Vec<String> = (kept.iter().map(now))
+        .chain(others.map(|Member { key, value }| format!("{}: {}", key_text(key), value)))
         .collect();
     let (start, end) = span(text, entry);
     edits.push((start, end, format!("{{{}}}", restored.join(", "))));
     Fate::Changed
+}
+
+/// What a wrapped remote server's entry shows its user now: the URL in `REASONS_URL`,
+/// and each header wrap wrote as a `--header-env NAME=REASONS_HEADER_n` whose value is in
+/// the entry's environment.
+struct Visible {
+    /// The URL as JSON text.
+    url: Option<String>,
+    /// Each header's name and value, as wrap's arguments and the environment say now.
+    headers: Vec<(String, String)>,
+}
+
+impl Visible {
+    fn of(members: &[Member<'_>]) -> Visible {
+        let env: Vec<Member<'_>> = member(members, "env")
+            .and_then(members_of)
+            .unwrap_or_default();
+        let text =
+            |value: &str| string(value).map(|value| String::from_utf8_lossy(&value).into_owned());
+        let args: Vec<String> = member(members, "args")
+            .and_then(reader::elements)
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(text)
+            .collect();
+        let mut headers = Vec::new();
+        for pair in args.windows(2).filter(|pair| pair[0] == "--header-env") {
+            let Some((name, variable)) = pair[1].split_once('=') else {
+                continue;
+            };
+            if !variable.starts_with("REASONS_HEADER_") {
+                continue;
+            }
+            if let Some(value) = member(&env, variable).and_then(text) {
+                headers.push((name.to_string(), value));
+            }
+        }
+        Visible {
+            url: member(&env, URL_VARIABLE)
+                .filter(|value| string(value).is_some())
+                .map(str::to_string),
+            headers,
+        }
+    }
+
+    /// The kept `headers` object `kept`, each header wrap passed on given the value the
+    /// entry shows now; `None` when none changed.
+    fn headers(&self, kept: &str) -> Option<String> {
+        let kept = members_of(kept)?;
+        let mut changed = false;
+        let headers: Vec<String> = kept
+            .iter()
+            .map(|Member { key, value }| {
+                let name = String::from_utf8_lossy(key);
+                let seen = self.headers.iter().find(|(seen, _)| *seen == name);
+                match seen {
+                    Some((_, now)) if string(value).is_none_or(|was| was != now.as_bytes()) => {
+                        changed = true;
+                        let now = serde_json::to_string(now).unwrap_or_default();
+                        format!("{}: {now}", key_text(key))
+                    }
+                    _ => format!("{}: {value}", key_text(key)),
+                }
+            })
+            .collect();
+        changed.then(|| format!("{{{}}}", headers.join(", ")))
+    }
 }
 
 /// The clients `--client` knows.
@@ -1305,5 +1385,34 @@ mod tests {
                 .text
                 .contains(r#""ws": {"type": "ws", "url": "wss://example.com/mcp"}"#)
         );
+    }
+
+    #[test]
+    fn unwrap_gives_back_the_url_and_the_tokens_the_user_sees_now() {
+        // The user's file is the truth: a token rotated and a URL moved in the wrapped
+        // entry come back, not the copy kept at wrap time; what did not change keeps its
+        // bytes.
+        let text = r#"{"mcpServers": {"r": {"url": "https://old.example.com/mcp", "headers": {"Authorization": "Bearer OLD", "X-Team": "a"}}}}"#;
+        let edited = wrapped(text, "mcp.json");
+        // What the user sees and edits: the variables, not the copy kept for unwrap.
+        let (token, url) = (
+            r#""REASONS_HEADER_0":"Bearer OLD""#,
+            r#""REASONS_URL":"https://old.example.com/mcp""#,
+        );
+        assert!(
+            edited.text.contains(token) && edited.text.contains(url),
+            "{}",
+            edited.text
+        );
+        let rotated = (edited.text)
+            .replace(token, r#""REASONS_HEADER_0":"Bearer NEW""#)
+            .replace(url, r#""REASONS_URL":"https://new.example.com/mcp""#);
+        let back = as_json(&unwrapped(&rotated, "mcp.json").text, Path::new("mcp.json")).unwrap();
+        let entry = &back["mcpServers"]["r"];
+        assert_eq!(entry["url"], "https://new.example.com/mcp");
+        assert_eq!(entry["headers"]["Authorization"], "Bearer NEW");
+        assert_eq!(entry["headers"]["X-Team"], "a");
+        // Untouched, it is the file as it was.
+        assert_eq!(unwrapped(&edited.text, "mcp.json").text, text);
     }
 }
