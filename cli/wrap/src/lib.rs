@@ -353,7 +353,10 @@ fn server_lists<'a>(text: &'a str, file: &Path) -> anyhow::Result<Vec<List<'a>>>
             servers: Servers::One { name, entry: text },
         });
     }
-    if lists.is_empty() {
+    // Claude Code writes `~/.claude.json` before its user adds any server: a config
+    // with no servers, not one wrap cannot read.
+    let claude_state = file.file_name().is_some_and(|name| name == ".claude.json");
+    if lists.is_empty() && !claude_state {
         bail!(
             "{} has no `mcpServers` (or, as VS Code writes it, `servers`; Zed, \
              `context_servers`) object",
@@ -1414,5 +1417,15 @@ mod tests {
         assert_eq!(entry["headers"]["X-Team"], "a");
         // Untouched, it is the file as it was.
         assert_eq!(unwrapped(&edited.text, "mcp.json").text, text);
+    }
+
+    #[test]
+    fn a_claude_json_with_no_servers_yet_is_a_config_with_no_servers() {
+        let fresh = r#"{"numStartups": 1, "projects": {"/home/me": {"allowedTools": []}}}"#;
+        let edited = wrapped(fresh, "/home/me/.claude.json");
+        assert!(edited.servers.is_empty());
+        assert_eq!(edited.text, fresh);
+        let other = edit(fresh, Path::new("mcp.json"), Way::Wrap, &wrapper()).unwrap_err();
+        assert!(other.to_string().contains("has no `mcpServers`"), "{other}");
     }
 }
