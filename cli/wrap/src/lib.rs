@@ -527,7 +527,15 @@ pub fn is_reasons(command: &str) -> bool {
 
 /// The keys of a remote server's entry that a wrapped one keeps aside: where it is, and how
 /// its client signed in to it (Gemini's `oauth`, which the proxy now does).
-const REMOTE_KEYS: [&str; 6] = ["url", "httpUrl", "serverUrl", "headers", "type", "oauth"];
+const REMOTE_KEYS: [&str; 7] = [
+    "url",
+    "httpUrl",
+    "serverUrl",
+    "headers",
+    "type",
+    "oauth",
+    "authProviderType",
+];
 
 /// The keys wrap writes in a remote server's entry to run the proxy: one the entry had
 /// already (an `env` or `args` a client ignores for a remote server) is kept aside with
@@ -689,9 +697,17 @@ const OWN_CLIENT: [&str; 4] = ["clientId", "clientSecret", "authorizationUrl", "
 /// Why the remote server of `members` cannot run behind the proxy: its client gets its
 /// credentials in a way the proxy cannot take over.
 fn signs_in(members: &[Member<'_>]) -> Option<String> {
+    // Gemini CLI's `dynamic_discovery` is the spec's own OAuth discovery, which the
+    // proxy does itself.
+    let discovery = |key: &&str| {
+        *key == "authProviderType"
+            && member(members, key)
+                .and_then(string)
+                .is_some_and(|kind| kind == b"dynamic_discovery")
+    };
     if let Some(key) = OWN_CREDENTIALS
         .iter()
-        .find(|key| member(members, key).is_some())
+        .find(|key| member(members, key).is_some() && !discovery(key))
     {
         return Some(format!(
             "its client gets its credentials itself (`{key}`), which reasons mcp cannot do \
@@ -1427,5 +1443,25 @@ mod tests {
         assert_eq!(edited.text, fresh);
         let other = edit(fresh, Path::new("mcp.json"), Way::Wrap, &wrapper()).unwrap_err();
         assert!(other.to_string().contains("has no `mcpServers`"), "{other}");
+    }
+
+    #[test]
+    fn gemini_s_dynamic_discovery_is_the_sign_in_the_proxy_does_itself() {
+        let text = r#"{"mcpServers": {"d": {"httpUrl": "https://example.com/mcp", "authProviderType": "dynamic_discovery"}, "g": {"httpUrl": "https://example.com/mcp", "authProviderType": "google_credentials"}}}"#;
+        let edited = wrapped(text, "settings.json");
+        assert_eq!(edited.servers.len(), 2);
+        assert_eq!(edited.servers[0].1, Fate::Changed);
+        assert!(
+            matches!(&edited.servers[1].1, Fate::Skipped(why) if why.contains("authProviderType"))
+        );
+        // The client's sign-in is the proxy's now: the key goes with the URL, and comes
+        // back with it.
+        let config = as_json(&edited.text, Path::new("settings.json")).unwrap();
+        assert!(config["mcpServers"]["d"].get("authProviderType").is_none());
+        let back = unwrapped(&edited.text, "settings.json").text;
+        assert_eq!(
+            as_json(&back, Path::new("settings.json")).unwrap(),
+            as_json(text, Path::new("settings.json")).unwrap()
+        );
     }
 }
