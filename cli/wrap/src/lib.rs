@@ -517,12 +517,22 @@ fn wrapped(members: &[Member<'_>], stdio: Stdio) -> bool {
 }
 
 /// Whether `command` is one wrap writes: a binary named `reasons`, by any path (this
-/// one's, another install's, or the bare name older releases wrote). A program whose name
-/// only begins so (`reasons-lint mcp …`) is some other program, and is wrapped as any is.
+/// one's, another install's, or the bare name older releases wrote), or a release's
+/// versioned name (`reasons-0.1.0`, which an archive unpacks and a link may point at),
+/// wherever it is now. A program whose name only begins so (`reasons-lint mcp …`) is some
+/// other program, and is wrapped as any is.
 pub fn is_reasons(command: &str) -> bool {
-    Path::new(command)
+    let Some(name) = Path::new(command)
         .file_name()
-        .is_some_and(|name| name == "reasons")
+        .and_then(|name| name.to_str())
+    else {
+        return false;
+    };
+    let name = name.strip_suffix(".exe").unwrap_or(name);
+    let versioned = name
+        .strip_prefix("reasons-")
+        .is_some_and(|version| version.starts_with(|c: char| c.is_ascii_digit()));
+    name == "reasons" || versioned
 }
 
 /// The keys of a remote server's entry that a wrapped one keeps aside: where it is, and how
@@ -1463,5 +1473,17 @@ mod tests {
             as_json(&back, Path::new("settings.json")).unwrap(),
             as_json(text, Path::new("settings.json")).unwrap()
         );
+    }
+
+    #[test]
+    fn what_wrap_wrote_is_known_again_whatever_the_binary_is_called_now() {
+        // A release's versioned binary, moved since: wrapping again changes nothing.
+        let text = r#"{"mcpServers": {"s": {"command": "/moved/reasons-0.1.0", "args": ["mcp", "--", "srv"]}, "lint": {"command": "reasons-lint", "args": ["mcp"]}}}"#;
+        let edited = wrapped(text, "mcp.json");
+        assert_eq!(edited.servers.len(), 2);
+        assert_eq!(edited.servers[0].1, Fate::AsItWas);
+        assert_eq!(edited.servers[1].1, Fate::Changed, "another program");
+        assert!(is_reasons("reasons") && is_reasons("/usr/bin/reasons.exe"));
+        assert!(!is_reasons("reasons-lint") && !is_reasons("not-reasons"));
     }
 }
