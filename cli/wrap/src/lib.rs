@@ -537,7 +537,7 @@ pub fn is_reasons(command: &str) -> bool {
 
 /// The keys of a remote server's entry that a wrapped one keeps aside: where it is, and how
 /// its client signed in to it (Gemini's `oauth`, which the proxy now does).
-const REMOTE_KEYS: [&str; 7] = [
+const REMOTE_KEYS: [&str; 8] = [
     "url",
     "httpUrl",
     "serverUrl",
@@ -545,6 +545,7 @@ const REMOTE_KEYS: [&str; 7] = [
     "type",
     "oauth",
     "authProviderType",
+    "auth",
 ];
 
 /// The keys wrap writes in a remote server's entry to run the proxy: one the entry had
@@ -630,6 +631,9 @@ const UNWRAP_VARIABLE: &str = "REASONS_UNWRAP";
 /// The key under which older releases kept a wrapped remote server's remote keys; unwrap
 /// still reads it. YAML's renamed keys (`reasons-unwrap-url`) are still written so.
 const KEPT: &str = "reasons-unwrap";
+
+/// The variable a wrapped remote server's OAuth client secret is passed in.
+const SECRET_VARIABLE: &str = "REASONS_CLIENT_SECRET";
 
 /// The variable a wrapped remote server's URL is passed in.
 const URL_VARIABLE: &str = "REASONS_URL";
@@ -790,6 +794,27 @@ fn wrap_remote(
                 &String::from_utf8_lossy(name),
                 &String::from_utf8_lossy(&value),
             );
+        }
+    }
+    // Cursor's static OAuth client (`auth`): the proxy signs in as it, so the wrapped
+    // server signs in as the client would; the secret goes through the environment.
+    if let Some(auth) = member(members, "auth") {
+        let Some(auth) = members_of(auth) else {
+            return Fate::Skipped("its `auth` is not an object".into());
+        };
+        let text = |key: &str| {
+            member(&auth, key)
+                .and_then(string)
+                .map(|value| String::from_utf8_lossy(&value).into_owned())
+        };
+        if let Some(id) = text("CLIENT_ID") {
+            proxied.args.push(format!("--client-id={id}"));
+        }
+        if let Some(secret) = text("CLIENT_SECRET") {
+            proxied
+                .args
+                .push(format!("--client-secret-env={SECRET_VARIABLE}"));
+            proxied.env.push((SECRET_VARIABLE.into(), secret));
         }
     }
     let remote = |key: &[u8]| {
@@ -1485,5 +1510,34 @@ mod tests {
         assert_eq!(edited.servers[1].1, Fate::Changed, "another program");
         assert!(is_reasons("reasons") && is_reasons("/usr/bin/reasons.exe"));
         assert!(!is_reasons("reasons-lint") && !is_reasons("not-reasons"));
+    }
+
+    #[test]
+    fn cursor_s_static_oauth_client_is_passed_on_so_the_wrapped_server_signs_in() {
+        let text = r#"{"mcpServers": {"c": {"url": "https://example.com/mcp", "headers": {"X": "1"}, "auth": {"CLIENT_ID": "app", "CLIENT_SECRET": "s3cret", "scopes": ["read"]}}}}"#;
+        let edited = wrapped(text, "mcp.json");
+        assert_eq!(edited.servers[0].1, Fate::Changed);
+        let config = as_json(&edited.text, Path::new("mcp.json")).unwrap();
+        let entry = &config["mcpServers"]["c"];
+        let args: Vec<&str> = (entry["args"].as_array().unwrap().iter())
+            .map(|arg| arg.as_str().unwrap())
+            .collect();
+        assert!(args.contains(&"--client-id=app"), "{args:?}");
+        assert!(
+            args.contains(&"--client-secret-env=REASONS_CLIENT_SECRET"),
+            "{args:?}"
+        );
+        assert!(
+            !args.iter().any(|arg| arg.contains("s3cret")),
+            "no secret in argv: {args:?}"
+        );
+        assert_eq!(entry["env"]["REASONS_CLIENT_SECRET"], "s3cret");
+        assert_eq!(entry["env"]["REASONS_HEADER_0"], "1");
+        assert!(entry.get("auth").is_none());
+        let back = unwrapped(&edited.text, "mcp.json").text;
+        assert_eq!(
+            as_json(&back, Path::new("mcp.json")).unwrap(),
+            as_json(text, Path::new("mcp.json")).unwrap()
+        );
     }
 }
