@@ -581,6 +581,14 @@ fn wrap(
                 };
                 wrap_remote(text, entry, members, remote, &reasons.command, edits)
             }
+            // Zed starts an extension's server itself, from the extension: there is
+            // nothing here to run behind the proxy, and the rest of the file is wrapped.
+            None if member(members, "source")
+                .and_then(string)
+                .is_some_and(|source| source == b"extension") =>
+            {
+                Fate::Outside("a Zed extension's server, which Zed starts itself".into())
+            }
             None => Fate::Skipped("no `command` string and no `url`".into()),
         };
     };
@@ -1539,5 +1547,22 @@ mod tests {
             as_json(&back, Path::new("mcp.json")).unwrap(),
             as_json(text, Path::new("mcp.json")).unwrap()
         );
+    }
+
+    #[test]
+    fn a_zed_extension_s_server_is_left_alone_and_named_and_the_rest_wrapped() {
+        let text = "{\n  \"context_servers\": {\n    \"ext\": {\"source\": \"extension\", \"settings\": {}},\n    \"own\": {\"command\": \"srv\"}\n  }\n}\n";
+        let edited = wrapped(text, "settings.json");
+        assert_eq!(edited.servers.len(), 2);
+        assert!(
+            matches!(&edited.servers[0].1, Fate::Outside(what) if what.contains("Zed extension"))
+        );
+        assert_eq!(edited.servers[1].1, Fate::Changed);
+        assert!(
+            edited
+                .text
+                .contains(r#""ext": {"source": "extension", "settings": {}}"#)
+        );
+        assert_eq!(unwrapped(&edited.text, "settings.json").text, text);
     }
 }
