@@ -338,3 +338,31 @@ fn a_sign_in_nobody_finishes_ends_in_an_answer_saying_what_to_do() {
     // Nothing was signed in to, so nothing is kept.
     assert!(!home.kept().exists());
 }
+
+#[test]
+fn a_signal_during_a_sign_in_ends_the_proxy_at_once() {
+    // R20: the client's request started a sign-in nobody finishes (--sign-in-wait 600 s,
+    // far over the test's patience); SIGTERM ends the proxy within the patience of
+    // `Session::wait` (30 s), and the request is answered. It waited out the whole
+    // --sign-in-wait: ending the session took the lock the sign-in held.
+    let server = oauth_example();
+    let home = Home::new();
+    let mut command = home.reasons(&["mcp", "--sign-in-wait", "600", "--url", &server.url]);
+    let noted = home.path("noted.log");
+    let browser = format!("sh -c 'echo page >> {}'", noted.display());
+    command.env("BROWSER", browser).stderr(Stdio::null());
+    let mut session = Session::start_command(command);
+    session.send(INITIALIZE);
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !noted.exists() {
+        assert!(std::time::Instant::now() < until, "no sign-in started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // SAFETY: a signal to the proxy this test started.
+    unsafe { libc::kill(session.pid() as libc::pid_t, libc::SIGTERM) };
+    let answer: Value = serde_json::from_str(&session.next_line().expect("an answer")).unwrap();
+    assert_eq!(answer["id"], 1, "{answer}");
+    assert!(answer.get("error").is_some(), "{answer}");
+    let status = session.wait();
+    assert!(!status.success(), "{status:?}");
+}

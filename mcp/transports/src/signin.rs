@@ -147,6 +147,19 @@ impl SignIn {
         }
     }
 
+    /// The token kept, without waiting: none while a sign-in is under way (it holds the
+    /// state until the person is done, or `--sign-in-wait` ends), so that what ends the
+    /// session (a signal, the client's close) never waits on a person.
+    pub fn bearer_at_once(&self) -> Bearer {
+        let Ok(state) = self.state.try_lock() else {
+            return Bearer::default();
+        };
+        Bearer {
+            token: (state.kept.as_ref()).and_then(|kept| Some(kept.token.as_ref()?.access.clone())),
+            generation: state.generation,
+        }
+    }
+
     /// The server refused a request sent with `generation`'s token (`status` 401 or
     /// 403, `challenge` its `WWW-Authenticate`): gets a token it may take (another
     /// process's, a refreshed one, a new sign-in, more scope), for the request to be

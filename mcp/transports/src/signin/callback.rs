@@ -54,7 +54,10 @@ impl Callback {
         loop {
             match self.listener.accept() {
                 Ok((stream, _)) => {
-                    if let Some(outcome) = answer(stream, state) {
+                    // Each connection is bounded whole, and by the sign-in's own deadline:
+                    // one that sends a byte now and then holds nothing past either.
+                    let until = deadline.min(Instant::now() + READ_AT_MOST);
+                    if let Some(outcome) = answer(stream, state, until) {
                         return outcome;
                     }
                 }
@@ -72,10 +75,10 @@ impl Callback {
 
 /// Reads one request and answers it; the sign-in's outcome when it was this sign-in's
 /// redirect.
-fn answer(mut stream: TcpStream, state: &str) -> Option<Result<Returned, String>> {
+fn answer(mut stream: TcpStream, state: &str, until: Instant) -> Option<Result<Returned, String>> {
     let _ = stream.set_nonblocking(false);
-    let _ = stream.set_read_timeout(Some(READ_AT_MOST));
-    let target = read_target(&mut stream);
+    let _ = stream.set_write_timeout(Some(READ_AT_MOST));
+    let target = read_target(&mut stream, until);
     let outcome = target
         .as_deref()
         .and_then(|target| outcome_of(target, state));
@@ -93,11 +96,15 @@ fn answer(mut stream: TcpStream, state: &str) -> Option<Result<Returned, String>
     outcome
 }
 
-/// The request target of the GET `stream` sends, once its head is whole.
-fn read_target(stream: &mut TcpStream) -> Option<String> {
+/// The request target of the GET `stream` sends, once its head is whole, by `until`.
+fn read_target(stream: &mut TcpStream, until: Instant) -> Option<String> {
     let mut head = Vec::new();
     let mut chunk = [0; 2048];
     while head.len() < HEAD_AT_MOST {
+        let left = until.checked_duration_since(Instant::now())?;
+        stream
+            .set_read_timeout(Some(left.max(Duration::from_millis(1))))
+            .ok()?;
         let read = stream.read(&mut chunk).ok()?;
         if read == 0 {
             return None;
@@ -216,5 +223,31 @@ mod tests {
         let callback = Callback::listen(0).unwrap();
         let why = callback.wait("s", Instant::now()).unwrap_err();
         assert!(why.contains("in time"), "{why}");
+    }
+
+    #[test]
+    fn a_connection_that_dribbles_holds_nothing_past_the_sign_in_s_deadline() {
+        // A local process sends a byte of a request head every 200 ms for 30 s, far past
+        // the sign-in's deadline of 1 s: the wait ends while it still dribbles.
+        let callback = Callback::listen(0).unwrap();
+        let port = callback.listener.local_addr().unwrap().port();
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let dribbled = done.clone();
+        std::thread::spawn(move || {
+            let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+            for _ in 0..150 {
+                if stream.write_all(b"G").is_err() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            dribbled.store(true, std::sync::atomic::Ordering::SeqCst);
+        });
+        let waited = callback.wait("state", Instant::now() + Duration::from_secs(1));
+        assert!(waited.is_err(), "{waited:?}");
+        assert!(
+            !done.load(std::sync::atomic::Ordering::SeqCst),
+            "it waited out the dribbler"
+        );
     }
 }

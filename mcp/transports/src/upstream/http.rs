@@ -284,8 +284,10 @@ impl Http {
             return;
         }
         let connection = &self.connection;
-        // The token first: a sign-in under way holds it, and the session must not wait.
-        let bearer = connection.bearer();
+        // The token first, without waiting: a sign-in under way holds it, and the end of
+        // the session waits on nobody (the DELETE then goes without it).
+        let bearer = (connection.remote.sign_in.as_ref())
+            .map_or_else(Bearer::default, |sign_in| sign_in.bearer_at_once());
         let mut session = connection.lock();
         session.closed = true;
         if session.id.is_some() {
