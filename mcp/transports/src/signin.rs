@@ -78,6 +78,10 @@ struct State {
     /// simply sent again with the new one.
     generation: u64,
     failed: Option<(Instant, String)>,
+    /// The generation a refresh made for a 401: refused too, it is no token this
+    /// server takes (it moved to another authorization server, which still takes the
+    /// old refresh token), and a new sign-in follows instead of another refresh.
+    refreshed_for_401: Option<u64>,
 }
 
 /// The token a request carries, and which one it was.
@@ -202,7 +206,8 @@ impl SignIn {
                 ));
             }
             more = held;
-        } else if self.refresh(&mut state).is_ok() {
+        } else if state.refreshed_for_401 != Some(generation) && self.refresh(&mut state).is_ok() {
+            state.refreshed_for_401 = Some(state.generation);
             return Ok(());
         }
         if let Some((at, why)) = &state.failed
@@ -632,5 +637,116 @@ mod tests {
         let free =
             SignIn::given_client_stays_with(&registered, Some(&kept), "https://b.example.com");
         assert_eq!(free, Ok(()));
+    }
+
+    /// A token endpoint on loopback that grants every refresh; how many it was asked.
+    fn granting_endpoint() -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/token", listener.local_addr().unwrap());
+        let asked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = asked.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { return };
+                // The whole request, its body too, before answering: an answer sent while
+                // the client still writes can reach it as a reset.
+                let mut request = Vec::new();
+                let mut chunk = [0; 4096];
+                loop {
+                    let Ok(read) = stream.read(&mut chunk) else {
+                        break;
+                    };
+                    request.extend_from_slice(&chunk[..read]);
+                    let text = String::from_utf8_lossy(&request);
+                    let Some((head, body)) = text.split_once("\r\n\r\n") else {
+                        if read == 0 { break } else { continue }
+                    };
+                    let length = (head.lines())
+                        .find_map(|line| {
+                            line.to_ascii_lowercase()
+                                .strip_prefix("content-length:")
+                                .map(|n| n.trim().parse::<usize>().unwrap_or(0))
+                        })
+                        .unwrap_or(0);
+                    if body.len() >= length || read == 0 {
+                        break;
+                    }
+                }
+                let n = counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let body = format!(
+                    r#"{{"access_token":"refreshed-{n}","token_type":"Bearer","expires_in":3600}}"#
+                );
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+        });
+        (url, asked)
+    }
+
+    #[test]
+    fn a_refreshed_token_the_server_refuses_too_leads_to_a_new_sign_in() {
+        // The server moved to another authorization server, which the old one does not
+        // know: the old one still refreshes the token, which the server refuses again.
+        // The second refusal signs in anew (here: nobody may, so it says so) instead of
+        // refreshing at the old one again, every call, every run.
+        let (token_endpoint, asked) = granting_endpoint();
+        let home = tempfile::tempdir().unwrap();
+        let server = "http://127.0.0.1:9/mcp";
+        let store = Store::at(home.path().join("reasons"));
+        let kept = Kept {
+            resource: server.into(),
+            issuer: "http://127.0.0.1:9".into(),
+            token_endpoint,
+            client: Registered {
+                id: "c".into(),
+                secret: None,
+                method: "none".into(),
+                redirect_uri: None,
+            },
+            token: Some(Token {
+                access: "old".into(),
+                refresh: Some("r".into()),
+                expires_at: None,
+                scopes: Vec::new(),
+            }),
+        };
+        store.save(server, kept.clone()).unwrap();
+        let url = Url::parse(server).unwrap();
+        let sign_in = SignIn {
+            web: web::Web::for_server(&url),
+            server: url,
+            key: server.into(),
+            settings: Settings {
+                given: Given::default(),
+                wait: Duration::from_secs(1),
+                interactive: false,
+            },
+            store,
+            state: Mutex::new(State {
+                kept: Some(kept),
+                loaded: true,
+                ..State::default()
+            }),
+        };
+        let first = sign_in.bearer();
+        assert_eq!(sign_in.refused(first.generation, 401, None), Ok(()));
+        let refreshed = sign_in.bearer();
+        assert_eq!(refreshed.token.as_deref(), Some("refreshed-0"));
+        let why = sign_in
+            .refused(refreshed.generation, 401, None)
+            .unwrap_err();
+        assert!(
+            why.contains("not signed in to"),
+            "a new sign-in was asked for: {why}"
+        );
+        assert_eq!(
+            asked.load(std::sync::atomic::Ordering::SeqCst),
+            1,
+            "refreshed once"
+        );
     }
 }
