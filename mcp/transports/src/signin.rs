@@ -653,10 +653,7 @@ mod tests {
                 // the client still writes can reach it as a reset.
                 let mut request = Vec::new();
                 let mut chunk = [0; 4096];
-                loop {
-                    let Ok(read) = stream.read(&mut chunk) else {
-                        break;
-                    };
+                while let Ok(read) = stream.read(&mut chunk) {
                     request.extend_from_slice(&chunk[..read]);
                     let text = String::from_utf8_lossy(&request);
                     let Some((head, body)) = text.split_once("\r\n\r\n") else {
