@@ -99,6 +99,30 @@ impl Feed {
     }
 }
 
+/// How long the outbox's thread waits before writing again to a peer whose end was full
+/// when it could not wait (one its peer made non-blocking).
+const FULL_PAUSE: std::time::Duration = std::time::Duration::from_millis(5);
+
+/// Writes all of `line` to `to`, waiting for room where the end does not wait itself: a
+/// peer may make its end non-blocking (the end is shared), and a full one is not a
+/// peer that is gone. A peer that never makes room is ended by the session's write
+/// timeout, as one that never reads a blocking end is.
+fn write_patiently(to: &mut impl Write, line: &[u8]) -> std::io::Result<()> {
+    let mut written = 0;
+    while written < line.len() {
+        match to.write(&line[written..]) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(count) => written += count,
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => {
+                std::thread::sleep(FULL_PAUSE);
+            }
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(())
+}
+
 /// Lines for a peer, written to it on a thread of their own.
 pub struct Outbox {
     lines: Option<mpsc::Sender<Vec<u8>>>,
@@ -116,7 +140,7 @@ impl Outbox {
         let writer = backlog.clone();
         std::thread::spawn(move || {
             for line in queue {
-                let written = to.write_all(&line).and_then(|()| to.flush());
+                let written = write_patiently(&mut to, &line).and_then(|()| to.flush());
                 writer.done(line.len());
                 if written.is_err() {
                     // The peer is gone: nothing more can reach it, and nothing waits for
@@ -332,5 +356,28 @@ mod tests {
         for (number, read) in read.iter().enumerate() {
             assert_eq!(*read, line(number), "line {number} in its place");
         }
+    }
+
+    #[test]
+    fn a_non_blocking_end_that_is_full_for_a_while_is_not_a_peer_that_is_gone() {
+        // The client made its end non-blocking (it is shared) and reads late: every
+        // line reaches it, whole and in order, where a full end was taken for one gone.
+        let (mut reader, writer) = std::io::pipe().unwrap();
+        let flags = rustix::fs::fcntl_getfl(&writer).unwrap();
+        rustix::fs::fcntl_setfl(&writer, flags | rustix::fs::OFlags::NONBLOCK).unwrap();
+        let outbox = Outbox::new(writer);
+        let lines: Vec<String> = (0..64)
+            .map(|n| format!("{n}:{}", "x".repeat(8000)))
+            .collect();
+        for line in &lines {
+            outbox.send(line.as_bytes());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        drop(outbox);
+        let mut read = String::new();
+        std::io::Read::read_to_string(&mut reader, &mut read).unwrap();
+        let got: Vec<&str> = read.lines().collect();
+        assert_eq!(got.len(), lines.len());
+        assert!(got.iter().zip(&lines).all(|(got, sent)| got == sent));
     }
 }

@@ -25,11 +25,9 @@ const PAGE: usize = 4096;
 
 /// A peer's end that the loop may write to itself.
 pub(super) enum AtOnce {
-    /// A pipe of `capacity` bytes.
-    Pipe {
-        end: OwnedFd,
-        capacity: usize,
-    },
+    /// A pipe, whose size is asked of the kernel at each write: its reader may change
+    /// it (F_SETPIPE_SZ) at any time, to less than it holds.
+    Pipe(OwnedFd),
     Socket(OwnedFd),
 }
 
@@ -43,8 +41,7 @@ impl AtOnce {
             // In packet mode each write takes pages of its own, which the count of
             // unread bytes does not tell.
             FileType::Fifo if !rustix::fs::fcntl_getfl(&end).ok()?.contains(OFlags::DIRECT) => {
-                let capacity = rustix::pipe::fcntl_getpipe_size(&end).ok()?;
-                Some(AtOnce::Pipe { end, capacity })
+                Some(AtOnce::Pipe(end))
             }
             FileType::Socket => Some(AtOnce::Socket(end)),
             _ => None,
@@ -55,7 +52,10 @@ impl AtOnce {
     /// A pipe takes all of them or none; a socket may take a part.
     pub(super) fn write(&self, bytes: &[u8]) -> usize {
         match self {
-            AtOnce::Pipe { end, capacity } => {
+            AtOnce::Pipe(end) => {
+                let Ok(capacity) = rustix::pipe::fcntl_getpipe_size(end) else {
+                    return 0;
+                };
                 let Ok(unread) = rustix::io::ioctl_fionread(end) else {
                     return 0;
                 };
@@ -64,7 +64,7 @@ impl AtOnce {
                 let unread = usize::try_from(unread).unwrap_or(usize::MAX / 4);
                 let held = 2 * unread.div_ceil(PAGE) + 1;
                 let needed = bytes.len().div_ceil(PAGE) + 1;
-                if (held + needed) * PAGE > *capacity {
+                if (held + needed) * PAGE > capacity {
                     return 0;
                 }
                 let mut written = 0;
@@ -119,9 +119,7 @@ mod tests {
     fn a_pipe_without_room_takes_nothing_and_does_not_wait() {
         let (_reader, writer) = std::io::pipe().unwrap();
         let at_once = AtOnce::of(&writer).expect("a pipe in byte mode");
-        let AtOnce::Pipe { capacity, .. } = at_once else {
-            panic!("a pipe is written as a pipe");
-        };
+        let capacity = rustix::pipe::fcntl_getpipe_size(&writer).unwrap();
         // Half the pipe full: a line of half its size does not fit with the pages'
         // margin, however the kernel lays them out.
         let half = vec![b'x'; capacity / 2];
@@ -177,5 +175,19 @@ mod tests {
             written < 64 << 20,
             "{written} bytes of 64 MiB into a socket no one reads"
         );
+    }
+
+    #[test]
+    fn a_pipe_its_reader_shrinks_is_asked_its_size_again_and_not_waited_on() {
+        // The server shrinks its stdin's pipe to one page after the proxy looked at it,
+        // and stops reading: a line of two pages is not written into it (it would wait
+        // for ever), but left to the thread.
+        let (reader, writer) = std::io::pipe().unwrap();
+        let at_once = AtOnce::of(&writer).expect("a pipe in byte mode");
+        rustix::pipe::fcntl_setpipe_size(&reader, PAGE).unwrap();
+        let line = vec![b'x'; 2 * PAGE];
+        let written = without_waiting(move || at_once.write(&line));
+        assert_eq!(written, 0);
+        drop(reader);
     }
 }
