@@ -5,7 +5,8 @@
 //! whose connection broke comes back with a GET carrying `Last-Event-ID` and gets what
 //! came after it, then what is still to come, on the new stream.
 //!
-//! Bounded, as everything the front holds: a stream keeps its last [`KEPT_MESSAGES`]
+//! Bounded, as everything the front holds, and in bytes: a session keeps at most
+//! [`KEPT_BYTES`] of messages (the oldest go first), a stream its last [`KEPT_MESSAGES`]
 //! messages, and a session its last [`KEPT_STREAMS`] streams.
 
 use reasons_mcp::jsonrpc::Id;
@@ -21,6 +22,10 @@ const KEPT_MESSAGES: usize = super::STREAM_AHEAD;
 
 /// The streams a session keeps: its latest, the rest forgotten.
 const KEPT_STREAMS: usize = 16;
+
+/// The most bytes of messages a session keeps for clients that come back: answers of
+/// many MiB, read and resumed, leave the proxy's memory where it was.
+const KEPT_BYTES: usize = 16 << 20;
 
 /// The wait a client is asked to leave before it comes back for a broken stream.
 pub const RETRY: Duration = Duration::from_secs(1);
@@ -50,6 +55,14 @@ pub struct Numbering {
 pub struct Kept {
     streams: VecDeque<Stream>,
     opened: u64,
+    /// The bytes of every message kept.
+    bytes: usize,
+}
+
+impl Stream {
+    fn bytes(&self) -> usize {
+        self.messages.iter().map(|(_, message)| message.len()).sum()
+    }
 }
 
 /// One request's stream, as far as it went.
@@ -79,8 +92,10 @@ impl Kept {
     /// Opens a kept stream for `request`: its numbering.
     pub fn open(&mut self, request: Id) -> Numbering {
         self.opened += 1;
-        if self.streams.len() == KEPT_STREAMS {
-            self.streams.pop_front();
+        if self.streams.len() == KEPT_STREAMS
+            && let Some(forgotten) = self.streams.pop_front()
+        {
+            self.bytes -= forgotten.bytes();
         }
         self.streams.push_back(Stream {
             number: self.opened,
@@ -102,10 +117,28 @@ impl Kept {
             return;
         };
         stream.sent += 1;
-        if stream.messages.len() == KEPT_MESSAGES {
-            stream.messages.pop_front();
+        let mut freed = 0;
+        if stream.messages.len() == KEPT_MESSAGES
+            && let Some((_, gone)) = stream.messages.pop_front()
+        {
+            freed = gone.len();
         }
-        stream.messages.push_back((stream.sent, message.to_vec()));
+        let kept = message.len() <= KEPT_BYTES;
+        if kept {
+            stream.messages.push_back((stream.sent, message.to_vec()));
+        }
+        self.bytes = self.bytes - freed + if kept { message.len() } else { 0 };
+        // Over the bound, the oldest messages of the oldest streams go first.
+        while self.bytes > KEPT_BYTES {
+            let oldest = self
+                .streams
+                .iter_mut()
+                .find(|stream| !stream.messages.is_empty());
+            let Some((_, gone)) = oldest.and_then(|stream| stream.messages.pop_front()) else {
+                break;
+            };
+            self.bytes -= gone.len();
+        }
     }
 
     /// The request of the stream was answered: nothing more comes on it.
@@ -204,5 +237,26 @@ mod tests {
         assert!(resumable(Some("2026-07-28")));
         assert!(!resumable(Some("2025-06-18")));
         assert!(!resumable(None));
+    }
+
+    #[test]
+    fn what_is_kept_is_bounded_in_bytes_the_oldest_going_first() {
+        // 16 answers of 8 MiB, each on a stream of its own: the session keeps at most
+        // KEPT_BYTES of them, the latest.
+        let mut kept = Kept::default();
+        let answer = vec![b'x'; 8 << 20];
+        for number in 0..16u32 {
+            let request = Id::parse(&number.to_string()).unwrap();
+            kept.open(request.clone());
+            kept.record(&request, &answer);
+            kept.finish(&request);
+        }
+        let held: usize = kept.streams.iter().map(Stream::bytes).sum();
+        assert_eq!(held, kept.bytes);
+        assert!(kept.bytes <= KEPT_BYTES, "{} bytes kept", kept.bytes);
+        // The latest is still there for a client that comes back for it.
+        let latest = kept.after(&event_id(16, 0)).unwrap();
+        assert_eq!(latest.messages.len(), 1);
+        assert_eq!(kept.after(&event_id(1, 0)).unwrap().messages.len(), 0);
     }
 }
