@@ -4,8 +4,8 @@
 //! refuses a file that gives one.
 
 use super::{
-    Edited, Fate, KEPT, Proxied, Server, UNWRAP_VARIABLE, Way, Wrapper, is_reasons, pointer_token,
-    server_at,
+    Edited, Fate, KEPT, Proxied, Server, UNWRAP_VARIABLE, URL_VARIABLE, Way, Wrapper, is_reasons,
+    pointer_token, server_at,
 };
 use anyhow::{Context, bail};
 use std::path::Path;
@@ -234,6 +234,43 @@ fn kept_of(entry: &dyn TableLike) -> Option<Option<InlineTable>> {
     Some(parsed.and_then(|document| document.get("kept")?.as_inline_table().cloned()))
 }
 
+/// `kept` as the user sees the wrapped entry now (the user's file is the truth): the URL
+/// in its `REASONS_URL`, and each header wrap passed on as `--header-env
+/// NAME=REASONS_HEADER_n` given the value its environment holds, where they changed.
+fn as_seen(entry: &dyn TableLike, mut kept: InlineTable) -> InlineTable {
+    let env = string_table(entry, "env").unwrap_or_default();
+    let seen = |variable: &str| {
+        (env.iter())
+            .find(|(name, _)| name == variable)
+            .map(|(_, value)| value.clone())
+    };
+    if let Some(url) = seen(URL_VARIABLE)
+        && kept.get("url").and_then(Value::as_str) != Some(url.as_str())
+    {
+        kept.insert("url", Value::from(url));
+    }
+    let args = strings(entry, "args").unwrap_or_default();
+    let passed = args.windows(2).filter(|pair| pair[0] == "--header-env");
+    let passed = passed.filter_map(|pair| {
+        let (name, variable) = pair[1].split_once('=')?;
+        variable
+            .starts_with("REASONS_HEADER_")
+            .then(|| (name, seen(variable)))
+    });
+    if let Some(headers) = kept
+        .get_mut("http_headers")
+        .and_then(Value::as_inline_table_mut)
+    {
+        for (name, value) in passed {
+            let Some(value) = value else { continue };
+            if headers.get(name).and_then(Value::as_str) != Some(value.as_str()) {
+                headers.insert(name, Value::from(value));
+            }
+        }
+    }
+    kept
+}
+
 fn unwrap(entry: &mut dyn TableLike, reasons: &Wrapper) -> Fate {
     if !wrapped(entry) {
         return Fate::AsItWas;
@@ -245,6 +282,7 @@ fn unwrap(entry: &mut dyn TableLike, reasons: &Wrapper) -> Fate {
                  it by hand"
             ));
         };
+        let kept = as_seen(entry, kept);
         entry.remove(KEPT);
         for key in ["command", "args", "env", "env_vars"] {
             entry.remove(key);
@@ -308,5 +346,34 @@ mod tests {
         );
         let back = edit(&edited.text, file, Way::Unwrap, &wrapper()).unwrap();
         assert_eq!(back.text, text);
+    }
+
+    #[test]
+    fn unwrap_gives_back_the_url_and_the_tokens_the_user_sees_now() {
+        let text = "[mcp_servers.r]\nurl = \"https://old.example.com/mcp\"\nhttp_headers = { Authorization = \"Bearer OLD\", X-Team = \"a\" }\n";
+        let file = Path::new("config.toml");
+        let edited = edit(text, file, Way::Wrap, &wrapper()).unwrap();
+        let mut document: DocumentMut = edited.text.parse().unwrap();
+        let env = document["mcp_servers"]["r"]["env"]
+            .as_inline_table_mut()
+            .unwrap();
+        assert_eq!(
+            env.get("REASONS_HEADER_0").and_then(Value::as_str),
+            Some("Bearer OLD")
+        );
+        env.insert("REASONS_HEADER_0", Value::from("Bearer NEW"));
+        env.insert("REASONS_URL", Value::from("https://new.example.com/mcp"));
+        let back = edit(&document.to_string(), file, Way::Unwrap, &wrapper()).unwrap();
+        let back: DocumentMut = back.text.parse().unwrap();
+        let entry = &back["mcp_servers"]["r"];
+        assert_eq!(entry["url"].as_str(), Some("https://new.example.com/mcp"));
+        assert_eq!(
+            entry["http_headers"]["Authorization"].as_str(),
+            Some("Bearer NEW")
+        );
+        assert_eq!(entry["http_headers"]["X-Team"].as_str(), Some("a"));
+        // Untouched, it is the file as it was.
+        let untouched = edit(&edited.text, file, Way::Unwrap, &wrapper()).unwrap();
+        assert_eq!(untouched.text, text);
     }
 }
