@@ -1987,3 +1987,40 @@ fn a_remote_server_is_refused_only_where_its_credentials_cannot_be_taken_over() 
     let back: serde_json::Value = serde_json::from_str(plain).unwrap();
     assert_eq!(read(&file), back);
 }
+
+#[test]
+fn a_continue_block_that_links_to_another_client_s_config_is_not_edited_through_it() {
+    // Continue reads each block file of the workspace's `.continue/mcpServers`; one that
+    // is a link to another client's config is not Continue's own to edit.
+    let home = tempfile::tempdir().unwrap();
+    let project = home.path().join("project");
+    let blocks = project.join(".continue/mcpServers");
+    std::fs::create_dir_all(&blocks).unwrap();
+    let other = home.path().join("claude_desktop_config.json");
+    let text = r#"{"mcpServers":{"other":{"command":"other-srv"}}}"#;
+    std::fs::write(&other, text).unwrap();
+    std::os::unix::fs::symlink(&other, blocks.join("linked.json")).unwrap();
+    std::fs::write(
+        blocks.join("own.json"),
+        r#"{"mcpServers":{"own":{"command":"own-srv"}}}"#,
+    )
+    .unwrap();
+    let output = Command::new(reasons())
+        .args(["wrap", "--client", "continue"])
+        .current_dir(&project)
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join(".config"))
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        said.contains("own: now runs behind reasons mcp"),
+        "{said} {output:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&other).unwrap(),
+        text,
+        "edited through the link"
+    );
+    assert!(!said.contains("other"), "{said}");
+}

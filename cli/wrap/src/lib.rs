@@ -1163,8 +1163,12 @@ pub fn project_configs(client: &str) -> Vec<PathBuf> {
     let Ok(blocks) = std::fs::read_dir(".continue/mcpServers") else {
         return Vec::new();
     };
+    // A block file that is a link (to another client's config, say) is not Continue's
+    // own: it is not edited through the link.
     let mut files: Vec<PathBuf> = blocks
-        .filter_map(|entry| Some(entry.ok()?.path()))
+        .filter_map(|entry| entry.ok())
+        .filter(|entry| entry.file_type().is_ok_and(|kind| !kind.is_symlink()))
+        .map(|entry| entry.path())
         .filter(|path| {
             let json = path
                 .extension()
