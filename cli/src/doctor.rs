@@ -146,9 +146,30 @@ fn rows_of(server: &str, entry: &Value, patience: Duration) -> Vec<Row> {
         // A server that wants credentials the proxy cannot get works once given them:
         // it is not broken, and the row says what it needs.
         Err(error) if error.contains(reasons_mcp_transports::NEEDS_SIGN_IN) => {
-            vec![row("-", format!("needs sign-in: {error}"))]
+            vec![row("-", needs_sign_in(&error))]
         }
         Err(error) => vec![row("-", format!("error: {error}"))],
+    }
+}
+
+/// The row of a server that asks its users to sign in: the way out first (`reasons login
+/// URL`, with its URL), then why, since a row is cut at its cap.
+fn needs_sign_in(error: &str) -> String {
+    let way = error
+        .find(reasons_mcp_transports::NEEDS_SIGN_IN)
+        .and_then(|at| {
+            let rest = &error[at..];
+            // The command ends at its closing backtick, the one after `reasons login URL`.
+            let opening = rest.find('`')?;
+            let closing = rest[opening + 1..].find('`')? + opening + 1;
+            Some((at, &rest[..=closing]))
+        });
+    match way {
+        Some((at, way)) => {
+            let cause = error[..at].trim_end_matches(['.', ';', ' ']);
+            format!("needs sign-in: {way} in a terminal ({cause})")
+        }
+        None => format!("needs sign-in: {error}"),
     }
 }
 

@@ -398,7 +398,10 @@ impl Connection {
             };
             if let Err(why) = why {
                 let why = with_way_out(
-                    format!("the MCP server at {url} answered HTTP {status}"),
+                    (
+                        format!("the MCP server at {url} answered HTTP {status}"),
+                        url,
+                    ),
                     status,
                     challenge,
                     Some(why),
@@ -473,7 +476,7 @@ impl Connection {
             let why = format!("the MCP server at {url} answered HTTP {status}");
             return self.unanswered(
                 outline,
-                &with_way_out(why, status.as_u16(), challenge, None),
+                &with_way_out((why, url), status.as_u16(), challenge, None),
             );
         }
         let why = if stream {
@@ -786,7 +789,7 @@ pub use reasons_mcp::ready::NEEDS_SIGN_IN;
 /// credentials (401) or refused the ones given (403): what signing in said (`tried`,
 /// when the proxy tried), and how the user signs in ahead or gives a token of their own.
 fn with_way_out(
-    why: String,
+    (why, url): (String, &str),
     status: u16,
     challenge: Option<String>,
     tried: Option<String>,
@@ -801,7 +804,7 @@ fn with_way_out(
         .unwrap_or_default();
     let tried = tried.map(|why| format!(": {why}")).unwrap_or_default();
     format!(
-        "{why}: {asked}{challenge}{tried}; {NEEDS_SIGN_IN} URL` in a terminal, or give the \
+        "{why}: {asked}{challenge}{tried}; {NEEDS_SIGN_IN} {url}` in a terminal, or give the \
          token your client would send with --bearer-env VARIABLE or --header-env \
          'Authorization=VARIABLE'"
     )
