@@ -337,7 +337,7 @@ impl SignIn {
         let (page, state_token) = asked.url();
         browser::show(page.as_str(), &server);
         let deadline = Instant::now() + self.settings.wait;
-        let returned = callback
+        let (returned, page) = callback
             .wait(state_token.secret(), deadline)
             .map_err(|why| {
                 format!(
@@ -345,18 +345,23 @@ impl SignIn {
                     self.settings.wait.as_secs()
                 )
             })?;
-        check_iss(&authority, returned.iss.as_deref())?;
-        let token = oauth
-            .exchange_code(AuthorizationCode::new(returned.code))
-            .set_pkce_verifier(verifier)
-            .add_extra_param("resource", &resource.id)
-            .request(&self.web.oauth())
-            .map_err(|error| {
-                format!(
-                    "the authorization server would not issue a token: {}",
-                    why_not(error)
-                )
-            })?;
+        // The page waits for the checks and the exchange: it says "Signed in" only for
+        // a sign-in that was.
+        let token = check_iss(&authority, returned.iss.as_deref()).and_then(|()| {
+            oauth
+                .exchange_code(AuthorizationCode::new(returned.code))
+                .set_pkce_verifier(verifier)
+                .add_extra_param("resource", &resource.id)
+                .request(&self.web.oauth())
+                .map_err(|error| {
+                    format!(
+                        "the authorization server would not issue a token: {}",
+                        why_not(error)
+                    )
+                })
+        });
+        page.tell(&token.as_ref().map(|_| ()).map_err(String::clone));
+        let token = token?;
         let kept = Kept {
             resource: resource.id,
             issuer: authority.issuer,

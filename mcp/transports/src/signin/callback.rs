@@ -48,9 +48,10 @@ impl Callback {
         format!("http://127.0.0.1:{port}{PATH}")
     }
 
-    /// Waits until `deadline` for the redirect carrying `state`: its code, or the error
-    /// the authorization server sent instead.
-    pub fn wait(&self, state: &str, deadline: Instant) -> Result<Returned, String> {
+    /// Waits until `deadline` for the redirect carrying `state`: its code, and the page
+    /// to tell the person how signing in ended once the proxy knows; or the error the
+    /// authorization server sent instead.
+    pub fn wait(&self, state: &str, deadline: Instant) -> Result<(Returned, Page), String> {
         loop {
             match self.listener.accept() {
                 Ok((stream, _)) => {
@@ -73,27 +74,60 @@ impl Callback {
     }
 }
 
-/// Reads one request and answers it; the sign-in's outcome when it was this sign-in's
-/// redirect.
-fn answer(mut stream: TcpStream, state: &str, until: Instant) -> Option<Result<Returned, String>> {
-    let _ = stream.set_nonblocking(false);
-    let _ = stream.set_write_timeout(Some(READ_AT_MOST));
-    let target = read_target(&mut stream, until);
-    let outcome = target
-        .as_deref()
-        .and_then(|target| outcome_of(target, state));
-    let (status, page) = match &outcome {
-        Some(Ok(_)) => ("200 OK", "Signed in. You can close this tab."),
-        Some(Err(_)) => ("400 Bad Request", "Signing in failed; reasons says why."),
-        None => ("404 Not Found", "Not this sign-in."),
-    };
+/// The browser's request that brought the code back, answered once the proxy knows how
+/// signing in ended: the page says "Signed in" only for a sign-in that was (its `iss`
+/// checked, its code traded for a token).
+#[derive(Debug)]
+pub struct Page(TcpStream);
+
+impl Page {
+    /// Tells the person how signing in ended.
+    pub fn tell(self, outcome: &Result<(), String>) {
+        let (status, page) = match outcome {
+            Ok(()) => ("200 OK", "Signed in. You can close this tab."),
+            Err(_) => ("400 Bad Request", "Signing in failed; reasons says why."),
+        };
+        respond(self.0, status, page);
+    }
+}
+
+fn respond(mut stream: TcpStream, status: &str, page: &str) {
     let _ = write!(
         stream,
         "HTTP/1.1 {status}\r\nContent-Type: text/plain; charset=utf-8\r\n\
          Content-Length: {}\r\nConnection: close\r\nCache-Control: no-store\r\n\r\n{page}",
         page.len()
     );
-    outcome
+}
+
+/// Reads one request and answers it, unless it is this sign-in's redirect with a code,
+/// whose page waits for the outcome; the sign-in's outcome when it was this sign-in's.
+fn answer(
+    mut stream: TcpStream,
+    state: &str,
+    until: Instant,
+) -> Option<Result<(Returned, Page), String>> {
+    let _ = stream.set_nonblocking(false);
+    let _ = stream.set_write_timeout(Some(READ_AT_MOST));
+    let target = read_target(&mut stream, until);
+    match target
+        .as_deref()
+        .and_then(|target| outcome_of(target, state))
+    {
+        Some(Ok(returned)) => Some(Ok((returned, Page(stream)))),
+        Some(Err(why)) => {
+            respond(
+                stream,
+                "400 Bad Request",
+                "Signing in failed; reasons says why.",
+            );
+            Some(Err(why))
+        }
+        None => {
+            respond(stream, "404 Not Found", "Not this sign-in.");
+            None
+        }
+    }
 }
 
 /// The request target of the GET `stream` sends, once its head is whole, by `until`.
@@ -180,12 +214,14 @@ mod tests {
                 let answer = get(&callback, target);
                 assert!(answer.starts_with("HTTP/1.1 404"), "{target}: {answer}");
             }
-            let answer = get(
-                &callback,
-                "/callback?code=the%20code&state=s1&iss=https%3A%2F%2Fas",
-            );
-            assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
-            let returned = waited.join().unwrap().unwrap();
+            // Its page waits for how signing in ended: "Signed in" only once it was.
+            let browser = scope.spawn(|| {
+                get(
+                    &callback,
+                    "/callback?code=the%20code&state=s1&iss=https%3A%2F%2Fas",
+                )
+            });
+            let (returned, page) = waited.join().unwrap().unwrap();
             assert_eq!(
                 returned,
                 Returned {
@@ -193,6 +229,9 @@ mod tests {
                     iss: Some("https://as".into())
                 }
             );
+            page.tell(&Ok(()));
+            let answer = browser.join().unwrap();
+            assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
         });
     }
 
@@ -249,5 +288,27 @@ mod tests {
             !done.load(std::sync::atomic::Ordering::SeqCst),
             "it waited out the dribbler"
         );
+    }
+
+    #[test]
+    fn the_page_says_signing_in_failed_when_it_did_after_the_redirect() {
+        // An `iss` that is not the issuer's, a code the authorization server refuses: the
+        // redirect was this sign-in's, and the page tells the truth.
+        let callback = Callback::listen(0).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        std::thread::scope(|scope| {
+            let waited = scope.spawn(|| callback.wait("s", deadline));
+            let browser = scope.spawn(|| get(&callback, "/callback?code=c&state=s"));
+            let (_, page) = waited.join().unwrap().unwrap();
+            page.tell(&Err(
+                "the authorization server would not issue a token".into()
+            ));
+            let answer = browser.join().unwrap();
+            assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+            assert!(
+                answer.contains("failed") && !answer.contains("Signed in"),
+                "{answer}"
+            );
+        });
     }
 }
