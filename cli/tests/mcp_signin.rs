@@ -366,3 +366,27 @@ fn a_signal_during_a_sign_in_ends_the_proxy_at_once() {
     let status = session.wait();
     assert!(!status.success(), "{status:?}");
 }
+
+#[test]
+fn login_keeps_the_sign_in_where_a_client_s_proxy_finds_it_whatever_xdg_says() {
+    // One store: `reasons login` run in a shell with XDG_CONFIG_HOME set elsewhere keeps
+    // the sign-in in ~/.config/reasons, where a proxy a client starts with an environment
+    // of its own (no XDG_CONFIG_HOME) finds it and opens no browser.
+    let server = oauth_example();
+    let home = Home::new();
+    let elsewhere = home.path("elsewhere");
+    let login = home
+        .reasons(&["login", &server.url])
+        .env("XDG_CONFIG_HOME", &elsewhere)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(login.status.success(), "{login:?}");
+    assert!(home.kept().exists(), "not in ~/.config/reasons");
+    assert!(!elsewhere.join("reasons").exists());
+    let mut command = home.reasons(&["mcp", "--url", &server.url]);
+    command.env_remove("XDG_CONFIG_HOME").stderr(Stdio::null());
+    let mut session = Session::start_command(command);
+    assert!(!tools_of(&mut session).is_empty());
+    assert_eq!(home.opened().len(), 1, "signed in once, by login");
+}

@@ -62,11 +62,17 @@ const FILE: &str = "sign-in.json";
 const LOCK: &str = "sign-in.lock";
 
 impl Store {
-    /// The user's store, in `reasons/` of the config directory (`$XDG_CONFIG_HOME` or
-    /// `~/.config` here; the platform's elsewhere).
+    /// The user's store, in `reasons/` of the config directory: `~/.config` here, from
+    /// `HOME` alone (the platform's elsewhere). One store whatever the environment: MCP
+    /// clients start servers with an environment of their own, often without
+    /// `XDG_CONFIG_HOME`, and a proxy started so must find what `reasons login` kept.
     pub fn of_user() -> Store {
+        let config = match cfg!(any(target_os = "linux", target_os = "freebsd")) {
+            true => dirs::home_dir().map(|home| home.join(".config")),
+            false => dirs::config_dir(),
+        };
         Store {
-            dir: dirs::config_dir().map(|config| config.join("reasons")),
+            dir: config.map(|config| config.join("reasons")),
         }
     }
 
