@@ -160,6 +160,23 @@ fn a_dry_run_prints_the_change_and_makes_none() {
 }
 
 #[test]
+fn a_dry_run_shows_no_header_value_or_secret_variable() {
+    // A diff goes to a terminal and into logs: a header's token, a client secret and a
+    // variable named as a secret are shown as `…`, before and after, the kept copy too.
+    let original = r#"{"mcpServers": {"r": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer S3CRET-ONE"}, "auth": {"CLIENT_ID": "app", "CLIENT_SECRET": "S3CRET-TWO"}}, "s": {"command": "x", "env": {"GITHUB_TOKEN": "S3CRET-THREE", "LOG_LEVEL": "debug"}}}}"#;
+    let (dir, file) = written("mcp.json", original);
+    let out = ok(&reasons_in(
+        dir.path(),
+        &["wrap", "--dry-run", "--config", file.to_str().unwrap()],
+    ));
+    assert!(!out.contains("S3CRET"), "{out}");
+    assert!(out.contains(r#""Authorization": "…""#), "{out}");
+    assert!(out.contains(r#""LOG_LEVEL": "debug""#), "{out}");
+    assert!(out.contains("r: now runs behind reasons mcp"), "{out}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), original);
+}
+
+#[test]
 fn a_linked_config_is_edited_where_it_is_and_stays_linked() {
     let (dir, file) = written(
         "dotfiles/mcp.json",

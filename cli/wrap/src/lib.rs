@@ -1056,6 +1056,52 @@ impl Visible {
     }
 }
 
+/// The values in `config` that are credentials, or may be: every header's (remote
+/// entries' `headers`, Codex's `http_headers`), every variable's whose name says it is a
+/// secret (`…TOKEN`, `…SECRET`, `…KEY`, `…PASSWORD`, `…AUTH…`, and wrap's own
+/// `REASONS_HEADER_n`, `REASONS_CLIENT_SECRET`), and an OAuth client's secret.
+fn secrets_of(config: &serde_json::Value, all: bool, secrets: &mut Vec<String>) {
+    use serde_json::Value;
+    let secret_name = |name: &str| {
+        let name = name.to_ascii_uppercase();
+        [
+            "TOKEN",
+            "SECRET",
+            "KEY",
+            "PASSWORD",
+            "AUTH",
+            "REASONS_HEADER_",
+            "COOKIE",
+        ]
+        .iter()
+        .any(|word| name.contains(word))
+    };
+    match config {
+        Value::String(value) if all && value.chars().count() >= 4 => secrets.push(value.clone()),
+        Value::Object(members) => {
+            for (key, value) in members {
+                let headers = matches!(key.as_str(), "headers" | "http_headers");
+                secrets_of(value, all || headers || secret_name(key), secrets);
+            }
+        }
+        Value::Array(values) => values
+            .iter()
+            .for_each(|value| secrets_of(value, all, secrets)),
+        _ => {}
+    }
+}
+
+/// `text` with each of `secrets` shown as `…`, the longest first.
+fn masked(text: &str, mut secrets: Vec<String>) -> String {
+    secrets.sort_by_key(|secret| std::cmp::Reverse(secret.len()));
+    secrets.dedup();
+    secrets.iter().fold(text.to_string(), |text, secret| {
+        let escaped = serde_json::to_string(secret).unwrap_or_default();
+        let escaped = escaped.trim_matches('"');
+        text.replace(secret.as_str(), "…").replace(escaped, "…")
+    })
+}
+
 /// The clients `--client` knows.
 const KNOWN: &str = "claude-desktop, claude-code, cursor, vscode, windsurf, gemini, lmstudio, \
                      cline, roo, zed, codex, goose or continue";
@@ -1299,7 +1345,16 @@ pub fn run(file: &Path, way: Way, dry_run: bool, reasons: &Wrapper) -> anyhow::R
         );
     }
     if dry_run {
-        return Ok(report(format!("{diff}{rows}")));
+        // A diff goes to a terminal and into logs: the values of headers and of secret
+        // variables, in the file before and after, are shown as `…`.
+        let mut secrets = Vec::new();
+        for config in [as_json(&text, file), as_json(after, file)]
+            .into_iter()
+            .flatten()
+        {
+            secrets_of(&config, false, &mut secrets);
+        }
+        return Ok(report(format!("{}{rows}", masked(&diff, secrets))));
     }
     let staged = stage_like(file, after.as_bytes(), &metadata)?;
     write_like(&backup_of(file), text.as_bytes(), &metadata)?;
