@@ -135,13 +135,8 @@ impl Session {
     }
 
     /// Runs the session on the events of `inbox` until the client has gone and the
-    /// server has finished, the server has gone, or a signal ended it; how the server
-    /// ended, and whether the client still has its end open.
-    pub(crate) fn serve(
-        self,
-        inbox: &mpsc::Receiver<Event>,
-        client: &mut dyn Client,
-    ) -> (Ended, bool) {
+    /// server has finished, the server has gone, or a signal ended it.
+    pub(crate) fn serve(self, inbox: &mpsc::Receiver<Event>, client: &mut dyn Client) -> Served {
         let Session {
             mut proxy,
             mut server,
@@ -150,6 +145,8 @@ impl Session {
             write_timeout,
         } = self;
         let mut client_closed = false;
+        // Why the server was ended, when the proxy ended it for a cause of its own.
+        let mut cause: Option<String> = None;
         // When the server was told the session is over: it has a grace period to exit.
         let mut closed_at: Option<Instant> = None;
         let ended = loop {
@@ -169,6 +166,7 @@ impl Session {
                 let why = stalled("it", "stdin", write_timeout);
                 let out = proxy.server_gone(&why, now());
                 write_all(&out, &mut server, client, &mut kept);
+                cause = Some(why);
                 break server.end(Ending::Overdue);
             }
             let wake = proxy.wake_at().into_iter().chain(grace_ends);
@@ -200,9 +198,10 @@ impl Session {
                 Ok(Event::ServerOverCap) => {
                     // What waits is answered with why, and the server is ended at once:
                     // its stream can no longer be read.
-                    let out =
-                        proxy.server_gone(&format!("it sent {}", over_cap(max_message)), now());
+                    let why = format!("it sent {}", over_cap(max_message));
+                    let out = proxy.server_gone(&why, now());
                     write_all(&out, &mut server, client, &mut kept);
+                    cause = Some(why);
                     break server.end(Ending::Overdue);
                 }
                 Ok(Event::Signal(signal)) => break server.end(Ending::Signal(signal)),
@@ -238,8 +237,20 @@ impl Session {
                 ..
             }
         ) || matches!(ended, Ended::Remote { signal: Some(_) });
-        (ended, !client_closed && !signalled)
+        Served {
+            why: cause.unwrap_or_else(|| ended.describe()),
+            client_open: !client_closed && !signalled,
+            ended,
+        }
     }
+}
+
+/// How a session ended: how its server did, why, and whether the client still has its
+/// end open (and may send requests no server will answer).
+pub(crate) struct Served {
+    pub(crate) ended: Ended,
+    pub(crate) why: String,
+    pub(crate) client_open: bool,
 }
 
 /// Why a side's session was ended: it took nothing written to its `stream` for `waited`.

@@ -12,14 +12,15 @@ use reasons_transform::Options;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-/// How long the client may be silent once the server is gone before the proxy exits: a
-/// client that sent its `initialize` as the server exited still gets its answer.
+/// How long the proxy goes on answering once the server is gone: a client that sent its
+/// `initialize` as the server exited still gets its answer, and one that sends without
+/// end cannot keep the proxy.
 const LINGER: Duration = Duration::from_secs(2);
 
 /// Serves the one client on the proxy's stdio until its session ends. Every request gets
 /// one answer (R19), whatever the server did: one that cannot be started, or that has
 /// gone, has each request the client still sends answered with why, until the client
-/// closes its end or is silent for [`LINGER`].
+/// closes its end or [`LINGER`] has passed.
 pub(crate) fn serve(
     plugin: &Plugin,
     options: &Options,
@@ -46,21 +47,26 @@ pub(crate) fn serve(
         }
     };
     stdin(feed.gated(session.server.backlog()));
-    let (ended, client_open) = session.serve(inbox, &mut client);
-    if client_open {
-        let why = format!("the MCP server {}", ended.describe());
+    let served = session.serve(inbox, &mut client);
+    if served.client_open {
+        let why = format!(
+            "the MCP server is gone ({}); the request was not sent",
+            served.why
+        );
         answer_until_closed(inbox, &mut client, &why);
     }
+    let ended = served.ended;
     // What the session said last (the answers to what waited, say) reaches the client.
     client.0.drain(settings.write_timeout);
     Ok(ended)
 }
 
-/// Answers each request the client sends with `why`, until it closes its end, is silent
-/// for [`LINGER`], or a signal comes.
+/// Answers each request the client sends with `why`, until it closes its end, [`LINGER`]
+/// has passed, or a signal comes.
 fn answer_until_closed(inbox: &mpsc::Receiver<Event>, client: &mut Stdout, why: &str) {
+    let until = Instant::now() + LINGER;
     loop {
-        match inbox.recv_timeout(LINGER) {
+        match inbox.recv_timeout(until.saturating_duration_since(Instant::now())) {
             Ok(Event::Client(line)) => {
                 let answer = jsonrpc::unanswerable(&line, jsonrpc::INTERNAL_ERROR, why);
                 if answer.is_some_and(|answer| !client.0.send(answer.as_bytes())) {
