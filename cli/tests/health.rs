@@ -246,11 +246,19 @@ fn the_gateway_is_live_alone_and_ready_once_its_upstream_lists() {
 #[test]
 fn a_gateway_whose_upstream_is_gone_is_live_and_not_ready() {
     let dir = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    // A port this test holds and nothing listens on: bound, never listening, so every
+    // connection to it is refused and no other test's server can take it meanwhile (a
+    // port bound and let go was, under load: the gateway reached that server instead).
+    let held = rustix::net::socket(
+        rustix::net::AddressFamily::INET,
+        rustix::net::SocketType::STREAM,
+        None,
+    )
+    .unwrap();
+    let loopback = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+    rustix::net::bind(&held, &loopback).unwrap();
+    let bound = rustix::net::getsockname(&held).unwrap();
+    let port = std::net::SocketAddr::try_from(bound).unwrap().port();
     let upstream = format!("http://127.0.0.1:{port}/mcp");
     let wasm = gateway_wasm(dir.path());
     let gateway = Listening::gateway(Engine::Wasmtime, &wasm, &[("REASONS_UPSTREAM", &upstream)]);
