@@ -185,14 +185,21 @@ impl Routes {
             self.kept.finish(&id);
         }
         if !put(stream, line) {
-            // Its client reads nothing of it: the stream ends here, and what else comes
-            // for the request goes where a message about no request goes.
+            // Its client reads nothing of it: the stream ends here. The request still
+            // waits, for nobody's stream: what else comes for it, its answer too, is kept
+            // for the client to resume with `Last-Event-ID` (bounded in bytes), where it
+            // went where a message about no request goes, and the answer was lost.
             crate::say(&format!(
                 "the stream of request {} was ended: its client left {STREAM_AHEAD} \
-                 messages unread",
+                 messages unread (what comes for it is kept for its client to resume)",
                 id.json()
             ));
-            self.waiting.shift_remove(&id);
+            if let Some((stream, _)) = self.waiting.get_mut(&id) {
+                *stream = ended_stream();
+            }
+            if ends {
+                self.waiting.shift_remove(&id);
+            }
             return self.forget_finished();
         }
         if ends {
@@ -234,6 +241,12 @@ impl Routes {
     }
 }
 
+/// A stream that is over: what is put on it goes nowhere, and dropping the one that was
+/// there ended its client's response.
+fn ended_stream() -> Sender<Vec<u8>> {
+    tokio::sync::mpsc::channel(1).0
+}
+
 /// Puts `message` on `stream`; `false` when the stream is full: its client has not read
 /// what it holds. A stream whose client has gone takes what it is given, for nobody.
 pub(super) fn put(stream: &Sender<Vec<u8>>, message: Vec<u8>) -> bool {
@@ -261,5 +274,44 @@ impl Client for Routed {
             routes.deliver(&line[part.text.clone()], &part.about);
         }
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stream_ended_for_its_backlog_keeps_what_comes_after_for_resumption() {
+        // R19: a tool sends progress faster than its client reads; its stream is ended
+        // when full, and the answer that comes later is kept for the client that comes
+        // back with its last event id, where it went nowhere.
+        let mut routes = Routes::default();
+        let request = Id::parse("7").unwrap();
+        let (stream, _unread) = tokio::sync::mpsc::channel(1);
+        routes.waiting.insert(request.clone(), (stream, None));
+        routes
+            .progress
+            .insert(Id::parse(r#""p""#).unwrap(), (request.clone(), None));
+        routes.kept.open(request.clone());
+        let note = br#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1}}"#;
+        let token = note.windows(3).position(|w| w == br#""p""#).unwrap();
+        let at = token..token + 3;
+        let progress = About::Progress {
+            token: Id::parse(r#""p""#).unwrap(),
+            at,
+        };
+        for _ in 0..3 {
+            routes.deliver(note, &progress);
+        }
+        let answer = br#"{"jsonrpc":"2.0","id":7,"result":{"content":[]}}"#;
+        let id = answer.windows(5).position(|w| w == br#""id":"#).unwrap() + 5;
+        let at = id..id + 1;
+        routes.deliver(answer, &About::Answer { id: request, at });
+        let resumed = routes.kept.after(&resume::event_id(1, 0)).unwrap();
+        assert_eq!(resumed.messages.len(), 4);
+        assert_eq!(resumed.messages[3], answer.to_vec());
+        assert!(resumed.done);
+        assert!(routes.waiting.is_empty(), "answered: nothing waits");
     }
 }
