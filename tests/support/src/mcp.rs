@@ -346,7 +346,21 @@ impl Listening {
     /// `engine` serving the gateway component `wasm` on a free loopback port, with `env`
     /// as its environment, once it accepts connections.
     pub fn gateway(engine: Engine, wasm: &Path, env: &[(&str, &str)]) -> Listening {
-        Listening::gateway_at(free_port(), engine, wasm, env)
+        // The port was free when it was chosen and let go; another test's server may take
+        // it before the engine binds it, and the engine then exits at once: it is started
+        // again on another port, where it listens.
+        for _ in 0..4 {
+            let mut gateway = Listening::gateway_at(free_port(), engine, wasm, env);
+            std::thread::sleep(Duration::from_millis(200));
+            if gateway
+                .child
+                .try_wait()
+                .is_ok_and(|status| status.is_none())
+            {
+                return gateway;
+            }
+        }
+        panic!("{engine:?} exited at once on four free ports")
     }
 
     /// [`Listening::gateway`] on `port`: a replica restarted where its balancer knew it.
