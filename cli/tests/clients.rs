@@ -678,28 +678,17 @@ fn the_doctor_names_a_tool_that_asks_why_itself() {
     // A PostHog-style server's tool asks the model why in a required `context`: doctor's
     // row says `reason` was added, names the tool's own field, and the way to leave the
     // tool as its server declares it.
-    let server = r#"
-        const tool = { name: "query", inputSchema: { type: "object", properties: {
+    let server = scripted_server(
+        r#"const tool = { name: "query", inputSchema: { type: "object", properties: {
           query: { type: "string" },
           context: { type: "string", description: "Why are you calling this tool? Briefly describe the user's goal." },
-        }, required: ["query", "context"] } };
-        let held = "";
-        process.stdin.on("data", (chunk) => {
-          held += chunk;
-          let at;
-          while ((at = held.indexOf("\n")) >= 0) {
-            const message = JSON.parse(held.slice(0, at));
-            held = held.slice(at + 1);
-            if (message.id === undefined) continue;
-            const result = message.method === "initialize"
-              ? { protocolVersion: message.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "posthog-like", version: "1" } }
-              : { tools: [tool] };
-            process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: message.id, result }) + "\n");
-          }
-        });
-        "#;
+        }, required: ["query", "context"] } };"#,
+        r#"message.method === "initialize"
+          ? { protocolVersion: message.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "posthog-like", version: "1" } }
+          : { tools: [tool] }"#,
+    );
     let config =
-        serde_json::json!({"mcpServers": {"posthog": {"command": "node", "args": ["-e", server]}}});
+        serde_json::json!({"mcpServers": {"posthog": {"command": server[0], "args": server[1..]}}});
     let (_dir, file) = written("mcp.json", &config.to_string());
     let output = Command::new(reasons())
         .args(["doctor", "--config"])
@@ -725,28 +714,19 @@ fn nothing_a_server_names_reaches_the_terminal_as_more_than_text() {
     // line break followed by a forged row, from a server whose name holds escapes too.
     // The doctor prints one row for it, of inert bytes only.
     let forged = "\u{1b}]52;c;aGVsbG8=\u{7}clip\u{1b}]0;title\u{7}\u{1b}[2J\u{9b}2J\u{202e}evil\nforged  tool  `reason` added";
-    let server = format!(
-        r#"
-        const tool = {{ name: {name}, description: {name}, inputSchema: {{ type: "object" }} }};
-        let held = "";
-        process.stdin.on("data", (chunk) => {{
-          held += chunk;
-          let at;
-          while ((at = held.indexOf("\n")) >= 0) {{
-            const message = JSON.parse(held.slice(0, at));
-            held = held.slice(at + 1);
-            if (message.id === undefined) continue;
-            const result = message.method === "initialize"
+    let name = serde_json::to_string(forged).unwrap();
+    let server = scripted_server(
+        &format!(
+            r#"const tool = {{ name: {name}, description: {name}, inputSchema: {{ type: "object" }} }};"#
+        ),
+        &format!(
+            r#"message.method === "initialize"
               ? {{ protocolVersion: message.params.protocolVersion, capabilities: {{ tools: {{}} }}, serverInfo: {{ name: {name}, version: "1" }} }}
-              : {{ tools: [tool] }};
-            process.stdout.write(JSON.stringify({{ jsonrpc: "2.0", id: message.id, result }}) + "\n");
-          }}
-        }});
-        "#,
-        name = serde_json::to_string(forged).unwrap()
+              : {{ tools: [tool] }}"#
+        ),
     );
     let config = serde_json::json!({"mcpServers": {
-        "srv\u{1b}[31m\u{7}": {"command": "node", "args": ["-e", server]}
+        "srv\u{1b}[31m\u{7}": {"command": server[0], "args": server[1..]}
     }});
     let (dir, file) = written("mcp.json", &config.to_string());
     let table = ok(&reasons_in(

@@ -260,29 +260,17 @@ fn the_audit_log_and_the_stats_say_who_called_what_and_why() {
 /// `capabilities.extensions` and answers `skills/list`, `skills/get` and
 /// `resources/directory/read`, each result tagged with the method it answers.
 fn skills_server() -> Vec<String> {
-    let script = r#"
-        let held = "";
-        process.stdin.on("data", (chunk) => {
-          held += chunk;
-          let at;
-          while ((at = held.indexOf("\n")) >= 0) {
-            const message = JSON.parse(held.slice(0, at));
-            held = held.slice(at + 1);
-            if (message.id === undefined) continue;
-            const results = {
-              initialize: { protocolVersion: message.params?.protocolVersion, serverInfo: { name: "skills", version: "1" },
-                            capabilities: { tools: {}, extensions: { "io.modelcontextprotocol/skills": { "x-note": 1.50 } } } },
-              "tools/list": { tools: [] },
-              "skills/list": { skills: [{ name: "review", description: "Reviews a change", uri: "skill://review" }] },
-              "skills/get": { skill: { name: message.params?.name, instructions: "Read the diff\u2028then say" } },
-              "resources/directory/read": { entries: [{ uri: "skill://review/SKILL.md", name: "SKILL.md" }] },
-            };
-            const result = results[message.method] ?? {};
-            process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: message.id, result }) + "\n");
-          }
-        });
-    "#;
-    vec!["node".into(), "-e".into(), script.into()]
+    scripted_server(
+        "",
+        r#"({
+          initialize: { protocolVersion: message.params?.protocolVersion, serverInfo: { name: "skills", version: "1" },
+                        capabilities: { tools: {}, extensions: { "io.modelcontextprotocol/skills": { "x-note": 1.50 } } } },
+          "tools/list": { tools: [] },
+          "skills/list": { skills: [{ name: "review", description: "Reviews a change", uri: "skill://review" }] },
+          "skills/get": { skill: { name: message.params?.name, instructions: "Read the diff\u2028then say" } },
+          "resources/directory/read": { entries: [{ uri: "skill://review/SKILL.md", name: "SKILL.md" }] },
+        })[message.method] ?? {}"#,
+    )
 }
 
 #[test]

