@@ -276,7 +276,9 @@ fn skills_server() -> Vec<String> {
 #[test]
 fn the_skills_extension_passes_through_untouched() {
     // R9, R20: what the proxy does not act on is relayed byte for byte: the Skills
-    // extension's methods, their params and results, and `capabilities.extensions`.
+    // extension's methods, their params and results, and `capabilities.extensions`;
+    // through stdio byte for byte, and the same values through --listen, --url (to that
+    // front) and the gateway (to it too).
     let requests = [
         (
             r#"{"jsonrpc":"2.0","id":2,"method":"skills/list","params":{"cursor":null}}"#,
@@ -306,6 +308,43 @@ fn the_skills_extension_passes_through_untouched() {
     session.finish();
     assert_eq!(direct.len(), 4);
     assert_eq!(proxied_answers, direct);
+    // Through --listen: each answer is the server's, the same value, on its POST.
+    let front = Listening::front(&[], skills_server());
+    let session = legacy_session(&front.url);
+    let with_session = [
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-06-18"),
+    ];
+    for ((request, _), direct) in requests.iter().zip(&direct[1..]) {
+        let (status, messages) = post(&front.url, &with_session, request);
+        assert_eq!(status, 200, "{messages:?}");
+        let direct: Value = serde_json::from_str(direct).unwrap();
+        assert_eq!(the_answer(&messages), &direct, "{request}");
+    }
+    // Through --url to that front, and through the gateway to it: the same values.
+    let mut session = Session::start(&proxied_url(&[], &front.url));
+    session.ask(INITIALIZE);
+    session.send(INITIALIZED);
+    for ((request, _), direct) in requests.iter().zip(&direct[1..]) {
+        let answer: Value = serde_json::from_str(&session.ask(request)).unwrap();
+        let direct: Value = serde_json::from_str(direct).unwrap();
+        assert_eq!(answer, direct, "--url: {request}");
+    }
+    session.finish();
+    let dir = tempfile::tempdir().unwrap();
+    let wasm = gateway_wasm(dir.path());
+    let gateway = Listening::gateway(Engine::Wasmtime, &wasm, &[("REASONS_UPSTREAM", &front.url)]);
+    let session = legacy_session(&gateway.url);
+    let with_session = [
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-06-18"),
+    ];
+    for ((request, _), direct) in requests.iter().zip(&direct[1..]) {
+        let (status, messages) = post(&gateway.url, &with_session, request);
+        assert_eq!(status, 200, "{messages:?}");
+        let direct: Value = serde_json::from_str(direct).unwrap();
+        assert_eq!(the_answer(&messages), &direct, "gateway: {request}");
+    }
     assert!(
         direct[0].contains(r#""extensions":{"io.modelcontextprotocol/skills":{"x-note":1.5}}"#),
         "{}",
