@@ -135,10 +135,7 @@ fn rows_of(server: &str, entry: &Value, patience: Duration) -> Vec<Row> {
                 // A tool that asks why itself: named, with the way to leave it alone.
                 let fields = reasons_host::asks_why::asks_why(tool, param);
                 if !fields.is_empty() {
-                    verdict = format!(
-                        "{verdict}; {}",
-                        crate::transform::asks_why_note(name, &fields)
-                    );
+                    verdict = format!("{verdict}; {}", reasons_host::asks_why::note(name, &fields));
                 }
                 row(name, verdict)
             })

@@ -45,22 +45,7 @@ pub fn run(
     // (R12); they are printed as the `\u` escapes JSON spells them with, the same value.
     println!("{}", visible(&serde_json::to_string_pretty(&report)?));
     for (tool, fields) in &report.asks_why {
-        reasons_mcp_transports::say(&asks_why_note(tool, fields));
+        reasons_mcp_transports::say(&reasons_host::asks_why::note(tool, fields));
     }
     Ok(0)
-}
-
-/// What to tell of a tool that asks the model why itself, in `fields`: the model is asked
-/// twice, and the way to leave the tool as its server declares it.
-pub fn asks_why_note(tool: &str, fields: &[String]) -> String {
-    let fields: Vec<String> = fields
-        .iter()
-        .map(|field| format!("`{}`", reasons_inert::inert(field, 64)))
-        .collect();
-    format!(
-        "`{tool}` asks the model why itself ({}): its server expects that field, and \
-         `reason` asks a second time; --leave-alone {tool} leaves the tool as it is",
-        fields.join(", "),
-        tool = reasons_inert::inert(tool, 64),
-    )
 }

@@ -356,3 +356,33 @@ fn the_skills_extension_passes_through_untouched() {
         direct[1]
     );
 }
+
+#[test]
+fn stats_name_a_tool_that_asks_why_itself() {
+    // `--stats` tells, on exit, of each tool that asks the model why in a field of its
+    // own (PostHog's `context` here): the model is asked twice, and how to leave it alone.
+    let dir = tempfile::tempdir().unwrap();
+    let stderr = dir.path().join("stderr");
+    let server = scripted_server(
+        r#"const tool = { name: "query", inputSchema: { type: "object", properties: {
+          context: { type: "string", description: "Why are you calling this tool? Briefly describe the user's goal." },
+        } } };"#,
+        r#"message.method === "initialize"
+          ? { protocolVersion: message.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "posthog-like", version: "1" } }
+          : { tools: [tool] }"#,
+    );
+    let mut session = Session::start_with(
+        &proxied(&["--stats"], server),
+        std::process::Stdio::from(std::fs::File::create(&stderr).unwrap()),
+    );
+    session.ask(INITIALIZE);
+    session.send(INITIALIZED);
+    session.ask(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
+    session.finish();
+    let said = std::fs::read_to_string(&stderr).unwrap();
+    assert!(
+        said.contains("`query` asks the model why itself (`context`)")
+            && said.contains("--leave-alone query"),
+        "{said}"
+    );
+}

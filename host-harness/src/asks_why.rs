@@ -50,6 +50,41 @@ pub fn asks_why(declaration: &Value, param: &str) -> Vec<String> {
         .collect()
 }
 
+/// What to tell of the tool `tool` that asks the model why itself, in `fields`: the model
+/// is asked twice, and the way to leave the tool as its server declares it. Names are the
+/// server's words: shown inert (R12).
+pub fn note(tool: &str, fields: &[String]) -> String {
+    let fields: Vec<String> = fields
+        .iter()
+        .map(|field| format!("`{}`", reasons_inert::inert(field, 64)))
+        .collect();
+    format!(
+        "`{tool}` asks the model why itself ({}): its server expects that field, and \
+         `reason` asks a second time; --leave-alone {tool} leaves the tool as it is",
+        fields.join(", "),
+        tool = reasons_inert::inert(tool, 64),
+    )
+}
+
+/// What to tell of each tool of `declarations` (JSON text, as a server listed them) that
+/// asks the model why itself, one note a tool.
+pub fn notes(declarations: &[String], param: &str) -> Vec<String> {
+    let mut notes: Vec<String> = declarations
+        .iter()
+        .filter_map(|text| serde_json::from_str::<Value>(text).ok())
+        .filter_map(|tool| {
+            let name = (tool
+                .get("name")
+                .or_else(|| tool.get("function")?.get("name")))
+            .and_then(Value::as_str)?;
+            let fields = asks_why(&tool, param);
+            (!fields.is_empty()).then(|| note(name, &fields))
+        })
+        .collect();
+    notes.sort();
+    notes
+}
+
 fn named_why(name: &str) -> bool {
     let spelt: String = name
         .chars()

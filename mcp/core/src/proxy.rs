@@ -249,6 +249,17 @@ impl<L: Layer> Proxy<L> {
         &self.audit
     }
 
+    /// The declarations the server listed, as it listed them (every caller's), each once:
+    /// what `--stats` tells of the tools that ask the model why themselves.
+    pub fn declared(&self) -> Vec<String> {
+        self.catalogues.declared()
+    }
+
+    /// The parameter's name (R11).
+    pub fn param(&self) -> &str {
+        self.layer.param()
+    }
+
     /// Something the human running the proxy is to be told, made inert here so that no
     /// transport can print a server's words raw.
     fn note(&mut self, note: String) {

@@ -229,6 +229,11 @@ impl Session {
         }
         if proxy.audit().stats_wanted() {
             eprint!("{}", proxy.audit().stats());
+            // The tools that ask why themselves: the model is asked twice there.
+            let param = proxy.param().to_string();
+            for note in reasons_host::asks_why::notes(&proxy.declared(), &param) {
+                say(&note);
+            }
         }
         let signalled = matches!(
             ended,

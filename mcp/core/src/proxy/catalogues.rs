@@ -116,6 +116,18 @@ impl Catalogues {
         self.layer_holds = Some((caller.clone(), self.generation(caller)));
     }
 
+    /// Every declaration of every catalogue, as the server listed it, each once.
+    pub(super) fn declared(&self) -> Vec<Json> {
+        let all = self
+            .by_caller
+            .values()
+            .flat_map(|catalogue| catalogue.declarations.keys());
+        let mut declared: Vec<Json> = all.cloned().collect();
+        declared.sort();
+        declared.dedup();
+        declared
+    }
+
     /// How many callers have a catalogue.
     #[cfg(test)]
     pub(super) fn len(&self) -> usize {
