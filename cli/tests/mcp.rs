@@ -308,19 +308,22 @@ fn the_skills_extension_passes_through_untouched() {
     session.finish();
     assert_eq!(direct.len(), 4);
     assert_eq!(proxied_answers, direct);
-    // Through --listen: each answer is the server's, the same value, on its POST.
+    // Over HTTP, in a session of `url`'s: each answer the server's, the same value.
+    let over_http = |url: &str, path: &str| {
+        let session = legacy_session(url);
+        let with_session = [
+            ("Mcp-Session-Id", session.as_str()),
+            ("MCP-Protocol-Version", "2025-06-18"),
+        ];
+        for ((request, _), direct) in requests.iter().zip(&direct[1..]) {
+            let (status, messages) = post(url, &with_session, request);
+            assert_eq!(status, 200, "{path}: {messages:?}");
+            let direct: Value = serde_json::from_str(direct).unwrap();
+            assert_eq!(the_answer(&messages), &direct, "{path}: {request}");
+        }
+    };
     let front = Listening::front(&[], skills_server());
-    let session = legacy_session(&front.url);
-    let with_session = [
-        ("Mcp-Session-Id", session.as_str()),
-        ("MCP-Protocol-Version", "2025-06-18"),
-    ];
-    for ((request, _), direct) in requests.iter().zip(&direct[1..]) {
-        let (status, messages) = post(&front.url, &with_session, request);
-        assert_eq!(status, 200, "{messages:?}");
-        let direct: Value = serde_json::from_str(direct).unwrap();
-        assert_eq!(the_answer(&messages), &direct, "{request}");
-    }
+    over_http(&front.url, "--listen");
     // Through --url to that front, and through the gateway to it: the same values.
     let mut session = Session::start(&proxied_url(&[], &front.url));
     session.ask(INITIALIZE);
@@ -334,17 +337,7 @@ fn the_skills_extension_passes_through_untouched() {
     let dir = tempfile::tempdir().unwrap();
     let wasm = gateway_wasm(dir.path());
     let gateway = Listening::gateway(Engine::Wasmtime, &wasm, &[("REASONS_UPSTREAM", &front.url)]);
-    let session = legacy_session(&gateway.url);
-    let with_session = [
-        ("Mcp-Session-Id", session.as_str()),
-        ("MCP-Protocol-Version", "2025-06-18"),
-    ];
-    for ((request, _), direct) in requests.iter().zip(&direct[1..]) {
-        let (status, messages) = post(&gateway.url, &with_session, request);
-        assert_eq!(status, 200, "{messages:?}");
-        let direct: Value = serde_json::from_str(direct).unwrap();
-        assert_eq!(the_answer(&messages), &direct, "gateway: {request}");
-    }
+    over_http(&gateway.url, "the gateway");
     assert!(
         direct[0].contains(r#""extensions":{"io.modelcontextprotocol/skills":{"x-note":1.5}}"#),
         "{}",
