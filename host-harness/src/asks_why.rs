@@ -7,6 +7,7 @@
 //! (only `reason` itself is a collision), never by this guess.
 
 use serde_json::Value;
+use std::collections::BTreeMap;
 
 /// Names that say a property is the call's why, as `snake_case`, `kebab-case` or
 /// `camelCase` spell them.
@@ -66,23 +67,32 @@ pub fn note(tool: &str, fields: &[String]) -> String {
     )
 }
 
-/// What to tell of each tool of `declarations` (JSON text, as a server listed them) that
-/// asks the model why itself, one note a tool.
-pub fn notes(declarations: &[String], param: &str) -> Vec<String> {
-    let mut notes: Vec<String> = declarations
+/// Each tool of `declarations` (JSON text, as a server listed them) that asks the model
+/// why itself, by its name, with its fields that do.
+pub fn by_tool(declarations: &[String], param: &str) -> BTreeMap<String, Vec<String>> {
+    declarations
         .iter()
         .filter_map(|text| serde_json::from_str::<Value>(text).ok())
         .filter_map(|tool| {
             let name = (tool
                 .get("name")
                 .or_else(|| tool.get("function")?.get("name")))
-            .and_then(Value::as_str)?;
+            .and_then(Value::as_str)?
+            .to_string();
             let fields = asks_why(&tool, param);
-            (!fields.is_empty()).then(|| note(name, &fields))
+            (!fields.is_empty()).then_some((name, fields))
         })
-        .collect();
-    notes.sort();
-    notes
+        .collect()
+}
+
+/// What to tell of each tool of `declarations` that asks the model why itself, one note
+/// a tool, in the order of their names.
+pub fn notes(declarations: &[String], param: &str) -> Vec<String> {
+    let by_tool = by_tool(declarations, param);
+    by_tool
+        .iter()
+        .map(|(tool, fields)| note(tool, fields))
+        .collect()
 }
 
 fn named_why(name: &str) -> bool {

@@ -183,19 +183,7 @@ pub fn run(
     tools: Vec<Json>,
     calls: Vec<ToolCall>,
 ) -> Result<Report, DryRunError> {
-    let asks_why = tools
-        .iter()
-        .filter_map(|tool| serde_json::from_str::<serde_json::Value>(tool).ok())
-        .filter_map(|tool| {
-            let fields = crate::asks_why::asks_why(&tool, &options.name);
-            let name = (tool
-                .get("name")
-                .or_else(|| tool.get("function")?.get("name")))
-            .and_then(serde_json::Value::as_str)?
-            .to_string();
-            (!fields.is_empty()).then_some((name, fields))
-        })
-        .collect();
+    let asks_why = crate::asks_why::by_tool(&tools, &options.name);
     let (recorder, received) = Recorder::new(Box::new(FixedTools::new(
         tools,
         "\"dry run: not executed\"",
