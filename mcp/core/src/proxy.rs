@@ -527,13 +527,15 @@ impl<L: Layer> Proxy<L> {
         let catalogue = self.catalogues.of(caller);
         let known = catalogue.is_some_and(|catalogue| catalogue.names.contains(name));
         let augmented = catalogue.is_some_and(|catalogue| catalogue.stripped.contains(name));
-        let reason = (members.as_deref())
-            .filter(|_| augmented && self.audit.wants_reasons())
-            .and_then(|members| self.reason(members));
-        // What the span tells of the call: never the reason's text, only its length.
-        let length = (members.as_deref())
+        // The model's reason, when the layer strips this tool's (else it is the tool's
+        // own): for the record, and for the span its length alone, never its text.
+        let given = (members.as_deref())
             .filter(|_| augmented)
-            .and_then(|members| self.reason_length(members));
+            .and_then(|members| self.reason_in(members));
+        let reason = given
+            .filter(|_| self.audit.wants_reasons())
+            .map(str::to_string);
+        let length = given.map(|value| json::string(value).map_or(0, |text| text.chars().count()));
         let facts = move |fate| CallFacts {
             augmented,
             reason: length,
@@ -631,27 +633,15 @@ impl<L: Layer> Proxy<L> {
         }
     }
 
-    /// The reason among the top-level `members` of a call whose tool the layer strips
-    /// (so it is the model's, not the tool's own). A repeated key's last value is the one
-    /// parsers read.
-    fn reason(&self, members: &[Member]) -> Option<String> {
+    /// The text of the reason among a call's top-level `members`: a repeated key's last
+    /// value, the one parsers read.
+    fn reason_in<'a>(&self, members: &'a [Member<'a>]) -> Option<&'a str> {
         let param = self.layer.param().as_bytes();
         members
             .iter()
             .rev()
             .find(|member| member.key.as_ref() == param)
-            .map(|member| member.value.to_string())
-    }
-
-    /// The length in characters of the reason among a call's top-level `members`, when
-    /// it is a string (the last, if the key repeats).
-    fn reason_length(&self, members: &[Member]) -> Option<usize> {
-        let param = self.layer.param().as_bytes();
-        let value = members
-            .iter()
-            .rev()
-            .find(|member| member.key.as_ref() == param)?;
-        Some(json::string(value.value).map_or(0, |text| text.chars().count()))
+            .map(|member| member.value)
     }
 
     /// Whether the layer's strip set is `caller`'s catalogue's, reading it again when the
