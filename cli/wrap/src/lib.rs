@@ -989,6 +989,20 @@ fn unwrap_remote(
     Fate::Changed
 }
 
+/// Each header wrap passed on in `args` (`--header-env NAME=REASONS_HEADER_n`) with the
+/// value `seen` gives its variable now, in the entry's environment; one whose variable
+/// holds none is left out.
+fn passed_headers(args: &[String], seen: impl Fn(&str) -> Option<String>) -> Vec<(String, String)> {
+    let passed = args.windows(2).filter(|pair| pair[0] == "--header-env");
+    passed
+        .filter_map(|pair| {
+            let (name, variable) = pair[1].split_once('=')?;
+            let value = seen(variable).filter(|_| variable.starts_with("REASONS_HEADER_"))?;
+            Some((name.to_string(), value))
+        })
+        .collect()
+}
+
 /// What a wrapped remote server's entry shows its user now: the URL in `REASONS_URL`,
 /// and each header wrap wrote as a `--header-env NAME=REASONS_HEADER_n` whose value is in
 /// the entry's environment.
@@ -1012,18 +1026,7 @@ impl Visible {
             .into_iter()
             .filter_map(text)
             .collect();
-        let mut headers = Vec::new();
-        for pair in args.windows(2).filter(|pair| pair[0] == "--header-env") {
-            let Some((name, variable)) = pair[1].split_once('=') else {
-                continue;
-            };
-            if !variable.starts_with("REASONS_HEADER_") {
-                continue;
-            }
-            if let Some(value) = member(&env, variable).and_then(text) {
-                headers.push((name.to_string(), value));
-            }
-        }
+        let headers = passed_headers(&args, |variable| member(&env, variable).and_then(text));
         Visible {
             url: member(&env, URL_VARIABLE)
                 .filter(|value| string(value).is_some())

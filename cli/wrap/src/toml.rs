@@ -5,7 +5,7 @@
 
 use super::{
     Edited, Fate, KEPT, Proxied, Server, UNWRAP_VARIABLE, URL_VARIABLE, Way, Wrapper, is_reasons,
-    pointer_token, server_at,
+    passed_headers, pointer_token, server_at,
 };
 use anyhow::{Context, bail};
 use std::path::Path;
@@ -250,21 +250,13 @@ fn as_seen(entry: &dyn TableLike, mut kept: InlineTable) -> InlineTable {
         kept.insert("url", Value::from(url));
     }
     let args = strings(entry, "args").unwrap_or_default();
-    let passed = args.windows(2).filter(|pair| pair[0] == "--header-env");
-    let passed = passed.filter_map(|pair| {
-        let (name, variable) = pair[1].split_once('=')?;
-        variable
-            .starts_with("REASONS_HEADER_")
-            .then(|| (name, seen(variable)))
-    });
     if let Some(headers) = kept
         .get_mut("http_headers")
         .and_then(Value::as_inline_table_mut)
     {
-        for (name, value) in passed {
-            let Some(value) = value else { continue };
-            if headers.get(name).and_then(Value::as_str) != Some(value.as_str()) {
-                headers.insert(name, Value::from(value));
+        for (name, value) in passed_headers(&args, seen) {
+            if headers.get(&name).and_then(Value::as_str) != Some(value.as_str()) {
+                headers.insert(&name, Value::from(value));
             }
         }
     }
