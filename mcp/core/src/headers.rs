@@ -365,6 +365,22 @@ mod tests {
             ..Outline::default()
         };
         assert_eq!(standard(&list).len(), 1);
+        // The Skills extension's methods name a skill or a folder, but no header of the
+        // specification's names it: only the three methods above carry `Mcp-Name`.
+        for (method, name) in [
+            ("skills/get", "review"),
+            ("resources/directory/read", "skill://review/"),
+        ] {
+            let other = Outline {
+                method: Some(method.into()),
+                name: Some(name.into()),
+                ..Outline::default()
+            };
+            assert_eq!(
+                standard(&other),
+                [("Mcp-Method".to_string(), method.to_string())]
+            );
+        }
         assert!(standard(&Outline::default()).is_empty());
         // A call's Mcp-Param-* headers, learnt by the proxy, come with the rest.
         let param = ("Mcp-Param-Region".to_string(), "eu".to_string());
