@@ -16,11 +16,25 @@ const CLIENT_SPAN: &str = "b7ad6b7169203331";
 /// The model's reason the calls carry: its length in characters is 22.
 const REASON: &str = "to test the telemetry!";
 
-/// A call to `record` with the reason, under the client's trace.
+/// The turn and the model the client's own SEP-2817 `aiInvocation` names: client-asserted
+/// text, which no span carries.
+const TURN: &str = "turn-of-the-client";
+const MODEL: &str = "model-of-the-client";
+
+/// A call to `record` with the reason, under the client's trace, with the client's
+/// `aiInvocation`.
 fn traced_call(id: u32) -> String {
     format!(
-        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"record","arguments":{{"text":"hi","reason":"{REASON}"}},"_meta":{{"traceparent":"{TRACEPARENT}"}}}}}}"#
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"record","arguments":{{"text":"hi","reason":"{REASON}"}},"_meta":{{"traceparent":"{TRACEPARENT}","io.modelcontextprotocol/aiInvocation":{{"turnId":"{TURN}","model":{{"name":"{MODEL}"}}}}}}}}}}"#
     )
+}
+
+/// Whether `received` holds nothing a span must not carry: the reason, or the client's
+/// `_meta` values.
+fn carries_nothing_private(received: &str) -> bool {
+    ![REASON, TURN, MODEL]
+        .iter()
+        .any(|private| received.contains(private))
 }
 
 /// One span as the collector's debug log prints it: its name, ids and attributes.
@@ -132,8 +146,8 @@ fn every_request_over_stdio_reaches_the_collector_as_a_span_and_the_reason_never
     // The metrics go when the proxy ends, after its last spans.
     let received = collector.until("reasons.calls.stripped");
     assert!(
-        !received.contains(REASON),
-        "the reason reached the collector"
+        carries_nothing_private(&received),
+        "the reason or the client's _meta reached the collector"
     );
     let spans = spans(&received);
     let named: Vec<(&str, &str)> = (spans.iter())
@@ -170,8 +184,8 @@ fn requests_through_the_http_front_reach_the_collector_too() {
     assert_eq!(status, 200, "{messages:?}");
     let received = collector.until("tools/call record");
     assert!(
-        !received.contains(REASON),
-        "the reason reached the collector"
+        carries_nothing_private(&received),
+        "the reason or the client's _meta reached the collector"
     );
     call_span(&spans(&received));
 }
@@ -336,8 +350,8 @@ fn the_gateway_on_each_engine_sends_each_request_s_spans_once_the_client_has_its
         assert_eq!(status, 200, "{engine:?}: {messages:?}");
         let received = collector.until("Name           : tools/call record");
         assert!(
-            !received.contains(REASON),
-            "{engine:?}: the reason reached the collector"
+            carries_nothing_private(&received),
+            "{engine:?}: the reason or the client's _meta reached the collector"
         );
         let spans = spans(&received);
         let call = call_span(&spans);
