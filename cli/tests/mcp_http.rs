@@ -516,15 +516,18 @@ fn what_a_server_does_to_a_call_through_the_front_still_answers_it() {
 }
 
 #[test]
-fn a_session_the_server_ended_is_ended_for_the_client_and_a_new_one_starts_clean() {
-    // A refused probe's session id is no session: `initialize` carries none. When the
-    // server answers 404 for the session (it expired), the request is answered with why,
-    // nothing more goes under the dead id, and the client's session ends with it: over
-    // stdio the proxy exits; through --listen the client's next request gets 404 and its
-    // new `initialize` reaches the server with no session id, and works.
+fn a_session_the_server_forgot_goes_on_in_a_new_one_as_the_new_tools_say() {
+    // R18, R19: a refused probe's session id is no session: `initialize` carries none.
+    // When the server forgets the session (it restarted, here as a new version whose
+    // `note` no longer owns a `reason` and whose `record` does), the request it refused
+    // with 404 is sent again in a new session, begun with the client's own `initialize`,
+    // once the proxy has listed the new server: the model's reason to `note` is stripped
+    // (the old listing called it the tool's own), `record`'s goes to it as its own. The
+    // client's session goes on, over stdio and through --listen.
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("http.jsonl");
-    let server = http_echo_with(&log, &["--expiring", "--refuse-discover"]);
+    let flags = ["--expiring", "--refuse-discover", "--redeploying"];
+    let server = http_echo_with(&log, &flags);
     let mut session = Session::start(&proxied_url(&[], &server.url));
     let probe = r#"{"jsonrpc":"2.0","id":"p","method":"server/discover","params":{}}"#;
     let refused: Value = serde_json::from_str(&session.ask(probe)).unwrap();
@@ -535,15 +538,15 @@ fn a_session_the_server_ended_is_ended_for_the_client_and_a_new_one_starts_clean
         text(&session.ask(&call(2, "expire", "{}", false))),
         "expired"
     );
-    let gone: Value =
-        serde_json::from_str(&session.ask(&call(3, "record", r#"{"text":"a"}"#, false))).unwrap();
-    let message = gone["error"]["message"].as_str().unwrap();
-    assert!(message.contains("ended the session (HTTP 404"), "{message}");
+    let note = call(3, "note", r#"{"text":"a","reason":"the model's"}"#, false);
+    assert_eq!(text(&session.ask(&note)), r#"{"text":"a"}"#);
+    let record = call(4, "record", r#"{"text":"b","reason":"its own"}"#, false);
     assert_eq!(
-        session.next_line(),
-        None,
-        "the proxy ended with the session"
+        text(&session.ask(&record)),
+        r#"{"text":"b","reason":"its own"}"#
     );
+    let (_, status) = session.finish();
+    assert!(status.success());
     let posts: Vec<Value> = http_received(&log)
         .into_iter()
         .filter(|request| request["method"] == "POST")
@@ -553,71 +556,61 @@ fn a_session_the_server_ended_is_ended_for_the_client_and_a_new_one_starts_clean
             .as_str()
             .map(str::to_string)
     };
-    // The probe, initialize, initialized, the proxy's own listing, the two calls.
-    assert_eq!(posts.len(), 6, "{posts:#?}");
-    assert_eq!(
-        carried(&posts[1]),
-        None,
-        "initialize carries no session: {posts:#?}"
-    );
-    for post in &posts[2..] {
-        assert_eq!(carried(post).as_deref(), Some("session-1"), "{post}");
-    }
+    let method = |request: &Value| {
+        let body: Value = serde_json::from_str(request["body"].as_str().unwrap()).unwrap();
+        (body["method"].clone(), body["params"]["name"].clone())
+    };
+    // The probe, initialize, initialized, the proxy's own listing, `expire`, `note`
+    // refused; then initialize, initialized, the listing, `note` and `record`.
+    assert_eq!(posts.len(), 11, "{posts:#?}");
+    let seen: Vec<_> = posts
+        .iter()
+        .map(|post| (method(post), carried(post)))
+        .collect();
+    let session = |n: u32| Some(format!("session-{n}"));
+    let expected = [
+        (("server/discover", Value::Null), None),
+        (("initialize", Value::Null), None),
+        (("notifications/initialized", Value::Null), session(1)),
+        (("tools/list", Value::Null), session(1)),
+        (("tools/call", "expire".into()), session(1)),
+        (("tools/call", "note".into()), session(1)),
+        (("initialize", Value::Null), None),
+        (("notifications/initialized", Value::Null), session(2)),
+        (("tools/list", Value::Null), session(2)),
+        (("tools/call", "note".into()), session(2)),
+        (("tools/call", "record".into()), session(2)),
+    ];
+    let expected: Vec<_> = (expected.into_iter())
+        .map(|((method, name), session)| ((Value::from(method), name), session))
+        .collect();
+    assert_eq!(seen, expected);
+    // The new session began with the client's own initialize, under another id.
+    let body =
+        |at: usize| -> Value { serde_json::from_str(posts[at]["body"].as_str().unwrap()).unwrap() };
+    let client: Value = serde_json::from_str(INITIALIZE).unwrap();
+    assert_eq!(body(6)["params"], client["params"]);
+    assert_ne!(body(6)["id"], client["id"]);
 
-    // Through --listen: the front's session ends with the server's, and the client's new
-    // one reaches a new session of the server's.
+    // Through --listen: the client's session outlives the server's.
     let front = Listening::front_to(&[], vec!["--url".into(), server.url.clone()]);
     let first = legacy_session(&front.url);
-    let in_session = |session: &str, body: &str| {
+    let in_session = |body: &str| {
         post(
             &front.url,
             &[
-                ("Mcp-Session-Id", session),
+                ("Mcp-Session-Id", first.as_str()),
                 ("MCP-Protocol-Version", "2025-06-18"),
             ],
             body,
         )
     };
-    let (status, answer) = in_session(&first, &call(2, "expire", "{}", false));
+    let (status, answer) = in_session(&call(2, "expire", "{}", false));
     assert_eq!(status, 200, "{answer:?}");
-    let (_, answer) = in_session(&first, &call(3, "record", r#"{"text":"a"}"#, false));
-    assert!(
-        answer[0]["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("ended the session"),
-        "{answer:?}"
-    );
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while in_session(&first, &call(4, "record", r#"{"text":"b"}"#, false)).0 != 404 {
-        assert!(
-            std::time::Instant::now() < until,
-            "the client's session outlived the server's"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    let second = legacy_session(&front.url);
-    assert_ne!(second, first);
-    let (status, answer) = in_session(&second, &call(5, "record", r#"{"text":"c"}"#, false));
+    let (status, answer) = in_session(&call(3, "record", r#"{"text":"c"}"#, false));
     assert_eq!(status, 200, "{answer:?}");
-    // What the server sends on its own comes first on the stream when no GET stream is
-    // open; the answer is the message with the call's id.
-    let answered = answer.iter().find(|message| message["id"] == 5).unwrap();
-    assert_eq!(text(&answered.to_string()), r#"{"text":"c"}"#);
-    let initializes: Vec<Value> = http_received(&log)
-        .into_iter()
-        .filter(|request| {
-            request["body"]
-                .as_str()
-                .is_some_and(|body| body.contains(r#""method":"initialize""#))
-        })
-        .collect();
-    assert_eq!(initializes.len(), 3);
-    assert!(
-        initializes
-            .iter()
-            .all(|request| request["headers"].get("mcp-session-id").is_none())
-    );
+    let answered = answer.iter().find(|message| message["id"] == 3).unwrap();
+    assert_eq!(text(&answered.to_string()), r#"{"text":"c"}"#, "{answer:?}");
 }
 
 #[test]

@@ -76,6 +76,9 @@ const deaf = flags.includes("--deaf");
 // and a call of the tool `expire` ends the current one: every later request naming it
 // is answered 404, as a server that expires sessions answers.
 const expiring = flags.includes("--expiring");
+// With --redeploying too, a session's end is a new version of the server: from then on
+// `note` no longer owns a `reason`, and `record` owns one.
+const redeploying = flags.includes("--redeploying");
 let sessions = 0;
 let current;
 const expired = new Set();
@@ -239,6 +242,10 @@ const server = createServer((req, res) => {
         switch (params.name) {
           case "expire":
             expired.add(current);
+            if (redeploying) {
+              tools[0] = { name: "note", inputSchema: object({ text: { type: "string" } }) };
+              tools[1] = recordOwningReason;
+            }
             return json(res, 200, result(id, text("expired")));
           case "note":
           case "record":

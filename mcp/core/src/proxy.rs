@@ -28,6 +28,7 @@ use std::time::Duration;
 mod catalogues;
 mod hold;
 mod owed;
+mod restart;
 
 /// The most characters of a note: enough for a server's error message, short of a flood.
 const NOTE_CAP: usize = 1000;
@@ -107,6 +108,10 @@ struct Pending {
     /// Whether it came in a client batch at all: an answer to a request sent alone is
     /// delivered alone, whatever the server wrapped it in.
     batched: bool,
+    /// The client's line it came in, as the client sent it, when it came alone to a
+    /// server over HTTP: what is sent again, classified anew, in a new session when the
+    /// server forgets this one ([`Proxy::session_lost`]).
+    again: Option<String>,
 }
 
 enum Kind {
@@ -120,6 +125,9 @@ enum Kind {
         asked: u64,
     },
     Call(audit::Call),
+    /// The proxy's own `initialize`, starting a session again for a server that forgot
+    /// the client's.
+    Again,
     Other,
 }
 
@@ -181,6 +189,12 @@ pub struct Proxy<L> {
     over_http: bool,
     /// The client's requests' spans, when telemetry is wanted.
     spans: Option<Spans>,
+    /// The client's `initialize`, as it came, once the server answered it: what a
+    /// session starts with again when the server forgets it ([`Proxy::session_lost`]).
+    initialize: Option<String>,
+    /// The proxy's own `initialize` under way, when the server forgot the session: what
+    /// the client sends waits for it.
+    starting_again: Option<Id>,
 }
 
 impl<L: Layer> Proxy<L> {
@@ -210,6 +224,8 @@ impl<L: Layer> Proxy<L> {
             hold: HOLD_AT_MOST,
             over_http: false,
             spans: None,
+            initialize: None,
+            starting_again: None,
         }
     }
 
@@ -326,7 +342,8 @@ impl<L: Layer> Proxy<L> {
                 // What never waits: the client answering the server (which may need
                 // that to answer anything), and `initialized` (which a server may need
                 // before it lists its tools for the calls that wait).
-                let waits = !self.held.is_empty() && !bypasses_hold(&read);
+                let waits = (!self.held.is_empty() || self.starting_again.is_some())
+                    && !bypasses_hold(&read);
                 let tools = calls(&read);
                 let caller = self.caller(&read);
                 if waits || !self.can_go(&tools, &caller, None) {
@@ -349,10 +366,12 @@ impl<L: Layer> Proxy<L> {
             Line::One(read) => match self.client_message(&read, &release, None) {
                 Fate::Keep => {
                     let outline = Outline::of(&read, None);
+                    self.keep_to_send_again(&outline, line);
                     out.push(self.for_server(line.text().into(), outline));
                 }
                 Fate::Change { text, arguments } => {
                     let outline = Outline::of(&read, Some(&arguments));
+                    self.keep_to_send_again(&outline, line);
                     out.push(self.for_server(text.into_bytes(), outline));
                 }
                 Fate::Answer(text) => {
@@ -464,6 +483,7 @@ impl<L: Layer> Proxy<L> {
                     }
                     "initialize" => {
                         self.handshake = Handshake::Waiting;
+                        self.initialize = Some(read.text.to_string());
                         Kind::Initialize
                     }
                     _ => Kind::Other,
@@ -493,6 +513,7 @@ impl<L: Layer> Proxy<L> {
             exchange: 0,
             batch,
             batched: batch.is_some(),
+            again: None,
         };
         self.pending.insert(id.clone(), pending);
     }
@@ -830,10 +851,14 @@ impl<L: Layer> Proxy<L> {
             }
             Kind::Initialize => {
                 self.handshake = Handshake::Done;
-                let version = result.and_then(|result| jsonrpc::at(result, &["protocolVersion"]));
-                if let Some(version) = version.and_then(json::string) {
-                    out.push(Out::Learnt(Learnt::Version(version)));
+                if result.is_none() {
+                    self.initialize = None;
                 }
+                settled(result, out);
+            }
+            Kind::Again => {
+                self.started_again(result, read.text, out);
+                return Relay::Drop;
             }
             Kind::Other => {}
         }
@@ -897,6 +922,15 @@ fn answered<'a>(read: &'a Read) -> Option<&'a Id> {
         Ok(Message::Request { id, .. }) => Some(id),
         Err(refusal) => refusal.id.as_ref(),
         _ => None,
+    }
+}
+
+/// Tells the transport the protocol version an answer to `initialize` (its `result`)
+/// settled.
+fn settled(result: Option<&str>, out: &mut Vec<Out>) {
+    let version = result.and_then(|result| jsonrpc::at(result, &["protocolVersion"]));
+    if let Some(version) = version.and_then(json::string) {
+        out.push(Out::Learnt(Learnt::Version(version)));
     }
 }
 

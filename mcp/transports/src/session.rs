@@ -46,6 +46,13 @@ pub(crate) enum Event {
         exchange: u64,
         why: String,
     },
+    /// The server forgot the session line `exchange` went in (HTTP 404), as `why` says;
+    /// `first`: with this line (see [`Proxy::session_lost`]).
+    SessionLost {
+        exchange: u64,
+        why: String,
+        first: bool,
+    },
     ServerClosed,
     /// The server sent a line past the cap: its stream was ended there.
     ServerOverCap,
@@ -181,6 +188,11 @@ impl Session {
                     proxy.server_answered(line, exchange, now())
                 }
                 Ok(Event::Unanswered { exchange, why }) => proxy.unanswered(exchange, &why, now()),
+                Ok(Event::SessionLost {
+                    exchange,
+                    why,
+                    first,
+                }) => proxy.session_lost(exchange, &why, first, now()),
                 Ok(Event::ClientClosed) => {
                     client_closed = true;
                     proxy.client_gone(now())

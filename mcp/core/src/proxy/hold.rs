@@ -84,6 +84,8 @@ pub(super) struct Held {
     pub(super) arrival: u64,
     /// Whom the listing it waits for is for.
     pub(super) caller: Caller,
+    /// The line it went in to a session the server forgot, for a line sent again.
+    pub(super) sent: Option<u64>,
 }
 
 impl<L: Layer> Proxy<L> {
@@ -100,6 +102,7 @@ impl<L: Layer> Proxy<L> {
             since,
             arrival: self.started,
             caller,
+            sent: None,
         }
     }
 
@@ -295,7 +298,10 @@ impl<L: Layer> Proxy<L> {
     pub(super) fn drain(&mut self, out: &mut Vec<Out>) {
         let now = self.now.instant;
         while let Some(held) = self.held.pop_front() {
-            let release = if self.can_go(&held.tools, &held.caller, Some(held.arrival)) {
+            // Nothing goes while a new session starts: the server takes nothing first.
+            let starting = self.starting_again.is_some();
+            let release = if !starting && self.can_go(&held.tools, &held.caller, Some(held.arrival))
+            {
                 Release::Go
             } else if self.progress(&held.caller).failed > held.arrival {
                 let why = &self.progress(&held.caller).why;

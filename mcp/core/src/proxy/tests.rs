@@ -991,6 +991,7 @@ fn the_proxys_own_listing_is_outlined_under_its_callers_version() {
 }
 
 mod owed;
+mod restart;
 
 #[test]
 fn over_http_a_tool_whose_header_annotations_break_the_rules_is_dropped_and_never_called() {

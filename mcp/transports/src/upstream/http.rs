@@ -352,21 +352,19 @@ impl Connection {
         }
         let url = &self.remote.shown;
         let initialize = outline.method.as_deref() == Some("initialize");
-        // Whether the request goes in a session. A new session starts clean: no id or
-        // version of one the server ended, or gave a request that was not `initialize`
-        // (a probe it refused), rides on it.
-        let carried = {
+        // A new session starts clean: no id or version of one the server ended, or gave
+        // a request that was not `initialize` (a probe it refused), rides on it.
+        if initialize {
             let mut session = self.lock();
-            if initialize {
-                session.id = None;
-                session.version = None;
-            }
-            session.id.is_some()
-        };
+            session.id = None;
+            session.version = None;
+        }
         let mut signed_in = 0;
-        let response = loop {
+        // The answer, and the session the request went in, if any.
+        let (response, carried) = loop {
             let bearer = self.bearer();
-            let response = match self.request(outline, &bearer).send(message) {
+            let (request, carried) = self.request(outline, &bearer);
+            let response = match request.send(message) {
                 Ok(response) => response,
                 Err(ureq::Error::Timeout(_)) => {
                     let why = self.silent();
@@ -386,7 +384,7 @@ impl Connection {
                 .as_ref()
                 .filter(|_| matches!(status, 401 | 403))
             else {
-                break response;
+                break (response, carried);
             };
             // Once for a token, once more for a step-up's scope: a server that refuses
             // past that would have the person sign in without end.
@@ -448,22 +446,30 @@ impl Connection {
             );
             return self.unanswered(outline, &message);
         }
-        if carried && status.as_u16() == 404 {
-            // The server ended the session (it expired, or restarted): so is the
-            // client's, which then initializes anew, as the specification asks of a
-            // client that meets 404 (over --listen its next request is answered 404;
-            // over stdio the proxy ends, and its client starts it again). Nothing more
-            // is sent under the dead id.
+        if let Some(carried) = carried.filter(|_| status.as_u16() == 404) {
+            // The server forgot the session (it expired, or restarted) and ran nothing:
+            // the proxy starts a new one and sends the request again, as the
+            // specification asks of a client that meets 404. Nothing more is sent under
+            // the dead id; the first line to meet it starts the new session.
             drop(body);
-            self.lock().id = None;
-            self.unanswered(
-                outline,
-                &format!(
-                    "the MCP server at {url} ended the session (HTTP 404 for its \
-                     Mcp-Session-Id): this session is over; start a new one"
+            let first = {
+                let mut session = self.lock();
+                let first = session.id.as_ref() == Some(&carried);
+                if first {
+                    session.id = None;
+                    // The new session's stream is asked for once it starts.
+                    session.listening = false;
+                }
+                first
+            };
+            self.events.control(Event::SessionLost {
+                exchange: outline.exchange,
+                why: format!(
+                    "reasons mcp: the MCP server at {url} forgot the session (HTTP 404 for \
+                     its Mcp-Session-Id); a batch is not sent again"
                 ),
-            );
-            self.events.control(Event::ServerClosed);
+                first,
+            });
             return;
         }
         if !status.is_success() {
@@ -584,12 +590,16 @@ impl Connection {
         request
     }
 
-    /// A POST of `outline`'s message, with every header it is to carry.
+    /// A POST of `outline`'s message, with every header it is to carry, and the id of
+    /// the session it goes in.
     fn request(
         &self,
         outline: &Outline,
         bearer: &Bearer,
-    ) -> ureq::RequestBuilder<ureq::typestate::WithBody> {
+    ) -> (
+        ureq::RequestBuilder<ureq::typestate::WithBody>,
+        Option<String>,
+    ) {
         let post = self
             .agent
             .post(&self.remote.url)
@@ -600,7 +610,7 @@ impl Connection {
         for (name, value) in headers::standard(outline) {
             request = request.header(name, value);
         }
-        request
+        (request, session.id.clone())
     }
 
     /// Hands one message the server sent to the loop, as a line: a line break in it is
