@@ -61,6 +61,7 @@ fn checks(file: &Path, place: Place, say: &Say, reasons: &Path) -> anyhow::Resul
     let text = reasons_wrap::files::read_text(file)?;
     let proxy = wrap::Wrapper {
         command: reasons.display().to_string(),
+        launcher: Vec::new(),
         audit: None,
         reads: crate::mcp::line,
     };

@@ -18,12 +18,42 @@ pub struct Args {
     dry_run: bool,
     /// The command the config is to run the proxy with [default: `reasons` when that
     /// is this binary on PATH, else this binary's path].
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", conflicts_with = "launcher")]
     reasons: Option<PathBuf>,
+    /// Run the proxy through a package launcher instead, at this release
+    /// (`npx -y reasons@VERSION`, `uvx reasons@VERSION`): a config shared with others
+    /// (a project's `.mcp.json`) then runs on a machine where `reasons` was never
+    /// installed. `path` is the default: this binary.
+    #[arg(long, value_enum, default_value_t = Launcher::Path)]
+    launcher: Launcher,
     /// Give each server an audit log of its own in this folder, named for the server
     /// (`DIR/NAME.jsonl`); every record names the server. Unwrap undoes it.
     #[arg(long, value_name = "DIR")]
     audit: Option<PathBuf>,
+}
+
+/// How a wrapped entry starts the proxy.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Launcher {
+    /// This binary, by its absolute path (or `--reasons`).
+    Path,
+    /// `npx -y reasons@VERSION`: npm's package of this release.
+    Npx,
+    /// `uvx reasons@VERSION`: PyPI's package of this release.
+    Uvx,
+}
+
+impl Launcher {
+    /// The program and its arguments before `mcp`, for this release; `None` for the
+    /// binary's path.
+    fn command(self) -> Option<(&'static str, Vec<String>)> {
+        let package = format!("reasons@{}", env!("CARGO_PKG_VERSION"));
+        match self {
+            Launcher::Path => None,
+            Launcher::Npx => Some(("npx", vec!["-y".into(), package])),
+            Launcher::Uvx => Some(("uvx", vec![package])),
+        }
+    }
 }
 
 /// Undo `reasons wrap`: each server runs as it did before.
@@ -42,15 +72,16 @@ pub fn wrap_command(
         config,
         dry_run,
         reasons,
+        launcher,
         audit,
     }: Args,
 ) -> anyhow::Result<u8> {
-    edit_config(config, Way::Wrap, dry_run, reasons, audit)
+    edit_config(config, Way::Wrap, dry_run, (reasons, launcher), audit)
 }
 
 /// `reasons unwrap`.
 pub fn unwrap_command(UnwrapArgs { config, dry_run }: UnwrapArgs) -> anyhow::Result<u8> {
-    edit_config(config, Way::Unwrap, dry_run, None, None)
+    edit_config(config, Way::Unwrap, dry_run, (None, Launcher::Path), None)
 }
 
 /// Which MCP client config to change.
@@ -108,7 +139,7 @@ fn edit_config(
     config: ConfigArgs,
     way: Way,
     dry_run: bool,
-    reasons: Option<PathBuf>,
+    (reasons, launcher): (Option<PathBuf>, Launcher),
     audit: Option<PathBuf>,
 ) -> anyhow::Result<u8> {
     let files = config.files()?;
@@ -136,8 +167,13 @@ fn edit_config(
         }
         None => None,
     };
+    let (command, launcher) = match launcher.command() {
+        Some((program, arguments)) => (program.to_string(), arguments),
+        None => (command.to_string_lossy().into_owned(), Vec::new()),
+    };
     let reasons = Wrapper {
-        command: command.to_string_lossy().into_owned(),
+        command,
+        launcher,
         audit,
         reads: crate::mcp::line,
     };

@@ -90,8 +90,11 @@ pub enum Way {
 /// How a wrapped server runs the proxy: the command, and the folder each server's audit
 /// log goes to, if any (`wrap --audit DIR`).
 pub struct Wrapper {
-    /// The command that runs `reasons`.
+    /// The command that runs `reasons`: the binary, or a launcher (`npx`, `uvx`).
     pub command: String,
+    /// The launcher's arguments before `mcp` (`-y reasons@VERSION` for npx), none for
+    /// the binary itself.
+    pub launcher: Vec<String>,
     /// Where each server gets an audit log of its own, named for it.
     pub audit: Option<PathBuf>,
     /// How `reasons mcp` reads its arguments (`mcp` first): the command's own parser,
@@ -118,7 +121,8 @@ impl Wrapper {
     /// server's name and its log (`--name=NAME --audit=DIR/NAME.jsonl`), each in one
     /// argument: a name such as `--x` would otherwise be read as a flag of its own.
     fn head(&self, name: &str) -> Vec<String> {
-        let mut head = vec!["mcp".to_string()];
+        let mut head = self.launcher.clone();
+        head.push("mcp".to_string());
         if let Some(folder) = &self.audit {
             let log = folder.join(audit_file(name));
             head.push(format!("--name={name}"));
@@ -145,16 +149,55 @@ fn audit_file(name: &str) -> String {
 const HAND_WRITTEN_REMOTE: &str = "it runs `reasons mcp --url` as written by hand, not by \
                                    wrap, so nothing says what it was before: unwrap it by hand";
 
-/// Where a wrapped stdio server's command is in its `args` (`mcp` first), read as
-/// `reasons mcp` reads them: everything before it is the proxy's (wrap's own flags, or
-/// a person's, as the README shows them) and goes when it is unwrapped; why it cannot
-/// be unwrapped, when it cannot.
+/// Where a wrapped stdio server's command is in its `args` (a launcher's, then `mcp`),
+/// read as `reasons mcp` reads them: everything before it is the proxy's (wrap's own
+/// flags, or a person's, as the README shows them) and goes when it is unwrapped; why it
+/// cannot be unwrapped, when it cannot.
 fn server_at(args: &[String], reasons: &Wrapper) -> Result<usize, String> {
-    match (reasons.reads)(args) {
-        Line::Command { at } => Ok(at),
+    let mcp = launched(args);
+    match (reasons.reads)(&args[mcp..]) {
+        Line::Command { at } => Ok(mcp + at),
         Line::Remote => Err(HAND_WRITTEN_REMOTE.into()),
         Line::Unread(why) => Err(format!("{why}: unwrap it by hand")),
     }
+}
+
+/// How `reasons mcp` reads a wrapped entry's `args`, past a launcher's.
+fn reads_proxy(args: &[String], reasons: &Wrapper) -> Line {
+    (reasons.reads)(&args[launched(args)..])
+}
+
+/// Where `mcp` is in `args` of an entry that runs the proxy: past `-y reasons[@VERSION]`
+/// of npx, or `reasons[@VERSION]` of uvx; else at the start.
+fn launched(args: &[String]) -> usize {
+    let package = |arg: &String| arg == "reasons" || arg.starts_with("reasons@");
+    match args {
+        [yes, package_, mcp, ..]
+            if (yes == "-y" || yes == "--yes") && package(package_) && mcp == "mcp" =>
+        {
+            2
+        }
+        [package_, mcp, ..] if package(package_) && mcp == "mcp" => 1,
+        _ => 0,
+    }
+}
+
+/// Whether an entry whose program is `command` and whose arguments begin with `args`
+/// runs `reasons mcp`: a `reasons` binary (see [`is_reasons`]) with `mcp` first, npx
+/// with `-y reasons[@VERSION] mcp`, or uvx with `reasons[@VERSION] mcp`, as wrap writes
+/// each.
+pub fn runs_proxy(command: &str, args: &[String]) -> bool {
+    let program = Path::new(command)
+        .file_stem()
+        .and_then(|name| name.to_str())
+        .unwrap_or_default();
+    let mcp = launched(args);
+    let launcher = match mcp {
+        0 => is_reasons(command),
+        2 => program == "npx",
+        _ => program == "uvx",
+    };
+    launcher && args.get(mcp).is_some_and(|first| first == "mcp")
 }
 
 /// One span of the original text and what replaces it.
@@ -505,15 +548,15 @@ impl Stdio {
     }
 }
 
-/// Whether `entry` runs behind `reasons mcp`: its program is a `reasons` binary (by any
-/// path) and its first argument `mcp`.
+/// Whether `entry` runs behind `reasons mcp` ([`runs_proxy`]).
 fn wrapped(members: &[Member<'_>], stdio: Stdio) -> bool {
-    let command = member(members, stdio.key()).and_then(string);
-    let is_reasons = command.is_some_and(|command| is_reasons(&String::from_utf8_lossy(&command)));
-    let first = member(members, "args")
-        .and_then(reader::elements)
-        .and_then(|args| args.first().and_then(|first| string(first)));
-    is_reasons && first.as_deref() == Some(b"mcp")
+    let text = |value: &str| string(value).map(|text| String::from_utf8_lossy(&text).into_owned());
+    let command = member(members, stdio.key()).and_then(text);
+    // The first three arguments say whether a launcher runs it.
+    let args: Vec<String> = (member(members, "args").and_then(reader::elements))
+        .map(|args| args.iter().take(3).map_while(|arg| text(arg)).collect())
+        .unwrap_or_default();
+    command.is_some_and(|command| runs_proxy(&command, &args))
 }
 
 /// Whether `command` is one wrap writes: a binary named `reasons`, by any path (this
@@ -1422,6 +1465,7 @@ pub(crate) mod testing {
     pub fn wrapper() -> Wrapper {
         Wrapper {
             command: "/bin/reasons".into(),
+            launcher: Vec::new(),
             audit: None,
             reads,
         }
@@ -1457,6 +1501,67 @@ mod tests {
             edited.text,
             "twice is once"
         );
+    }
+
+    #[test]
+    fn a_launcher_runs_the_proxy_where_reasons_was_never_installed_and_is_known_again() {
+        // `wrap --launcher npx|uvx`: the entry runs `npx -y reasons@V mcp -- …` (or
+        // `uvx reasons@V mcp -- …`); a second wrap knows it as the proxy, unwrap gives
+        // back every byte, in JSON, TOML and YAML.
+        let files = [
+            (
+                "mcp.json",
+                r#"{"mcpServers": {"fs": {"command": "npx", "args": ["-y", "fs"]}}}"#,
+            ),
+            (
+                "config.toml",
+                "[mcp_servers.fs]\ncommand = \"npx\"\nargs = [\"-y\", \"fs\"]\n",
+            ),
+            (
+                "config.yaml",
+                "extensions:\n  fs:\n    type: stdio\n    cmd: npx\n    args: [\"-y\", \"fs\"]\n",
+            ),
+        ];
+        for (program, launcher) in [
+            ("npx", vec!["-y", "reasons@9.9.9"]),
+            ("uvx", vec!["reasons@9.9.9"]),
+        ] {
+            let reasons = Wrapper {
+                command: program.into(),
+                launcher: launcher.iter().map(|arg| arg.to_string()).collect(),
+                ..wrapper()
+            };
+            for (file, text) in files {
+                let file = Path::new(file);
+                let edited = edit(text, file, Way::Wrap, &reasons).unwrap();
+                let config = as_json(&edited.text, file).unwrap();
+                let entry = config.pointer(&edited.servers[0].0.pointer).unwrap();
+                let args: Vec<&str> = (entry["args"].as_array().unwrap().iter())
+                    .map(|arg| arg.as_str().unwrap())
+                    .collect();
+                let mut expected = launcher.clone();
+                expected.extend(["mcp", "--", "npx", "-y", "fs"]);
+                assert_eq!(args, expected, "{program}, {file:?}: {}", edited.text);
+                let again = edit(&edited.text, file, Way::Wrap, &reasons).unwrap();
+                assert_eq!(
+                    again.text, edited.text,
+                    "{program}, {file:?}: twice is once"
+                );
+                // Unwrap knows it whatever runs the proxy now.
+                let back = edit(&edited.text, file, Way::Unwrap, &wrapper()).unwrap();
+                assert_eq!(back.text, text, "{program}, {file:?}");
+            }
+        }
+        // Another package run by npx, or `reasons` not run as `mcp`, is a server.
+        let other = |args: &[&str]| args.iter().map(|arg| arg.to_string()).collect::<Vec<_>>();
+        assert!(!runs_proxy("npx", &other(&["-y", "reasons-lint", "mcp"])));
+        assert!(!runs_proxy("npx", &other(&["-y", "reasons@1"])));
+        assert!(!runs_proxy("node", &other(&["-y", "reasons@1", "mcp"])));
+        assert!(!runs_proxy("uvx", &other(&["reasonsx", "mcp"])));
+        assert!(runs_proxy(
+            "/usr/bin/npx",
+            &other(&["--yes", "reasons", "mcp"])
+        ));
     }
 
     #[test]

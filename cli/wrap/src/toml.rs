@@ -4,8 +4,8 @@
 //! refuses a file that gives one.
 
 use super::{
-    Edited, Fate, KEPT, Proxied, Server, UNWRAP_VARIABLE, URL_VARIABLE, Way, Wrapper, is_reasons,
-    passed_headers, pointer_token, server_at,
+    Edited, Fate, KEPT, Proxied, Server, UNWRAP_VARIABLE, URL_VARIABLE, Way, Wrapper,
+    passed_headers, pointer_token, runs_proxy, server_at,
 };
 use anyhow::{Context, bail};
 use std::path::Path;
@@ -81,10 +81,10 @@ fn strings(entry: &dyn TableLike, key: &str) -> Option<Vec<String>> {
         .collect()
 }
 
-/// Whether `entry` runs behind `reasons mcp`.
+/// Whether `entry` runs behind `reasons mcp` ([`runs_proxy`]).
 fn wrapped(entry: &dyn TableLike) -> bool {
-    let first = strings(entry, "args").and_then(|args| args.first().cloned());
-    text(entry, "command").is_some_and(is_reasons) && first.as_deref() == Some("mcp")
+    let args = strings(entry, "args").unwrap_or_default();
+    text(entry, "command").is_some_and(|command| runs_proxy(command, &args))
 }
 
 /// Replaces the value of `key` with `value`, keeping the old one's spacing and comments.

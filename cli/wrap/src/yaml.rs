@@ -17,7 +17,7 @@
 
 use super::{
     Edited, Fate, HAND_WRITTEN_REMOTE, KEPT, Line, Proxied, Server, UNWRAP_VARIABLE, Way, Wrapper,
-    is_reasons, pointer_token, server_at,
+    pointer_token, reads_proxy, runs_proxy, server_at,
 };
 use anyhow::{Context, bail};
 use std::path::Path;
@@ -530,12 +530,7 @@ fn wrap(
     let command_node = entry.get(key).expect("checked above");
     let command = command_node.text().unwrap_or_default().to_string();
     let args = strings(entry.get("args"));
-    if is_reasons(&command)
-        && args
-            .as_ref()
-            .and_then(|args| args.first())
-            .is_some_and(|first| first == "mcp")
-    {
+    if runs_proxy(&command, args.as_deref().unwrap_or_default()) {
         return (Fate::AsItWas, None);
     }
     let Some(end) = end_of(text, command_node) else {
@@ -630,12 +625,13 @@ fn unwrap(
         return (Fate::AsItWas, None);
     };
     let args = strings(entry.get("args")).unwrap_or_default();
-    let wrapped = command_node.text().is_some_and(is_reasons)
-        && args.first().is_some_and(|first| first == "mcp");
+    let wrapped = command_node
+        .text()
+        .is_some_and(|command| runs_proxy(command, &args));
     if !wrapped {
         return (Fate::AsItWas, None);
     }
-    if (reasons.reads)(&args) == Line::Remote {
+    if reads_proxy(&args, reasons) == Line::Remote {
         return unwrap_remote(text, entry, shape, edits);
     }
     let server = match server_at(&args, reasons) {
