@@ -3,12 +3,13 @@
 // launcher's optionalDependencies, which npm installs only where its os, cpu and libc
 // match) with the same arguments, standard streams, environment and exit status.
 //
-// Where Node can replace its own process (process.execve, Node 22.15 and later on POSIX),
-// it does, and no process of the launcher's is left. Elsewhere the binary is its child on
-// the very same stdin, stdout and stderr (never piped through here, so no byte of the MCP
-// stream is touched), every signal a client ends a server with is passed on, and the
-// launcher exits as the binary did: a client that ends the launcher ends the proxy, and
-// the proxy ends its server (R20).
+// The binary is its child on the very same stdin, stdout and stderr (never piped through
+// here, so no byte of the MCP stream is touched), every signal a client ends a server
+// with is passed on, and the launcher exits as the binary did: a client that ends the
+// launcher ends the proxy, and the proxy ends its server (R20). It stays a process of its
+// own, though Node 22.15 could exec the binary in its place: npx runs it under `sh -c`,
+// which dies of the client's SIGTERM without passing it on, and only a launcher left
+// behind can see its parent go and end the binary then.
 "use strict";
 
 const { spawn } = require("node:child_process");
@@ -56,11 +57,6 @@ function fail(message) {
 const path = binary();
 const args = process.argv.slice(2);
 
-if (typeof process.execve === "function" && process.platform !== "win32") {
-  // Replaces this process: the client's process is the binary's.
-  process.execve(path, [path, ...args], process.env);
-}
-
 const child = spawn(path, args, { stdio: "inherit", windowsHide: true });
 const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"];
 for (const signal of SIGNALS) {
@@ -70,8 +66,18 @@ for (const signal of SIGNALS) {
     // A signal this platform does not have.
   }
 }
+// npx runs this under `sh -c`, which dies of a client's SIGTERM without passing it on:
+// a launcher whose parent is gone ends the binary as that signal would have.
+const parent = process.ppid;
+const orphaned = setInterval(() => {
+  if (process.ppid !== parent) {
+    clearInterval(orphaned);
+    child.kill("SIGTERM");
+  }
+}, 200);
 child.on("error", (error) => fail(`cannot run ${path}: ${error.message}`));
 child.on("exit", (code, signal) => {
+  clearInterval(orphaned);
   if (signal) {
     // Ends as the binary ended: by the same signal, so the client sees what it would
     // have seen running the binary itself.
