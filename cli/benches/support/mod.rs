@@ -70,13 +70,22 @@ pub fn rounds() -> usize {
 
 /// Runs each of `paths` once per round, in turn, for 100 rounds of warm-up (JIT, caches,
 /// connections) and then [`rounds`] more: the times of each, in its order.
-pub fn alternately(mut paths: Vec<Box<dyn FnMut() + '_>>) -> Vec<Vec<Duration>> {
-    let mut samples = vec![Vec::with_capacity(rounds()); paths.len()];
-    for round in 0..rounds() + 100 {
+pub fn alternately(paths: Vec<Box<dyn FnMut() + '_>>) -> Vec<Vec<Duration>> {
+    alternately_for(rounds(), 100, paths)
+}
+
+/// [`alternately`], for `measured` rounds after `warm` of warm-up.
+pub fn alternately_for(
+    measured: usize,
+    warm: usize,
+    mut paths: Vec<Box<dyn FnMut() + '_>>,
+) -> Vec<Vec<Duration>> {
+    let mut samples = vec![Vec::with_capacity(measured); paths.len()];
+    for round in 0..measured + warm {
         for (run, samples) in paths.iter_mut().zip(&mut samples) {
             let start = Instant::now();
             run();
-            if round >= 100 {
+            if round >= warm {
                 samples.push(start.elapsed());
             }
         }
