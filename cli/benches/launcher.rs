@@ -6,9 +6,10 @@
 use reasons_test_support::mcp::reasons;
 use std::path::Path;
 use std::process::Command;
-use support::{alternately_for, ms, rounds, summary};
+use timing::{alternately_for, ms, rounds, summary};
 
-mod support;
+#[path = "support/timing.rs"]
+mod timing;
 
 /// Runs `command` to its end, as a client's start does; it must succeed.
 fn run(command: &mut Command) {

@@ -38,6 +38,7 @@
 //! which and why, and changes nothing.
 
 pub mod files;
+mod line_ends;
 mod toml;
 mod yaml;
 
@@ -238,7 +239,10 @@ pub fn edit(original: &str, file: &Path, way: Way, reasons: &Wrapper) -> anyhow:
                 (entry, members, stdio) = (command, unique(command, &what)?, Stdio::Nested);
             }
             let fate = match way {
-                Way::Wrap => wrap(text, entry, &members, stdio, &name, reasons, &mut edits),
+                Way::Wrap => {
+                    let source = Source { original, text };
+                    wrap(&source, entry, &members, stdio, &name, reasons, &mut edits)
+                }
                 Way::Unwrap => unwrap(text, entry, &members, stdio, &mut edits, reasons),
             };
             servers.push((server, fate));
@@ -252,7 +256,7 @@ pub fn edit(original: &str, file: &Path, way: Way, reasons: &Wrapper) -> anyhow:
         edited.replace_range(start..end, &with);
     }
     Ok(Edited {
-        text: edited,
+        text: line_ends::as_in(original, edited),
         servers,
     })
 }
@@ -596,8 +600,23 @@ const REMOTE_KEYS: [&str; 8] = [
 /// the remote keys, so it is neither given twice nor lost.
 const WRITTEN: [&str; 3] = ["command", "args", "env"];
 
+/// A config's text as the editors read it: as written, and with its comments blanked
+/// (`readable`), every offset the same in both.
+struct Source<'a> {
+    original: &'a str,
+    text: &'a str,
+}
+
+impl<'a> Source<'a> {
+    /// What `part`, a slice of the readable text, is in the text as written.
+    fn written(&self, part: &str) -> &'a str {
+        let (start, end) = span(self.text, part);
+        &self.original[start..end]
+    }
+}
+
 fn wrap(
-    text: &str,
+    source: &Source<'_>,
     entry: &str,
     members: &[Member<'_>],
     stdio: Stdio,
@@ -608,6 +627,7 @@ fn wrap(
     if wrapped(members, stdio) {
         return Fate::AsItWas;
     }
+    let text = source.text;
     let Some(command) = member(members, stdio.key()).filter(|command| string(command).is_some())
     else {
         if let Stdio::Nested = stdio {
@@ -621,6 +641,7 @@ fn wrap(
                 let remote = Remote {
                     url: &url,
                     head: reasons.head(name),
+                    written: source.written(entry),
                 };
                 wrap_remote(text, entry, members, remote, &reasons.command, edits)
             }
@@ -671,6 +692,8 @@ fn json_head(proxy: &[String], command: &str) -> String {
 struct Remote<'a> {
     url: &'a [u8],
     head: Vec<String>,
+    /// The entry as the file writes it, comments and all.
+    written: &'a str,
 }
 
 /// The variable of a wrapped remote server's environment that keeps its remote keys as
@@ -829,6 +852,7 @@ fn wrap_remote(
     if let Some(why) = signs_in(members).or_else(|| unspoken(members, remote.url)) {
         return Fate::Skipped(why);
     }
+    let written = remote.written;
     let mut proxied = Proxied::new(remote.head, &String::from_utf8_lossy(remote.url));
     if let Some(headers) = member(members, "headers") {
         let Some(headers) = members_of(headers) else {
@@ -874,12 +898,8 @@ fn wrap_remote(
             .chain(&WRITTEN)
             .any(|remote| remote.as_bytes() == key)
     };
-    let kept: Vec<String> = members
-        .iter()
-        .filter(|Member { key, .. }| remote(key))
-        .map(|Member { key, value }| format!("{}: {}", key_text(key), value))
-        .collect();
-    proxied.keep(format!("{{{}}}", kept.join(", ")));
+    // The entry as it is written, comments and lines and all, for unwrap to give back.
+    proxied.keep(written.to_string());
     let mut rebuilt = vec![
         format!(
             r#""command": {}"#,
@@ -986,8 +1006,11 @@ fn kept_of(members: &[Member<'_>]) -> Option<String> {
     Some(String::from_utf8_lossy(&kept).into_owned())
 }
 
-/// A wrapped remote server's entry as it was: its remote keys as kept in place of what
-/// wrap added, and every other key as it is now.
+/// A wrapped remote server's entry as it was: the entry's text as kept (or, as an older
+/// release kept it, its remote keys alone), with what the user changed since in the
+/// wrapped entry, each in its place: a URL moved or a token rotated in what the user sees
+/// (`REASONS_URL`, `REASONS_HEADER_n`), another key's new value, and a key added since
+/// (at the end). The user's file is the truth; every other byte is the kept one.
 fn unwrap_remote(
     text: &str,
     entry: &str,
@@ -995,7 +1018,9 @@ fn unwrap_remote(
     kept: &str,
     edits: &mut Vec<Edit>,
 ) -> Fate {
-    let Some(kept) = members_of(kept) else {
+    // Read as the file is, its comments blanked where they are.
+    let readable_kept = readable(kept, Path::new(UNWRAP_VARIABLE)).unwrap_or_default();
+    let Some(was) = members_of(&readable_kept) else {
         return Fate::Skipped(format!(
             "what it keeps for unwrap (`{UNWRAP_VARIABLE}`) is not a JSON object: unwrap it \
              by hand"
@@ -1004,31 +1029,46 @@ fn unwrap_remote(
     let added = |key: &[u8]| {
         WRITTEN.iter().any(|written| written.as_bytes() == key) || key == KEPT.as_bytes()
     };
-    // The user's file is the truth: a URL moved or a token rotated in what the user sees
-    // (REASONS_URL, REASONS_HEADER_n) since wrap is what comes back, not the copy kept.
+    let remote = |key: &[u8]| REMOTE_KEYS.iter().any(|remote| remote.as_bytes() == key);
     let visible = Visible::of(members);
-    let now = |Member { key, value }: &Member<'_>| {
-        let seen = match key.as_ref() {
+    let now = |key: &[u8], value: &str| -> Option<String> {
+        match key {
             // Only a URL changed since is written anew: one as it was keeps its spelling.
             b"url" | b"httpUrl" | b"serverUrl" => {
                 (visible.url.clone()).filter(|url| string(url) != string(value))
             }
             b"headers" => visible.headers(value),
-            _ => None,
-        };
-        format!("{}: {}", key_text(key), seen.as_deref().unwrap_or(value))
+            // Kept aside, out of the user's sight: as it was.
+            key if remote(key) || added(key) => None,
+            key => member(members, &String::from_utf8_lossy(key))
+                .filter(|since| *since != value)
+                .map(str::to_string),
+        }
     };
-    let others = members.iter().filter(|Member { key, .. }| {
-        !added(key)
-            && !kept
-                .iter()
-                .any(|Member { key: restored, .. }| restored == key)
-    });
-    let restored: Vec<String> = (kept.iter().map(now))
-        .chain(others.map(|Member { key, value }| format!("{}: {}", key_text(key), value)))
+    let mut changes: Vec<Edit> = (was.iter())
+        .filter_map(|Member { key, value }| {
+            let (start, end) = span(&readable_kept, value);
+            now(key, value).map(|since| (start, end, since))
+        })
         .collect();
+    let fresh: Vec<String> = (members.iter())
+        .filter(|Member { key, .. }| !added(key) && !was.iter().any(|kept| &kept.key == key))
+        .map(|Member { key, value }| format!("{}: {}", key_text(key), value))
+        .collect();
+    if !fresh.is_empty() {
+        let (at, comma) = match was.last() {
+            Some(last) => (span(&readable_kept, last.value).1, ", "),
+            None => (kept.find('{').map_or(0, |open| open + 1), ""),
+        };
+        changes.push((at, at, format!("{comma}{}", fresh.join(", "))));
+    }
+    let mut restored = kept.to_string();
+    changes.sort_by_key(|(start, ..)| std::cmp::Reverse(*start));
+    for (start, end, with) in changes {
+        restored.replace_range(start..end, &with);
+    }
     let (start, end) = span(text, entry);
-    edits.push((start, end, format!("{{{}}}", restored.join(", "))));
+    edits.push((start, end, restored));
     Fate::Changed
 }
 
@@ -1593,6 +1633,38 @@ mod tests {
             .unwrap(),
             as_json(text, Path::new("mcp.json")).unwrap()
         );
+    }
+
+    #[test]
+    fn a_remote_entry_comes_back_with_its_comments_and_layout_and_the_edits_since() {
+        // The entry as it was, comments and lines and all, not rebuilt on one line; with
+        // a token rotated and another key changed in the wrapped entry since, each in its
+        // place; with an audit folder too.
+        let text = "{\n  \"mcpServers\": {\n    \"r\": {\n      // where it is\n      \"url\": \"https://example.com/mcp\", // trailing\n      \"headers\": {\"Authorization\": \"Bearer X\"}, /* block */\n      \"timeout\": 5\n    }\n  }\n}\n";
+        let audited = Wrapper {
+            audit: Some("/logs".into()),
+            ..wrapper()
+        };
+        for reasons in [wrapper(), audited] {
+            let file = Path::new("mcp.json");
+            let edited = edit(text, file, Way::Wrap, &reasons).unwrap().text;
+            assert!(!edited.contains("\"url\""), "{edited}");
+            let back = edit(&edited, file, Way::Unwrap, &reasons).unwrap().text;
+            assert_eq!(back, text);
+            let since = edited
+                .replace(
+                    "\"REASONS_HEADER_0\":\"Bearer X\"",
+                    "\"REASONS_HEADER_0\":\"Bearer Y\"",
+                )
+                .replace("\"timeout\": 5", "\"timeout\": 9");
+            assert_ne!(since, edited);
+            let back = edit(&since, file, Way::Unwrap, &reasons).unwrap().text;
+            assert_eq!(
+                back,
+                text.replace("Bearer X", "Bearer Y")
+                    .replace("\"timeout\": 5", "\"timeout\": 9")
+            );
+        }
     }
 
     #[test]

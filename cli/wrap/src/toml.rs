@@ -9,7 +9,7 @@ use super::{
 };
 use anyhow::{Context, bail};
 use std::path::Path;
-use toml_edit::{Array, DocumentMut, InlineTable, Item, TableLike, Value};
+use toml_edit::{Array, DocumentMut, InlineTable, Item, Table, TableLike, Value};
 
 /// `text` wrapped or unwrapped, with `reasons` as the command that runs the proxy.
 pub(super) fn edit(text: &str, file: &Path, way: Way, reasons: &Wrapper) -> anyhow::Result<Edited> {
@@ -34,7 +34,7 @@ pub(super) fn edit(text: &str, file: &Path, way: Way, reasons: &Wrapper) -> anyh
         fates.push((Server { name, pointer }, fate));
     }
     Ok(Edited {
-        text: document.to_string(),
+        text: super::line_ends::as_in(text, document.to_string()),
         servers: fates,
     })
 }
@@ -88,12 +88,18 @@ fn wrapped(entry: &dyn TableLike) -> bool {
 }
 
 /// Replaces the value of `key` with `value`, keeping the old one's spacing and comments.
+/// The key, and the comments above it, stay too.
 fn replace(entry: &mut dyn TableLike, key: &str, value: impl Into<Value>) {
     let mut value = value.into();
-    if let Some(old) = entry.get(key).and_then(Item::as_value) {
-        *value.decor_mut() = old.decor().clone();
+    match entry.get_mut(key) {
+        Some(Item::Value(old)) => {
+            *value.decor_mut() = old.decor().clone();
+            *old = value;
+        }
+        _ => {
+            entry.insert(key, Item::Value(value));
+        }
     }
-    entry.insert(key, Item::Value(value));
 }
 
 /// Puts `entry` behind the proxy: `reasons` with `proxy` (its arguments before the
@@ -176,13 +182,17 @@ fn wrap_remote(entry: &mut dyn TableLike, url: &str, proxy: Vec<String>, reasons
         Some(None) => return Fate::Skipped("its `bearer_token_env_var` is not a string".into()),
         Some(Some(variable)) => proxied.bearer_from(variable),
     }
-    let mut kept = InlineTable::new();
-    for key in REMOTE_KEYS {
-        if let Some(value) = entry.remove(key).and_then(|item| item.into_value().ok()) {
-            kept.insert(key, value);
+    // Kept as the lines they were, each key with the comments above it and after its
+    // value, for unwrap to put back as they were.
+    let mut kept = Table::new();
+    for name in REMOTE_KEYS {
+        if let Some(key) = entry.key(name).cloned()
+            && let Some(item) = entry.remove(name)
+        {
+            kept.insert_formatted(&key, item);
         }
     }
-    proxied.keep(kept.to_string().trim().to_string());
+    proxied.keep(kept.to_string());
     let env: InlineTable = proxied
         .env
         .iter()
@@ -217,27 +227,37 @@ fn string_table(entry: &dyn TableLike, key: &str) -> Result<Vec<(String, String)
 }
 
 /// What a wrapped remote server's entry keeps for unwrap, when it keeps anything: the
-/// inline table in its environment's [`UNWRAP_VARIABLE`], or under [`KEPT`] where an older
-/// release kept it; `None` inside when that is not a table.
-fn kept_of(entry: &dyn TableLike) -> Option<Option<InlineTable>> {
+/// lines of its remote keys in its environment's [`UNWRAP_VARIABLE`] (an inline table
+/// where an earlier release kept one), or under [`KEPT`] where an older release kept it;
+/// `None` inside when that is not a table.
+fn kept_of(entry: &dyn TableLike) -> Option<Option<Table>> {
     if let Some(kept) = entry.get(KEPT) {
         return Some(match kept {
-            Item::Value(Value::InlineTable(table)) => Some(table.clone()),
-            Item::Table(table) => Some(table.clone().into_inline_table()),
+            Item::Value(Value::InlineTable(table)) => Some(table.clone().into_table()),
+            Item::Table(table) => Some(table.clone()),
             _ => None,
         });
     }
     let kept = entry.get("env")?.as_table_like()?.get(UNWRAP_VARIABLE)?;
-    let parsed = kept
-        .as_str()
-        .and_then(|kept| format!("kept = {kept}").parse::<DocumentMut>().ok());
-    Some(parsed.and_then(|document| document.get("kept")?.as_inline_table().cloned()))
+    let Some(kept) = kept.as_str() else {
+        return Some(None);
+    };
+    if kept.trim_start().starts_with('{') {
+        let parsed = format!("kept = {kept}").parse::<DocumentMut>().ok();
+        let inline = parsed.and_then(|document| document.get("kept")?.as_inline_table().cloned());
+        return Some(inline.map(InlineTable::into_table));
+    }
+    Some(
+        kept.parse::<DocumentMut>()
+            .ok()
+            .map(|document| document.as_table().clone()),
+    )
 }
 
 /// `kept` as the user sees the wrapped entry now (the user's file is the truth): the URL
 /// in its `REASONS_URL`, and each header wrap passed on as `--header-env
 /// NAME=REASONS_HEADER_n` given the value its environment holds, where they changed.
-fn as_seen(entry: &dyn TableLike, mut kept: InlineTable) -> InlineTable {
+fn as_seen(entry: &dyn TableLike, mut kept: Table) -> Table {
     let env = string_table(entry, "env").unwrap_or_default();
     let seen = |variable: &str| {
         (env.iter())
@@ -245,18 +265,18 @@ fn as_seen(entry: &dyn TableLike, mut kept: InlineTable) -> InlineTable {
             .map(|(_, value)| value.clone())
     };
     if let Some(url) = seen(URL_VARIABLE)
-        && kept.get("url").and_then(Value::as_str) != Some(url.as_str())
+        && kept.get("url").and_then(Item::as_str) != Some(url.as_str())
     {
-        kept.insert("url", Value::from(url));
+        replace(&mut kept, "url", url);
     }
     let args = strings(entry, "args").unwrap_or_default();
     if let Some(headers) = kept
         .get_mut("http_headers")
-        .and_then(Value::as_inline_table_mut)
+        .and_then(Item::as_table_like_mut)
     {
         for (name, value) in passed_headers(&args, seen) {
-            if headers.get(&name).and_then(Value::as_str) != Some(value.as_str()) {
-                headers.insert(&name, Value::from(value));
+            if headers.get(&name).and_then(Item::as_str) != Some(value.as_str()) {
+                replace(headers, &name, value);
             }
         }
     }
@@ -279,8 +299,11 @@ fn unwrap(entry: &mut dyn TableLike, reasons: &Wrapper) -> Fate {
         for key in ["command", "args", "env", "env_vars"] {
             entry.remove(key);
         }
-        for (key, value) in kept.iter() {
-            entry.insert(key, Item::Value(value.clone()));
+        for (key, item) in kept.iter() {
+            let key = kept.key(key).expect("a key of the table").clone();
+            if let toml_edit::Entry::Vacant(vacant) = entry.entry_format(&key) {
+                vacant.insert(item.clone());
+            }
         }
         return Fate::Changed;
     }
@@ -313,6 +336,31 @@ fn unwrap(entry: &mut dyn TableLike, reasons: &Wrapper) -> Fate {
 mod tests {
     use super::*;
     use crate::testing::wrapper;
+
+    /// `text` wrapped, then unwrapped: both, each checked to read as TOML.
+    fn there_and_back(text: &str) -> (String, String) {
+        let file = Path::new("config.toml");
+        let wrapped = edit(text, file, Way::Wrap, &wrapper()).unwrap().text;
+        let back = edit(&wrapped, file, Way::Unwrap, &wrapper()).unwrap().text;
+        (wrapped, back)
+    }
+
+    #[test]
+    fn comments_on_every_key_and_crlf_line_ends_come_back_byte_for_byte() {
+        // A comment above a key, after a value, on a remote server's keys; the file's
+        // CRLF line ends: wrap keeps them where it can, and unwrap gives every byte back.
+        let text = "# top\r\n[mcp_servers.r]\r\n# above url\r\nurl = \"https://example.com/mcp\" # trailing\r\nbearer_token_env_var = \"TOK\" # tok\r\n\r\n[mcp_servers.s]\r\n# above command\r\ncommand = \"npx\" # c\r\nargs = [\"x\"] # a\r\n";
+        let (wrapped, back) = there_and_back(text);
+        assert_eq!(back, text);
+        assert!(
+            !wrapped.replace("\r\n", "").contains('\n'),
+            "every line ends as the file's do: {wrapped:?}"
+        );
+        assert!(
+            wrapped.contains("# above command\r\ncommand = \"/bin/reasons\" # c"),
+            "{wrapped}"
+        );
+    }
 
     #[test]
     fn codex_s_servers_are_wrapped_with_their_comments_and_come_back_as_they_were() {

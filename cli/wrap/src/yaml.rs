@@ -374,7 +374,7 @@ pub(super) fn edit(text: &str, file: &Path, way: Way, reasons: &Wrapper) -> anyh
     }
     check(text, &edited, shape, &meant, file)?;
     Ok(Edited {
-        text: edited,
+        text: super::line_ends::as_in(text, edited),
         servers: fates,
     })
 }
@@ -1118,6 +1118,19 @@ fn json_of(yaml: &Yaml) -> serde_json::Value {
 mod tests {
     use super::*;
     use crate::testing::wrapper;
+
+    #[test]
+    fn a_crlf_file_keeps_its_line_ends_both_ways() {
+        // A remote extension becomes lines of wrap's own, and a stdio one's list grows:
+        // every line still ends CRLF, and unwrap gives every byte back.
+        let text = "extensions:\r\n  fs:\r\n    cmd: npx\r\n    args: [-y, fs]\r\n  r:\r\n    type: streamable_http\r\n    uri: https://example.com/mcp\r\n";
+        let file = Path::new("config.yaml");
+        let wrapped = edit(text, file, Way::Wrap, &wrapper()).unwrap().text;
+        assert!(wrapped.contains("/bin/reasons"), "{wrapped}");
+        assert!(!wrapped.replace("\r\n", "").contains('\n'), "{wrapped:?}");
+        let back = edit(&wrapped, file, Way::Unwrap, &wrapper()).unwrap().text;
+        assert_eq!(back, text);
+    }
 
     #[test]
     fn goose_s_extensions_are_wrapped_in_place_and_come_back_byte_for_byte() {
