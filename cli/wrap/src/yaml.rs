@@ -16,8 +16,8 @@
 //! refused with why.
 
 use super::{
-    Edited, Fate, HAND_WRITTEN_REMOTE, KEPT, Line, Proxied, Server, UNWRAP_VARIABLE, Way, Wrapper,
-    pointer_token, reads_proxy, runs_proxy, server_at,
+    Edited, Fate, HAND_WRITTEN_REMOTE, KEPT, Line, Proxied, Server, UNWRAP_VARIABLE, URL_VARIABLE,
+    Way, Wrapper, passed_headers, pointer_token, reads_proxy, runs_proxy, server_at,
 };
 use anyhow::{Context, bail};
 use std::path::Path;
@@ -261,6 +261,15 @@ impl Shape {
         match self {
             Shape::Goose => "uri",
             Shape::Continue => "url",
+        }
+    }
+
+    /// The key a remote server's headers are under: Goose's `headers`, Continue's
+    /// `requestOptions` (its `headers` within).
+    fn headers_key(self) -> &'static str {
+        match self {
+            Shape::Goose => "headers",
+            Shape::Continue => "requestOptions",
         }
     }
 
@@ -930,7 +939,116 @@ fn unwrap_remote(
         edits.push((at, at + KEPT.len() + 1, String::new()));
         changes.push(Change::Rename(kept(key), key.to_string()));
     }
+    // The user's file is the truth: what changed since in what the user sees is written
+    // in place of the kept value, and every other byte stays.
+    let seen = Seen::of(entry, shape);
+    let layout = "its kept keys are written in a way unwrap does not edit: unwrap it by hand";
+    let mut in_place = |node: &Node, now: &str| match (node.at(), end_of(text, node)) {
+        (Some(at), Some(end)) => {
+            edits.push((at, end, quoted(now)));
+            true
+        }
+        _ => false,
+    };
+    if let Some(url) = &seen.url
+        && let Some(node) = entry.get(&kept(shape.url()))
+        && node.text() != Some(url.as_str())
+    {
+        if !in_place(node, url) {
+            return skipped(layout);
+        }
+        changes.push(Change::Set(shape.url(), Yaml::String(url.clone())));
+    }
+    let container = shape.headers_key();
+    if let Some(kept_node) = entry.get(&kept(container))
+        && let Some(mut value) = value_of(kept_node)
+    {
+        let headers = match shape {
+            Shape::Goose => Some(kept_node),
+            Shape::Continue => kept_node.get("headers"),
+        };
+        let Some(Node::Map { entries, .. }) = headers else {
+            return (Fate::Changed, Some(changes));
+        };
+        let mut changed = false;
+        for (name, now) in &seen.headers {
+            let Some((_, node)) = entries.iter().find(|(key, _)| key.text() == Some(name)) else {
+                continue;
+            };
+            if node.text() == Some(now.as_str()) {
+                continue;
+            }
+            if !in_place(node, now) {
+                return skipped(layout);
+            }
+            changed = true;
+        }
+        if changed {
+            seen.apply_headers(&mut value, shape);
+            changes.push(Change::Set(container, yaml_of(&value)));
+        }
+    }
     (Fate::Changed, Some(changes))
+}
+
+/// What a wrapped remote server's entry shows its user now: the URL in its environment's
+/// `REASONS_URL`, and each header wrap passed on (`--header-env NAME=REASONS_HEADER_n`)
+/// with the value its environment gives it.
+struct Seen {
+    url: Option<String>,
+    headers: Vec<(String, String)>,
+}
+
+impl Seen {
+    fn of(entry: &Node, shape: Shape) -> Seen {
+        let env: Vec<(String, String)> = match entry.get(shape.env()) {
+            Some(Node::Map { entries, .. }) => (entries.iter())
+                .filter_map(|(name, value)| {
+                    Some((name.text()?.to_string(), value.text()?.to_string()))
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        let seen = |variable: &str| {
+            (env.iter())
+                .find(|(name, _)| name == variable)
+                .map(|(_, value)| value.clone())
+        };
+        let args = strings(entry.get("args")).unwrap_or_default();
+        Seen {
+            url: seen(URL_VARIABLE),
+            headers: passed_headers(&args, seen),
+        }
+    }
+
+    /// `kept`, the value of the shape's headers key as kept (Goose's `headers`, Continue's
+    /// `requestOptions`), with each header seen now in place of its kept value.
+    fn apply_headers(&self, kept: &mut serde_json::Value, shape: Shape) {
+        let headers = match shape {
+            Shape::Goose => Some(kept),
+            Shape::Continue => kept.get_mut("headers"),
+        };
+        let Some(serde_json::Value::Object(headers)) = headers else {
+            return;
+        };
+        for (name, now) in &self.headers {
+            if let Some(value) = headers.get_mut(name) {
+                *value = serde_json::Value::String(now.clone());
+            }
+        }
+    }
+
+    /// `values`, what the environment kept of the remote keys, as the user sees them now.
+    fn apply(&self, values: &mut serde_json::Map<String, serde_json::Value>, shape: Shape) {
+        if let Some(url) = &self.url
+            && values.contains_key(shape.url())
+        {
+            values.insert(shape.url().into(), serde_json::Value::String(url.clone()));
+        }
+        if let Some(kept) = values.get_mut(shape.headers_key()) {
+            self.apply_headers(kept, shape);
+        }
+    }
 }
 
 /// What a wrapped remote server's environment keeps of its remote keys: each key with
@@ -984,6 +1102,8 @@ fn unwrap_from_env(
         };
         edits.push((span.0, span.1, String::new()));
     }
+    let mut values = values;
+    Seen::of(entry, shape).apply(&mut values, shape);
     let indent = " ".repeat(column);
     let mut lines = String::new();
     for (key, value) in &values {
@@ -1118,6 +1238,60 @@ fn json_of(yaml: &Yaml) -> serde_json::Value {
 mod tests {
     use super::*;
     use crate::testing::wrapper;
+
+    #[test]
+    fn unwrap_gives_back_the_url_and_the_token_the_user_sees_now() {
+        // A URL moved and a token rotated in the wrapped entry's environment since wrap
+        // are what unwrap gives back, in place, whether the kept keys are still there or
+        // Goose's writer dropped them; every other byte as it was.
+        let text = "extensions:\n  r:\n    type: streamable_http\n    uri: https://old.example.com/mcp\n    headers:\n      Authorization: Bearer OLD\n      X-Team: a\n    enabled: true\n";
+        let file = Path::new("config.yaml");
+        let wrapped = edit(text, file, Way::Wrap, &wrapper()).unwrap().text;
+        let since = wrapped
+            .replace(
+                "\"REASONS_URL\": \"https://old.example.com/mcp\"",
+                "\"REASONS_URL\": \"https://new.example.com/mcp\"",
+            )
+            .replace(
+                "\"REASONS_HEADER_0\": \"Bearer OLD\"",
+                "\"REASONS_HEADER_0\": \"Bearer NEW\"",
+            );
+        assert_eq!(
+            since.matches("NEW").count() + since.matches("new.").count(),
+            2,
+            "{since}"
+        );
+        let back = edit(&since, file, Way::Unwrap, &wrapper()).unwrap().text;
+        assert_eq!(
+            back,
+            text.replace(
+                "https://old.example.com/mcp",
+                "\"https://new.example.com/mcp\""
+            )
+            .replace("Bearer OLD", "\"Bearer NEW\"")
+        );
+        // Goose saved the file from its own types: the kept keys are gone.
+        let rewritten: String = (since.lines())
+            .filter(|line| !line.contains("reasons-unwrap") && !line.starts_with("      "))
+            .map(|line| format!("{line}\n"))
+            .collect();
+        let back = edit(&rewritten, file, Way::Unwrap, &wrapper())
+            .unwrap()
+            .text;
+        let read = YamlLoader::load_from_str(&back).unwrap();
+        let entry = &read[0]["extensions"]["r"];
+        assert_eq!(
+            entry["uri"].as_str(),
+            Some("https://new.example.com/mcp"),
+            "{back}"
+        );
+        assert_eq!(
+            entry["headers"]["Authorization"].as_str(),
+            Some("Bearer NEW"),
+            "{back}"
+        );
+        assert_eq!(entry["headers"]["X-Team"].as_str(), Some("a"), "{back}");
+    }
 
     #[test]
     fn a_crlf_file_keeps_its_line_ends_both_ways() {
