@@ -27,12 +27,16 @@ impl Home {
         self.dir.path().join(name)
     }
 
-    /// The pages the browser was asked to open.
-    fn opened(&self) -> Vec<String> {
+    /// The pages the browser was asked to open: each the link it was given, and where
+    /// that led (the authorization server's page), when it led anywhere.
+    fn opened(&self) -> Vec<(String, Option<String>)> {
         std::fs::read_to_string(self.path("browser.log"))
             .unwrap_or_default()
             .lines()
-            .map(str::to_string)
+            .map(|line| match line.split_once(' ') {
+                Some((link, to)) => (link.to_string(), Some(to.to_string())),
+                None => (line.to_string(), None),
+            })
             .collect()
     }
 
@@ -145,9 +149,14 @@ fn a_server_that_signs_in_is_signed_in_to_once_and_its_token_stays_in_the_store(
 
     // One page was opened, the authorization server's, asking as the spec says: PKCE
     // with S256, and the token for this server alone.
+    // The browser was handed a link of the proxy's, good once, not the authorization
+    // URL, whose state and challenge every user of the machine could read in its
+    // arguments.
     let opened = home.opened();
     assert_eq!(opened.len(), 1, "{opened:?}");
-    let page = url::Url::parse(&opened[0]).unwrap();
+    let (link, authorization) = &opened[0];
+    assert!(link.starts_with("http://127.0.0.1:") && !link.contains('?'), "{link}");
+    let page = url::Url::parse(authorization.as_deref().unwrap()).unwrap();
     let query: std::collections::HashMap<_, _> = page.query_pairs().into_owned().collect();
     assert_eq!(query["code_challenge_method"], "S256");
     assert_eq!(query["resource"], server.url);
@@ -157,8 +166,8 @@ fn a_server_that_signs_in_is_signed_in_to_once_and_its_token_stays_in_the_store(
     );
     let stderr = std::fs::read_to_string(home.path("first.err")).unwrap();
     assert!(
-        stderr.contains(&opened[0]),
-        "the page is shown on stderr too: {stderr}"
+        stderr.contains(link.as_str()),
+        "the link is shown on stderr too: {stderr}"
     );
 
     // The token is kept for the owner alone, and is nowhere else: not in the proxy's

@@ -315,7 +315,7 @@ impl SignIn {
         if offline && !wanted.is_empty() && !wanted.iter().any(|one| one == "offline_access") {
             wanted.push("offline_access".into());
         }
-        let (callback, client) = self.client_for(&authority, kept.map(|kept| kept.client))?;
+        let (mut callback, client) = self.client_for(&authority, kept.map(|kept| kept.client))?;
         let redirect_uri = callback.redirect_uri();
         let oauth = oauth_client(&client, &authority.token_endpoint)?
             .set_auth_uri(
@@ -335,7 +335,7 @@ impl SignIn {
             asked = asked.add_extra_param("prompt", "consent");
         }
         let (page, state_token) = asked.url();
-        browser::show(page.as_str(), &server);
+        browser::show(&callback.link_to(page.to_string()), &server);
         let deadline = Instant::now() + self.settings.wait;
         let (returned, page) = callback
             .wait(state_token.secret(), deadline)

@@ -2,6 +2,13 @@
 //! §7.3): on 127.0.0.1, at a port the system picks, for one sign-in. It waits for the
 //! redirect carrying this sign-in's `state`, for a bounded time; any other request (a
 //! page's, another local process's) is answered and changes nothing.
+//!
+//! The browser is not handed the authorization URL itself: its state and PKCE challenge
+//! would be in the browser's arguments, which every user of the machine can read, and
+//! another could sign in as themselves with them and deliver their own code first (login
+//! CSRF). It is handed a link of this listener's, random and good once, that redirects to
+//! the authorization URL; a second use of the link ends the sign-in, since someone else
+//! took it.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -9,6 +16,9 @@ use std::time::{Duration, Instant};
 
 /// The path of the redirect URI.
 const PATH: &str = "/callback";
+
+/// Where the one-time link to the authorization URL is, below a random segment.
+const START: &str = "/start/";
 
 /// The most of a request's head that is read.
 const HEAD_AT_MOST: usize = 16 << 10;
@@ -21,6 +31,8 @@ const POLL: Duration = Duration::from_millis(50);
 
 pub struct Callback {
     listener: TcpListener,
+    /// The one-time link's random segment, and the authorization URL it leads to.
+    link: Option<(String, String)>,
 }
 
 /// What the authorization server sent back.
@@ -36,29 +48,51 @@ impl Callback {
     pub fn listen(port: u16) -> std::io::Result<Callback> {
         let listener = TcpListener::bind(("127.0.0.1", port))?;
         listener.set_nonblocking(true)?;
-        Ok(Callback { listener })
+        Ok(Callback {
+            listener,
+            link: None,
+        })
+    }
+
+    fn port(&self) -> u16 {
+        self.listener
+            .local_addr()
+            .map_or(0, |address| address.port())
+    }
+
+    /// A link of this listener's that leads, once, to `authorization`: what the browser
+    /// is handed in its place.
+    pub fn link_to(&mut self, authorization: String) -> String {
+        let mut random = [0u8; 16];
+        getrandom::fill(&mut random).expect("the operating system's random source");
+        let segment: String = random.iter().map(|byte| format!("{byte:02x}")).collect();
+        let link = format!("http://127.0.0.1:{}{START}{segment}", self.port());
+        self.link = Some((segment, authorization));
+        link
     }
 
     /// The redirect URI to register and send.
     pub fn redirect_uri(&self) -> String {
-        let port = self
-            .listener
-            .local_addr()
-            .map_or(0, |address| address.port());
-        format!("http://127.0.0.1:{port}{PATH}")
+        format!("http://127.0.0.1:{}{PATH}", self.port())
     }
 
     /// Waits until `deadline` for the redirect carrying `state`: its code, and the page
     /// to tell the person how signing in ended once the proxy knows; or the error the
     /// authorization server sent instead.
     pub fn wait(&self, state: &str, deadline: Instant) -> Result<(Returned, Page), String> {
+        let mut followed = false;
         loop {
             match self.listener.accept() {
                 Ok((stream, _)) => {
                     // Each connection is bounded whole, and by the sign-in's own deadline:
                     // one that sends a byte now and then holds nothing past either.
                     let until = deadline.min(Instant::now() + READ_AT_MOST);
-                    if let Some(outcome) = answer(stream, state, until) {
+                    let link = self.link.as_ref().map(|(segment, to)| Link {
+                        segment,
+                        to,
+                        followed: &mut followed,
+                    });
+                    if let Some(outcome) = answer(stream, state, link, until) {
                         return outcome;
                     }
                 }
@@ -100,16 +134,45 @@ fn respond(mut stream: TcpStream, status: &str, page: &str) {
     );
 }
 
+/// The one-time link to the authorization URL, and whether it was followed already.
+struct Link<'a> {
+    segment: &'a str,
+    to: &'a str,
+    followed: &'a mut bool,
+}
+
 /// Reads one request and answers it, unless it is this sign-in's redirect with a code,
 /// whose page waits for the outcome; the sign-in's outcome when it was this sign-in's.
+/// The one-time link redirects to the authorization URL the first time, and ends the
+/// sign-in the second.
 fn answer(
     mut stream: TcpStream,
     state: &str,
+    link: Option<Link<'_>>,
     until: Instant,
 ) -> Option<Result<(Returned, Page), String>> {
     let _ = stream.set_nonblocking(false);
     let _ = stream.set_write_timeout(Some(READ_AT_MOST));
     let target = read_target(&mut stream, until);
+    if let (Some(link), Some(target)) = (link, target.as_deref())
+        && target.strip_prefix(START) == Some(link.segment)
+    {
+        if std::mem::replace(link.followed, true) {
+            respond(stream, "410 Gone", "This sign-in link was used already.");
+            return Some(Err(
+                "its sign-in link was opened twice: someone else on this machine may have \
+                 taken it, so this sign-in was ended; sign in again"
+                    .into(),
+            ));
+        }
+        let _ = write!(
+            stream,
+            "HTTP/1.1 302 Found\r\nLocation: {}\r\nContent-Length: 0\r\n\
+             Connection: close\r\nCache-Control: no-store\r\nReferrer-Policy: no-referrer\r\n\r\n",
+            link.to
+        );
+        return None;
+    }
     match target
         .as_deref()
         .and_then(|target| outcome_of(target, state))
@@ -255,6 +318,31 @@ mod tests {
             outcome_of("/callback?state=s", "s"),
             Some(Err("the redirect carries no code".into()))
         );
+    }
+
+    #[test]
+    fn the_browser_gets_a_link_good_once_and_a_second_use_ends_the_sign_in() {
+        // The authorization URL (state, challenge) is in no argument: the link leads to
+        // it once; whoever opens it a second time ends this sign-in.
+        let mut callback = Callback::listen(0).unwrap();
+        let authorization = "https://as.example/authorize?state=s&code_challenge=c".to_string();
+        let link = callback.link_to(authorization.clone());
+        assert!(!link.contains("state") && !link.contains("challenge"), "{link}");
+        let path = link.split_once(&format!(":{}", callback.port())).unwrap().1.to_string();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        std::thread::scope(|scope| {
+            let waited = scope.spawn(|| callback.wait("s", deadline));
+            let first = get(&callback, &path);
+            assert!(first.starts_with("HTTP/1.1 302"), "{first}");
+            assert!(first.contains(&format!("Location: {authorization}\r\n")), "{first}");
+            // Another link of the listener's is no link.
+            let other = get(&callback, "/start/0123");
+            assert!(other.starts_with("HTTP/1.1 404"), "{other}");
+            let second = get(&callback, &path);
+            assert!(second.starts_with("HTTP/1.1 410"), "{second}");
+            let why = waited.join().unwrap().unwrap_err();
+            assert!(why.contains("opened twice"), "{why}");
+        });
     }
 
     #[test]
