@@ -4,7 +4,7 @@
 // MCP_CONFORMANCE_PROTOCOL_VERSION. An SDK client (1.x for the 2025 sessions, 2.x
 // pinned to 2026-07-28) drives `reasons mcp --url URL` ($REASONS_BIN) over stdio, as an
 // MCP client people use would; the proxy does what the scenario tests (signing in
-// among it, its browser `browser.mjs`), with a config folder of the scenario's own.
+// among it, its browser `browser.mjs`), with a home of the scenario's own.
 //   node conformance-client.mjs URL
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -48,7 +48,9 @@ const args = ["mcp", "--url", url, "--sign-in-wait", "60"];
 args.push("--client-metadata-url", "https://conformance-test.local/client-metadata.json");
 const env = {
   ...process.env,
-  XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), "reasons-conformance-")),
+  // A home of the scenario's own: the sign-in store is HOME's, and scenarios run at once,
+  // each at a port another run's scenario may have had (its token must not be found).
+  HOME: mkdtempSync(join(tmpdir(), "reasons-conformance-")),
   BROWSER: `${process.execPath} ${join(here, "browser.mjs")}`,
 };
 if (context.client_id) {
