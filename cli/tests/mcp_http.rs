@@ -686,3 +686,82 @@ fn a_server_that_asks_for_credentials_is_named_with_the_way_out() {
         }
     }
 }
+
+/// A private CA, and a certificate for `localhost` it signs: the CA's PEM, the
+/// certificate's and its key's, written in `dir`.
+fn private_ca(
+    dir: &std::path::Path,
+) -> (std::path::PathBuf, std::path::PathBuf, std::path::PathBuf) {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let issuer = Issuer::from_params(&ca_params, &ca_key);
+    let key = KeyPair::generate().unwrap();
+    let leaf = CertificateParams::new(vec!["localhost".to_string()])
+        .unwrap()
+        .signed_by(&key, &issuer)
+        .unwrap();
+    let write = |name: &str, pem: String| {
+        let path = dir.join(name);
+        std::fs::write(&path, pem).unwrap();
+        path
+    };
+    (
+        write("ca.pem", ca.pem()),
+        write("cert.pem", leaf.pem()),
+        write("key.pem", key.serialize_pem()),
+    )
+}
+
+#[test]
+fn a_server_a_private_ca_vouches_for_is_trusted_as_the_platform_trusts_it() {
+    // The platform's trust, as curl and openssl read it: with SSL_CERT_FILE naming the
+    // organisation's CA, a server whose certificate it signed is reached; without, the
+    // proxy refuses it, naming the certificate, and sends it nothing.
+    let dir = tempfile::tempdir().unwrap();
+    let (ca, cert, key) = private_ca(dir.path());
+    let log = dir.path().join("http.jsonl");
+    let server = http_echo(&log);
+    let port = server
+        .url
+        .split(':')
+        .nth(2)
+        .unwrap()
+        .split('/')
+        .next()
+        .unwrap()
+        .to_string();
+    let front = Listening::start(
+        &node(
+            "tls-front.mjs",
+            &[cert.to_str().unwrap(), key.to_str().unwrap(), &port],
+        ),
+        "/mcp",
+    );
+    let url = front.url.replace("http://127.0.0.1", "https://localhost");
+    let initialize = |trust: Option<&std::path::Path>| {
+        let mut command = std::process::Command::new(reasons());
+        command.args(["mcp", "--url", &url]);
+        command
+            .env_remove("SSL_CERT_FILE")
+            .env_remove("SSL_CERT_DIR");
+        if let Some(ca) = trust {
+            command.env("SSL_CERT_FILE", ca);
+        }
+        let mut session = Session::start_command(command);
+        let answer: Value = serde_json::from_str(&session.ask(INITIALIZE)).unwrap();
+        session.finish();
+        answer
+    };
+    let refused = initialize(None);
+    let message = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.to_lowercase().contains("certificate"), "{refused}");
+    assert!(!log.exists(), "the server was sent something");
+    let trusted = initialize(Some(&ca));
+    assert_eq!(
+        trusted["result"]["serverInfo"]["name"], "http-echo",
+        "{trusted}"
+    );
+}

@@ -155,7 +155,10 @@ fn a_server_that_signs_in_is_signed_in_to_once_and_its_token_stays_in_the_store(
     let opened = home.opened();
     assert_eq!(opened.len(), 1, "{opened:?}");
     let (link, authorization) = &opened[0];
-    assert!(link.starts_with("http://127.0.0.1:") && !link.contains('?'), "{link}");
+    assert!(
+        link.starts_with("http://127.0.0.1:") && !link.contains('?'),
+        "{link}"
+    );
     let page = url::Url::parse(authorization.as_deref().unwrap()).unwrap();
     let query: std::collections::HashMap<_, _> = page.query_pairs().into_owned().collect();
     assert_eq!(query["code_challenge_method"], "S256");

@@ -327,14 +327,24 @@ mod tests {
         let mut callback = Callback::listen(0).unwrap();
         let authorization = "https://as.example/authorize?state=s&code_challenge=c".to_string();
         let link = callback.link_to(authorization.clone());
-        assert!(!link.contains("state") && !link.contains("challenge"), "{link}");
-        let path = link.split_once(&format!(":{}", callback.port())).unwrap().1.to_string();
+        assert!(
+            !link.contains("state") && !link.contains("challenge"),
+            "{link}"
+        );
+        let path = link
+            .split_once(&format!(":{}", callback.port()))
+            .unwrap()
+            .1
+            .to_string();
         let deadline = Instant::now() + Duration::from_secs(60);
         std::thread::scope(|scope| {
             let waited = scope.spawn(|| callback.wait("s", deadline));
             let first = get(&callback, &path);
             assert!(first.starts_with("HTTP/1.1 302"), "{first}");
-            assert!(first.contains(&format!("Location: {authorization}\r\n")), "{first}");
+            assert!(
+                first.contains(&format!("Location: {authorization}\r\n")),
+                "{first}"
+            );
             // Another link of the listener's is no link.
             let other = get(&callback, "/start/0123");
             assert!(other.starts_with("HTTP/1.1 404"), "{other}");
