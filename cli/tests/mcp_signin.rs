@@ -255,6 +255,38 @@ fn a_server_nobody_may_sign_in_to_here_says_how_to_sign_in_ahead() {
     assert_eq!(store["servers"], serde_json::json!({}));
 }
 
+#[test]
+fn logout_revokes_the_refresh_token_where_the_authorization_server_takes_revocations() {
+    // RFC 7009: `reasons logout` asks the authorization server to revoke the refresh
+    // token before it forgets it, and says so; a token of the sign-in no longer works.
+    let home = Home::new();
+    let server = home.short_lived_server();
+    let login = home.reasons(&["login", &server.url]).output().unwrap();
+    assert!(
+        login.status.success(),
+        "{}",
+        String::from_utf8_lossy(&login.stderr)
+    );
+    let store: Value = serde_json::from_slice(&std::fs::read(home.kept()).unwrap()).unwrap();
+    let refresh = store["servers"][&server.url]["token"]["refresh"].clone();
+    assert!(refresh.is_string(), "{store}");
+    let logout = home.reasons(&["logout", &server.url]).output().unwrap();
+    let said = String::from_utf8_lossy(&logout.stderr);
+    assert!(
+        logout.status.success() && said.contains("signed out of"),
+        "{said}"
+    );
+    assert!(said.contains("revoked"), "{said}");
+    let revoked = home.logged("revoked");
+    assert_eq!(revoked.len(), 1, "{said}: {revoked:?}");
+    assert_eq!(revoked[0]["revoked"], "refresh_token", "{revoked:?}");
+    assert_eq!(revoked[0]["hint"], "refresh_token", "{revoked:?}");
+    assert_eq!(
+        revoked[0]["client"], true,
+        "the client names itself: {revoked:?}"
+    );
+}
+
 /// Asserts that `grants` (the server's token requests) are the code once, then
 /// refreshes, each granted: no refresh token was sent twice.
 fn code_then_refreshes(grants: &[Value], at_least: usize) {

@@ -4,7 +4,8 @@
 // authorization endpoint that approves at once (redirecting with code, state and iss),
 // and a token endpoint that checks PKCE (S256) and `resource`, issues access tokens
 // lasting `--expires-in` seconds and refresh tokens that are good once (rotated at each
-// refresh: one used again is refused, and logged as such). The MCP endpoint, /mcp,
+// refresh: one used again is refused, and logged as such), and a revocation endpoint
+// (RFC 7009) that forgets the token it is given and logs what it was. The MCP endpoint, /mcp,
 // answers JSON-RPC (2025-11-25, one JSON body each) only with a current access token,
 // else 401 with its challenge; `echo` answers with the arguments it received.
 // It prints `PORT <n>` once it listens on 127.0.0.1, and appends a line of JSON to the
@@ -50,6 +51,7 @@ const http = createServer(async (req, res) => {
       authorization_endpoint: `${base}/authorize`,
       token_endpoint: `${base}/token`,
       registration_endpoint: `${base}/register`,
+      revocation_endpoint: `${base}/revoke`,
       response_types_supported: ["code"],
       grant_types_supported: ["authorization_code", "refresh_token"],
       code_challenge_methods_supported: ["S256"],
@@ -69,6 +71,13 @@ const http = createServer(async (req, res) => {
     back.searchParams.set("state", url.searchParams.get("state"));
     back.searchParams.set("iss", base);
     return res.writeHead(302, { location: back.toString() }).end();
+  }
+  if (path === "/revoke" && req.method === "POST") {
+    const form = new URLSearchParams(await read(req));
+    const token = form.get("token");
+    const known = refresh.delete(token) ? "refresh_token" : access.delete(token) ? "access_token" : null;
+    note({ revoked: known, hint: form.get("token_type_hint"), client: Boolean(form.get("client_id")) });
+    return res.writeHead(200).end();
   }
   if (path === "/token" && req.method === "POST") {
     const form = new URLSearchParams(await read(req));

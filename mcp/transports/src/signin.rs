@@ -243,12 +243,17 @@ impl SignIn {
         ))
     }
 
-    /// Forgets the server's sign-in (`reasons logout`): what was done.
+    /// Forgets the server's sign-in (`reasons logout`), its refresh token revoked first
+    /// where the authorization server takes revocations (RFC 7009; best effort, said):
+    /// what was done.
     pub fn logout(server: &str) -> Result<String, String> {
-        Ok(match Store::of_user().forget(server)? {
-            true => format!("signed out of {}", shown(server)),
-            false => format!("{} was not signed in to", shown(server)),
-        })
+        let forgotten = Store::of_user().forget(server)?;
+        if forgotten.is_empty() {
+            return Ok(format!("{} was not signed in to", shown(server)));
+        }
+        let mut said = vec![format!("signed out of {}", shown(server))];
+        said.extend(forgotten.iter().filter_map(|kept| revoke(server, kept)));
+        Ok(said.join("; "))
     }
 
     fn shown(&self) -> String {
@@ -366,6 +371,7 @@ impl SignIn {
             resource: resource.id,
             issuer: authority.issuer,
             token_endpoint: authority.token_endpoint,
+            revocation_endpoint: authority.revocation_endpoint,
             client,
             token: Some(token_of(&token, wanted, None)),
         };
@@ -535,6 +541,40 @@ fn oauth_client(client: &Registered, token_endpoint: &str) -> Result<Client, Str
     }))
 }
 
+/// Asks `kept`'s authorization server to revoke its refresh token (else its access
+/// token), when it takes revocations (RFC 7009), as the client it registered: what came
+/// of it, for the person.
+fn revoke(server: &str, kept: &Kept) -> Option<String> {
+    let endpoint = kept.revocation_endpoint.as_ref()?;
+    let token = kept.token.as_ref()?;
+    let (revocable, hint) = match &token.refresh {
+        Some(refresh) => (refresh, "refresh_token"),
+        None => (&token.access, "access_token"),
+    };
+    let web = web::Web::for_server(&Url::parse(server).ok()?);
+    let client = &kept.client;
+    let secret = client.secret.as_deref().filter(|_| client.method != "none");
+    let mut form = vec![("token", revocable.as_str()), ("token_type_hint", hint)];
+    let basic = match (client.method.as_str(), secret) {
+        ("client_secret_basic", Some(secret)) => Some((client.id.as_str(), secret)),
+        (_, secret) => {
+            form.push(("client_id", &client.id));
+            form.extend(secret.map(|secret| ("client_secret", secret)));
+            None
+        }
+    };
+    let revoked = web
+        .url(endpoint, "its revocation endpoint")
+        .and_then(|url| web.post_form(&url, &form, basic));
+    Some(match revoked {
+        Ok(()) => format!("its token revoked at {}", shown(&kept.issuer)),
+        Err(why) => format!(
+            "its token could not be revoked at {} ({why})",
+            shown(&kept.issuer)
+        ),
+    })
+}
+
 /// What is kept of a token response: the scopes it says it granted, else those asked.
 fn token_of(token: &impl TokenResponse, asked: Vec<String>, old_refresh: Option<String>) -> Token {
     Token {
@@ -625,6 +665,7 @@ mod tests {
             resource: "https://mcp.example.com/mcp".into(),
             issuer: "https://a.example.com".into(),
             token_endpoint: "https://a.example.com/token".into(),
+            revocation_endpoint: None,
             client: Registered {
                 id: "app".into(),
                 secret: Some("s3cret".into()),
@@ -703,6 +744,7 @@ mod tests {
             resource: server.into(),
             issuer: "http://127.0.0.1:9".into(),
             token_endpoint,
+            revocation_endpoint: None,
             client: Registered {
                 id: "c".into(),
                 secret: None,

@@ -66,6 +66,8 @@ pub struct Authority {
     pub authorization_endpoint: String,
     pub token_endpoint: String,
     pub registration_endpoint: Option<String>,
+    /// Where a token is revoked (RFC 7009), which `reasons logout` asks for.
+    pub revocation_endpoint: Option<String>,
     pub scopes_supported: Option<Vec<String>>,
     pub code_challenge_methods_supported: Option<Vec<String>>,
     pub token_endpoint_auth_methods_supported: Option<Vec<String>>,
@@ -105,6 +107,9 @@ pub fn authority(web: &Web, issuer: &str) -> Result<Authority, String> {
     }
     if let Some(endpoint) = &authority.registration_endpoint {
         web.url(endpoint, "its registration endpoint")?;
+    }
+    if let Some(endpoint) = &authority.revocation_endpoint {
+        web.url(endpoint, "its revocation endpoint")?;
     }
     let s256 = authority
         .code_challenge_methods_supported

@@ -28,6 +28,9 @@ pub struct Kept {
     pub issuer: String,
     /// Where tokens are refreshed.
     pub token_endpoint: String,
+    /// Where they are revoked, when the authorization server takes revocations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revocation_endpoint: Option<String>,
     pub client: Registered,
     pub token: Option<Token>,
 }
@@ -116,17 +119,19 @@ impl Store {
         Ok(Some(kept))
     }
 
-    /// Forgets `server`; whether anything was kept for it.
-    pub fn forget(&self, server: &str) -> Result<bool, String> {
+    /// Forgets `server`: what was kept for it, under each spelling of its URL.
+    pub fn forget(&self, server: &str) -> Result<Vec<Kept>, String> {
         let _lock = self.lock()?;
         let mut contents = self.read()?;
         // The URL as the user spells it now may differ from the one signed in with by a
         // trailing slash or the case of its host: every sign-in of the same server goes.
         let same = spelt(server);
-        let before = contents.servers.len();
-        contents.servers.retain(|kept, _| spelt(kept) != same);
-        let forgotten = contents.servers.len() < before;
-        if forgotten {
+        let (forgotten, kept) = std::mem::take(&mut contents.servers)
+            .into_iter()
+            .partition(|(kept, _)| spelt(kept) == same);
+        contents.servers = kept;
+        let forgotten: Vec<Kept> = forgotten.into_values().collect();
+        if !forgotten.is_empty() {
             self.write(&contents)?;
         }
         Ok(forgotten)
@@ -224,6 +229,7 @@ mod tests {
             resource: "http://a/mcp".into(),
             issuer: "https://as".into(),
             token_endpoint: "https://as/token".into(),
+            revocation_endpoint: None,
             client: Registered {
                 id: "c".into(),
                 secret: None,
@@ -250,13 +256,18 @@ mod tests {
         let mode = |path: PathBuf| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(store.path().unwrap()), 0o600);
         assert_eq!(mode(home.path().join("reasons")), 0o700);
-        assert!(store.forget("http://a/mcp").unwrap());
-        assert!(!store.forget("http://a/mcp").unwrap());
+        assert_eq!(store.forget("http://a/mcp").unwrap().len(), 1);
+        assert!(store.forget("http://a/mcp").unwrap().is_empty());
         // Spelt otherwise, the same server is forgotten all the same.
         store
             .save("https://Mcp.Example.com:443/mcp", kept("t3"))
             .unwrap();
-        assert!(store.forget("https://mcp.example.com/mcp/").unwrap());
+        assert!(
+            !store
+                .forget("https://mcp.example.com/mcp/")
+                .unwrap()
+                .is_empty()
+        );
         assert_eq!(store.load("https://Mcp.Example.com:443/mcp").unwrap(), None);
         assert_eq!(store.load("http://a/mcp").unwrap(), None);
         assert_eq!(store.load("http://b/mcp").unwrap(), Some(kept("t2")));

@@ -3,6 +3,7 @@
 //! not followed, the places it may come from are the ones the spec names) and waits a
 //! bounded time.
 
+use base64::Engine;
 use std::time::Duration;
 use url::Url;
 
@@ -144,6 +145,37 @@ impl Web {
             .and_then(|value| value.to_str().ok())
             .map(str::to_string);
         Ok((response.status().as_u16(), challenge))
+    }
+
+    /// POSTs `form` to `url` (a revocation endpoint, RFC 7009), with `basic`'s
+    /// credentials as HTTP Basic where given: whether it took it (200), or why not.
+    pub fn post_form(
+        &self,
+        url: &Url,
+        form: &[(&str, &str)],
+        basic: Option<(&str, &str)>,
+    ) -> Result<(), String> {
+        let body: String = url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(form)
+            .finish();
+        let mut request = (self.agent.post(url.as_str()))
+            .header("Content-Type", "application/x-www-form-urlencoded");
+        if let Some((id, secret)) = basic {
+            // RFC 6749 §2.3.1: each form-encoded before they are joined.
+            let encoded = |text: &str| {
+                url::form_urlencoded::byte_serialize(text.as_bytes()).collect::<String>()
+            };
+            let pair = format!("{}:{}", encoded(id), encoded(secret));
+            let basic = base64::engine::general_purpose::STANDARD.encode(pair);
+            request = request.header("Authorization", format!("Basic {basic}"));
+        }
+        let response = request
+            .send(body.as_bytes())
+            .map_err(|error| format!("unreachable ({error})"))?;
+        match response.status().as_u16() {
+            200 => Ok(()),
+            status => Err(format!("it answered HTTP {status}")),
+        }
     }
 
     /// What the oauth2 crate sends its requests through.
