@@ -185,6 +185,9 @@ impl Routes {
             self.kept.finish(&id);
         }
         if !put(stream, line) {
+            if self.is_legacy(stream) {
+                return self.end_legacy();
+            }
             // Its client reads nothing of it: the stream ends here. The request still
             // waits, for nobody's stream: what else comes for it, its answer too, is kept
             // for the client to resume with `Last-Event-ID` (bounded in bytes), where it
@@ -214,6 +217,9 @@ impl Routes {
     pub(super) fn elsewhere(&mut self, text: &[u8]) {
         if let Some(stream) = self.stream.as_ref().filter(|stream| !stream.is_closed()) {
             if !put(stream, text.to_vec()) {
+                if self.is_legacy(stream) {
+                    return self.end_legacy();
+                }
                 crate::say(&format!(
                     "a session's GET stream was ended: its client left {STREAM_AHEAD} \
                      messages unread (it may open another)"
@@ -230,6 +236,23 @@ impl Routes {
             self.kept.record(id, text);
             let _ = put(stream, text.to_vec());
         }
+    }
+
+    /// Whether `stream` is a legacy session's one stream.
+    fn is_legacy(&self, stream: &Sender<Vec<u8>>) -> bool {
+        (self.legacy.as_ref()).is_some_and(|legacy| legacy.same_channel(stream))
+    }
+
+    /// A legacy session's one stream, left full by its client: it carries every answer
+    /// and cannot be resumed, so it ends (after what it holds, which its client may still
+    /// read), and the client knows its session is over, where it stayed open while the
+    /// answers it could not take went nowhere.
+    fn end_legacy(&mut self) {
+        crate::say(&format!(
+            "a legacy session's stream was ended: its client left {STREAM_AHEAD} messages \
+             unread, and an answer it cannot take is not dropped unsaid"
+        ));
+        self.end();
     }
 
     /// Forgets the progress tokens of requests no longer waiting.
@@ -313,5 +336,35 @@ mod tests {
         assert_eq!(resumed.messages[3], answer.to_vec());
         assert!(resumed.done);
         assert!(routes.waiting.is_empty(), "answered: nothing waits");
+    }
+
+    #[test]
+    fn a_legacy_stream_its_client_leaves_unread_ends_so_that_the_client_knows() {
+        // R19: the legacy transport's one stream carries every answer and cannot be
+        // resumed; left full, it ends (after what it holds), where it stayed open while
+        // the answers it could not take went nowhere.
+        let mut routes = Routes::default();
+        let (stream, mut unread) = tokio::sync::mpsc::channel(2);
+        routes.stream = Some(stream.clone());
+        routes.legacy = Some(stream.clone());
+        let request = Id::parse("7").unwrap();
+        routes.waiting.insert(request, (stream, None));
+        let note = br#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}"#;
+        for _ in 0..3 {
+            routes.deliver(note, &About::Other);
+        }
+        assert!(routes.ended, "the session's stream was ended");
+        assert!(routes.waiting.is_empty() && routes.legacy.is_none() && routes.stream.is_none());
+        // The client reads what the stream held, then sees it end.
+        let mut read = 0;
+        while let Ok(message) = unread.try_recv() {
+            assert_eq!(message, note.to_vec());
+            read += 1;
+        }
+        assert_eq!(read, 2);
+        assert_eq!(
+            unread.try_recv(),
+            Err(tokio::sync::mpsc::error::TryRecvError::Disconnected)
+        );
     }
 }
