@@ -181,14 +181,17 @@ fn edit_config(
         run(file, way, true, &reasons)?;
     }
     let mut left_wrapped = 0;
+    let mut remotes = Vec::new();
     for file in &files {
         let report = run(file, way, dry_run, &reasons)?;
         left_wrapped += report.left_wrapped;
+        remotes.extend(report.remotes);
         // A diff, a path or a reason quotes the file: its escapes are shown, not obeyed.
         // The edit is the work: a reader that went (`| head`) does not stop the next
         // file's, which would leave the client's configs half wrapped.
         let _ = std::io::stdout().write_all(reasons_inert::visible(&report.text).as_bytes());
     }
+    let _ = std::io::stdout().write_all(sign_ins_ahead(&remotes).as_bytes());
     if left_wrapped > 0 {
         reasons_mcp_transports::say(&format!(
             "servers left running behind reasons mcp: {left_wrapped} (each named above, \
@@ -197,6 +200,34 @@ fn edit_config(
         return Ok(1);
     }
     Ok(0)
+}
+
+/// How long wrap waits to learn whether a remote server asks its user to sign in.
+const PROBE_AT_MOST: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// A row for each of `remotes` that will ask its user to sign in (no sign-in of the
+/// user's is kept for it, and it answers a client's first request with 401): a client's
+/// health check has no one to sign in, and would show the server failed, so the person
+/// signs in ahead, with the command to do it. A server that cannot be asked is not named.
+fn sign_ins_ahead(remotes: &[reasons_wrap::RemoteServer]) -> String {
+    let mut rows = String::new();
+    for remote in remotes {
+        if !reasons_mcp_transports::SignIn::awaits(&remote.url, PROBE_AT_MOST).unwrap_or(false) {
+            continue;
+        }
+        let shown = reasons_mcp::shown::url(&remote.url);
+        let command = match shown == remote.url {
+            true => format!("`reasons login {shown}`"),
+            // Part of the URL may be a secret: the person takes it from the config.
+            false => format!("`reasons login URL` with the URL of its REASONS_URL ({shown})"),
+        };
+        let name = reasons_inert::inert(&remote.name, 64);
+        rows.push_str(&format!(
+            "{name}: asks its user to sign in: run {command} in a terminal before your \
+             client starts it\n"
+        ));
+    }
+    reasons_inert::visible(&rows)
 }
 
 /// The command a config runs the proxy with, always an absolute path (a client started

@@ -287,6 +287,56 @@ fn logout_revokes_the_refresh_token_where_the_authorization_server_takes_revocat
     );
 }
 
+#[test]
+fn wrap_names_a_remote_server_that_will_ask_its_user_to_sign_in() {
+    // A client's health check has no one to sign in: wrap names each remote server that
+    // will ask, with the command to sign in ahead; one given credentials of its own, or
+    // signed in to already, is not named.
+    let home = Home::new();
+    let server = home.short_lived_server();
+    let config = home.path("mcp.json");
+    let servers = serde_json::json!({"mcpServers": {
+        "signs": {"url": server.url},
+        "given": {"url": server.url, "headers": {"Authorization": "Bearer mine"}},
+    }});
+    std::fs::write(&config, servers.to_string()).unwrap();
+    let wrap = || {
+        let output = home
+            .reasons(&["wrap", "--config", config.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let said = wrap();
+    let named: Vec<&str> = said
+        .lines()
+        .filter(|line| line.contains("sign in"))
+        .collect();
+    assert_eq!(named.len(), 1, "{said}");
+    assert!(
+        named[0].starts_with("signs: ")
+            && named[0].contains(&format!("`reasons login {}`", server.url)),
+        "{said}"
+    );
+    let login = home.reasons(&["login", &server.url]).output().unwrap();
+    assert!(
+        login.status.success(),
+        "{}",
+        String::from_utf8_lossy(&login.stderr)
+    );
+    let again = wrap();
+    assert!(!again.contains("sign in"), "{again}");
+    assert!(
+        again.contains("signs: already runs behind reasons mcp"),
+        "{again}"
+    );
+}
+
 /// Asserts that `grants` (the server's token requests) are the code once, then
 /// refreshes, each granted: no refresh token was sent twice.
 fn code_then_refreshes(grants: &[Value], at_least: usize) {

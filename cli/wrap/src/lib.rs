@@ -1385,7 +1385,15 @@ pub fn run(file: &Path, way: Way, dry_run: bool, reasons: &Wrapper) -> anyhow::R
             .count(),
         Way::Wrap => 0,
     };
-    let report = |text: String| Report { text, left_wrapped };
+    let remotes = match way {
+        Way::Wrap => remotes(after, file, &edited.servers),
+        Way::Unwrap => Vec::new(),
+    };
+    let report = |text: String| Report {
+        text,
+        left_wrapped,
+        remotes: remotes.clone(),
+    };
     for (server, fate) in &edited.servers {
         let said = match (fate, way) {
             (Fate::Changed, Way::Wrap) => "now runs behind reasons mcp".to_string(),
@@ -1460,14 +1468,59 @@ pub fn run(file: &Path, way: Way, dry_run: bool, reasons: &Wrapper) -> anyhow::R
     Ok(report(rows))
 }
 
+/// A remote server behind the proxy: its name in the config, and its URL.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RemoteServer {
+    pub name: String,
+    pub url: String,
+}
+
+/// The remote servers among `servers` that `text` (a config after wrap) runs behind the
+/// proxy with no credentials of their own (no `Authorization` header, no `--bearer-env`).
+fn remotes(text: &str, file: &Path, servers: &[(Server, Fate)]) -> Vec<RemoteServer> {
+    let Ok(config) = as_json(text, file) else {
+        return Vec::new();
+    };
+    let strings = |value: &serde_json::Value| -> Vec<String> {
+        (value.as_array().into_iter().flatten())
+            .filter_map(|item| item.as_str().map(str::to_string))
+            .collect()
+    };
+    let credentials = |args: &[String]| {
+        args.windows(2).any(|pair| {
+            pair[0] == "--bearer-env"
+                || (pair[0] == "--header-env"
+                    && pair[1].to_ascii_lowercase().starts_with("authorization="))
+        })
+    };
+    (servers.iter())
+        .filter(|(_, fate)| matches!(fate, Fate::Changed | Fate::AsItWas))
+        .filter_map(|(server, _)| {
+            let entry = config.pointer(&server.pointer)?;
+            let args = strings(&entry["args"]);
+            if !args.iter().any(|arg| arg == "--url-env") || credentials(&args) {
+                return None;
+            }
+            let env = entry.get("env").or_else(|| entry.get("envs"))?;
+            let url = env.get(URL_VARIABLE)?.as_str()?.to_string();
+            Some(RemoteServer {
+                name: server.name.clone(),
+                url,
+            })
+        })
+        .collect()
+}
+
 /// The most characters of a server's name a report shows.
 const SERVER_NAME_CAP: usize = 64;
 
-/// What `run` did to one file: its rows (and, for a dry run, its diff), and how many of
-/// its servers unwrap left behind the proxy.
+/// What `run` did to one file: its rows (and, for a dry run, its diff), how many of its
+/// servers unwrap left behind the proxy, and the remote servers wrap left behind it that
+/// carry no credentials of their own: those that may ask their user to sign in.
 pub struct Report {
     pub text: String,
     pub left_wrapped: usize,
+    pub remotes: Vec<RemoteServer>,
 }
 
 /// Whether `now` is exactly what wrapping `before` gives, and `before` ran no server

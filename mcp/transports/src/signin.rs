@@ -243,6 +243,19 @@ impl SignIn {
         ))
     }
 
+    /// Whether the server at `server` will ask its user to sign in before it serves a
+    /// client: no sign-in of the user's is kept for it, and it answers a client's first
+    /// request, sent without credentials, with 401 (or 403). Asked within `patience`.
+    pub fn awaits(server: &str, patience: Duration) -> Result<bool, String> {
+        let kept = Store::of_user().load(server)?;
+        if kept.is_some_and(|kept| kept.token.is_some()) {
+            return Ok(false);
+        }
+        let url = Url::parse(server).map_err(|error| format!("{}: {error}", shown(server)))?;
+        let (status, _) = web::Web::within(&url, patience).probe(&url)?;
+        Ok(matches!(status, 401 | 403))
+    }
+
     /// Forgets the server's sign-in (`reasons logout`), its refresh token revoked first
     /// where the authorization server takes revocations (RFC 7009; best effort, said):
     /// what was done.

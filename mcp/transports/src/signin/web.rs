@@ -59,8 +59,13 @@ fn place(url: &Url) -> Place {
 impl Web {
     /// The requests of signing in to the server at `server`.
     pub fn for_server(server: &Url) -> Web {
+        Web::within(server, REQUEST_AT_MOST)
+    }
+
+    /// [`Web::for_server`], each request taking at most `patience`.
+    pub fn within(server: &Url, patience: Duration) -> Web {
         let agent = crate::agent::begun()
-            .timeout_global(Some(REQUEST_AT_MOST))
+            .timeout_global(Some(patience))
             .build()
             .new_agent();
         Web {
