@@ -288,6 +288,28 @@ fn logout_revokes_the_refresh_token_where_the_authorization_server_takes_revocat
 }
 
 #[test]
+fn a_sign_in_that_cannot_be_kept_still_serves_the_session_that_made_it() {
+    // The store cannot be written (its file's place is taken by a folder): the token the
+    // person just signed in for serves this proxy, said on stderr, where the request that
+    // made the sign-in was answered with an error; `reasons login`, whose work is keeping
+    // it, fails, naming the store.
+    let home = Home::new();
+    std::fs::create_dir_all(home.kept()).unwrap();
+    let server = home.short_lived_server();
+    let mut session = home.proxy(&server.url, "unkept.err");
+    assert!(!tools_of(&mut session).is_empty());
+    session.finish();
+    let said = std::fs::read_to_string(home.path("unkept.err")).unwrap();
+    assert!(said.contains("could not be kept"), "{said}");
+    let login = home.reasons(&["login", &server.url]).output().unwrap();
+    let said = String::from_utf8_lossy(&login.stderr);
+    assert!(
+        !login.status.success() && said.contains("sign-in.json"),
+        "{said}"
+    );
+}
+
+#[test]
 fn wrap_names_a_remote_server_that_will_ask_its_user_to_sign_in() {
     // A client's health check has no one to sign in: wrap names each remote server that
     // will ask, with the command to sign in ahead; one given credentials of its own, or

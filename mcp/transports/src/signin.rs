@@ -236,11 +236,20 @@ impl SignIn {
         state.kept = self.store.load(&self.key)?;
         let challenge = Challenge::read(challenge.as_deref()).unwrap_or_default();
         self.sign_in(&mut state, &challenge, Vec::new())?;
-        Ok(format!(
-            "signed in to {}; kept in {}",
-            self.shown(),
-            self.store.path()?.display()
-        ))
+        // Keeping it is the work of `login`: a sign-in that was not kept is its failure.
+        let path = self.store.path()?;
+        match self.store.load(&self.key) {
+            Ok(Some(_)) => Ok(format!(
+                "signed in to {}; kept in {}",
+                self.shown(),
+                path.display()
+            )),
+            _ => Err(format!(
+                "signed in to {}, but the sign-in could not be kept in {}",
+                self.shown(),
+                path.display()
+            )),
+        }
     }
 
     /// Whether the server at `server` will ask its user to sign in before it serves a
@@ -388,7 +397,8 @@ impl SignIn {
             client,
             token: Some(token_of(&token, wanted, None)),
         };
-        self.keep(state, kept)
+        self.keep(state, kept);
+        Ok(())
     }
 
     /// Refused when the client the user gave (`--client-id`, its secret above all) was
@@ -509,12 +519,20 @@ impl SignIn {
     }
 
     /// Holds `kept` from now on, and keeps it for the next run.
-    fn keep(&self, state: &mut State, kept: Kept) -> Result<(), String> {
-        let saved = self.store.save(&self.key, kept.clone());
+    /// Takes `kept` for this proxy, and keeps it in the store for the next: a store that
+    /// cannot be written loses the person's sign-in for later runs, not for this one,
+    /// which goes on with it (said on stderr).
+    fn keep(&self, state: &mut State, kept: Kept) {
+        if let Err(why) = self.store.save(&self.key, kept.clone()) {
+            crate::say(&format!(
+                "signed in to {}, but the sign-in could not be kept ({why}): it serves this \
+                 proxy until it ends",
+                self.shown()
+            ));
+        }
         state.kept = Some(kept);
         state.generation += 1;
         state.failed = None;
-        saved.map_err(|why| format!("signed in, but the sign-in could not be kept: {why}"))
     }
 }
 
