@@ -36,7 +36,7 @@ const LISTEN_EXEMPT: [(&str, &str); 2] = [
         "server-http-header-validation/",
         "the suite sends this scenario's requests to the URL's path without its query \
          (`path: url.pathname`), so the `?token=` every client of a listener must send is \
-         dropped and each is answered 401; the same checks pass through the gateway, which \
+         dropped and each is answered 403; the same checks pass through the gateway, which \
          has no token, and mcp/core's inbound tests and mcp_front.rs hold the front to each",
     ),
 ];

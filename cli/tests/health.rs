@@ -62,7 +62,7 @@ fn the_front_is_live_to_anyone_and_ready_once_its_server_lists() {
     assert!(!log.exists(), "liveness started a server");
     // Readiness starts the server, as a session does: the token's.
     let (status, refused) = get(&front_path(&front, "/readyz", false));
-    assert_eq!(status, 401, "{refused}");
+    assert_eq!(status, 403, "{refused}");
     assert!(
         !log.exists(),
         "a request without the token started a server"

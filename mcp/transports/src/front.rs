@@ -463,18 +463,15 @@ async fn admitted(
     response
 }
 
-/// The answer to a request without the token: 401, naming what to send. It names no
-/// authorization server, since the token is the user's own, not one a client can get.
+/// The answer to a request without the token: 403, naming what to send. Not 401: the
+/// token is the user's own, not one a client can get, and a client that follows the
+/// authorization spec takes a 401 for a server to sign in to, and goes looking for an
+/// authorization server the proxy is not.
 fn unauthorized() -> Response {
     let message = "only the clients of the user who started this proxy are served: send the \
                    token it printed at start (or keeps in its --token-file) as \
                    `Authorization: Bearer TOKEN`, or add ?token=TOKEN to the URL";
-    let mut response = refuse(StatusCode::UNAUTHORIZED, INVALID_REQUEST, message).into_response();
-    response.headers_mut().insert(
-        header::WWW_AUTHENTICATE,
-        HeaderValue::from_static(r#"Bearer realm="reasons mcp --listen""#),
-    );
-    response
+    refuse(StatusCode::FORBIDDEN, INVALID_REQUEST, message).into_response()
 }
 
 async fn on_post(
