@@ -288,6 +288,32 @@ fn logout_revokes_the_refresh_token_where_the_authorization_server_takes_revocat
 }
 
 #[test]
+fn a_legacy_http_sse_server_that_asks_is_signed_in_to_as_a_streamable_one_is() {
+    // The 2024-11-05 transport: its stream's GET and its messages' POSTs ask for the
+    // token; the proxy signs in on the first 401 and the session goes on, where it
+    // answered every request with the 401.
+    let home = Home::new();
+    let server = home.short_lived_server();
+    let url = server.url.replace("/mcp", "/sse");
+    let mut session = home.proxy(&url, "legacy.err");
+    let tools = tools_of(&mut session);
+    assert_eq!(tools.len(), 1, "{tools:?}");
+    assert!(
+        tools[0]["inputSchema"]["properties"]["reason"].is_object(),
+        "{tools:?}"
+    );
+    let answer: Value = serde_json::from_str(&session.ask(&call(
+        3,
+        "echo",
+        r#"{"text":"hi","reason":"why"}"#,
+        false,
+    )))
+    .unwrap();
+    assert_eq!(result_text(&answer), r#"{"text":"hi"}"#, "{answer}");
+    assert_eq!(home.opened().len(), 1, "{:?}", home.opened());
+}
+
+#[test]
 fn a_sign_in_that_cannot_be_kept_still_serves_the_session_that_made_it() {
     // The store cannot be written (its file's place is taken by a folder): the token the
     // person just signed in for serves this proxy, said on stderr, where the request that

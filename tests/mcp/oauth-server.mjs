@@ -7,7 +7,9 @@
 // refresh: one used again is refused, and logged as such), and a revocation endpoint
 // (RFC 7009) that forgets the token it is given and logs what it was. The MCP endpoint, /mcp,
 // answers JSON-RPC (2025-11-25, one JSON body each) only with a current access token,
-// else 401 with its challenge; `echo` answers with the arguments it received.
+// else 401 with its challenge; `echo` answers with the arguments it received. /sse serves
+// the same over the legacy HTTP+SSE transport (2024-11-05): a POST there is 405, its GET
+// stream names the endpoint to POST messages to, and both ask for the token as /mcp does.
 // It prints `PORT <n>` once it listens on 127.0.0.1, and appends a line of JSON to the
 // file named by its argument for each token request and each tools/call.
 //   node oauth-server.mjs LOG [--expires-in SECONDS]
@@ -39,11 +41,34 @@ const issue = (res) => {
   return json(res, 200, { access_token: token, token_type: "Bearer", expires_in: expiresIn, refresh_token: next });
 };
 
+// The resources tokens are issued for, once `base` is known.
+const resources = { has: (resource) => resource === `${base}/mcp` || resource === `${base}/sse` };
+// The legacy transport's open streams, by session.
+const streams = new Map();
+const signedIn = (req) => access.get((req.headers.authorization ?? "").replace(/^Bearer /, "")) > Date.now();
+
+// The answer to one JSON-RPC message; none for a notification.
+const answerOf = ({ id, method, params = {} }) => {
+  if (id === undefined) return null;
+  const result = (value) => ({ jsonrpc: "2.0", id, result: value });
+  if (method === "initialize") {
+    return result({ protocolVersion: params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "oauth-server", version: "1.0.0" } });
+  }
+  if (method === "tools/list") {
+    return result({ tools: [{ name: "echo", inputSchema: { type: "object", properties: { text: { type: "string" } } } }] });
+  }
+  if (method === "tools/call") {
+    note({ call: params.name, arguments: params.arguments });
+    return result({ content: [{ type: "text", text: JSON.stringify(params.arguments ?? {}) }] });
+  }
+  return { jsonrpc: "2.0", id, error: { code: -32601, message: "Method not found" } };
+};
+
 const http = createServer(async (req, res) => {
   const url = new URL(req.url, base);
   const path = url.pathname;
-  if (path === "/.well-known/oauth-protected-resource/mcp") {
-    return json(res, 200, { resource: `${base}/mcp`, authorization_servers: [base] });
+  if (path === "/.well-known/oauth-protected-resource/mcp" || path === "/.well-known/oauth-protected-resource/sse") {
+    return json(res, 200, { resource: `${base}${path.slice(path.lastIndexOf("/"))}`, authorization_servers: [base] });
   }
   if (path === "/.well-known/oauth-authorization-server") {
     return json(res, 200, {
@@ -88,39 +113,43 @@ const http = createServer(async (req, res) => {
       codes.delete(form.get("code"));
       const verifier = form.get("code_verifier") ?? "";
       const s256 = createHash("sha256").update(verifier).digest("base64url");
-      const good = asked && asked.challenge === s256 && resource === `${base}/mcp` && asked.resource === resource;
+      const good = asked && asked.challenge === s256 && resources.has(resource) && asked.resource === resource;
       note({ grant, good: Boolean(good) });
       return good ? issue(res) : json(res, 400, { error: "invalid_grant" });
     }
     if (grant === "refresh_token") {
       const token = form.get("refresh_token");
-      const good = refresh.delete(token) && resource === `${base}/mcp`;
+      const good = refresh.delete(token) && resources.has(resource);
       note({ grant, good, reused: !good });
       return good ? issue(res) : json(res, 400, { error: "invalid_grant" });
     }
     return json(res, 400, { error: "unsupported_grant_type" });
   }
+  // The legacy transport's POST of `initialize` to its stream's URL: not there.
+  if (path === "/sse" && req.method === "POST") return res.writeHead(405).end();
+  const endpoint = path === "/messages" ? "sse" : path.slice(1);
+  if (["/mcp", "/sse", "/messages"].includes(path) && !signedIn(req)) {
+    return json(res, 401, { error: "invalid_token" }, {
+      "www-authenticate": `Bearer error="invalid_token", resource_metadata="${base}/.well-known/oauth-protected-resource/${endpoint}"`,
+    });
+  }
+  if (path === "/sse" && req.method === "GET") {
+    const session = randomUUID();
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    res.write(`event: endpoint\ndata: /messages?session=${session}\n\n`);
+    streams.set(session, res);
+    return req.on("close", () => streams.delete(session));
+  }
+  if (path === "/messages" && req.method === "POST") {
+    const stream = streams.get(url.searchParams.get("session"));
+    if (!stream) return res.writeHead(404).end();
+    const answer = answerOf(JSON.parse(await read(req)));
+    if (answer) stream.write(`event: message\ndata: ${JSON.stringify(answer)}\n\n`);
+    return res.writeHead(202).end();
+  }
   if (path === "/mcp" && req.method === "POST") {
-    const bearer = (req.headers.authorization ?? "").replace(/^Bearer /, "");
-    if (!(access.get(bearer) > Date.now())) {
-      return json(res, 401, { error: "invalid_token" }, {
-        "www-authenticate": `Bearer error="invalid_token", resource_metadata="${base}/.well-known/oauth-protected-resource/mcp"`,
-      });
-    }
-    const { id, method, params = {} } = JSON.parse(await read(req));
-    if (id === undefined) return res.writeHead(202).end();
-    const answer = (result) => json(res, 200, { jsonrpc: "2.0", id, result });
-    if (method === "initialize") {
-      return answer({ protocolVersion: params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "oauth-server", version: "1.0.0" } });
-    }
-    if (method === "tools/list") {
-      return answer({ tools: [{ name: "echo", inputSchema: { type: "object", properties: { text: { type: "string" } } } }] });
-    }
-    if (method === "tools/call") {
-      note({ call: params.name, arguments: params.arguments });
-      return answer({ content: [{ type: "text", text: JSON.stringify(params.arguments ?? {}) }] });
-    }
-    return json(res, 200, { jsonrpc: "2.0", id, error: { code: -32601, message: "Method not found" } });
+    const answer = answerOf(JSON.parse(await read(req)));
+    return answer ? json(res, 200, answer) : res.writeHead(202).end();
   }
   res.writeHead(405).end();
 });

@@ -359,54 +359,14 @@ impl Connection {
             session.id = None;
             session.version = None;
         }
-        let mut signed_in = 0;
         // The answer, and the session the request went in, if any.
-        let (response, carried) = loop {
-            let bearer = self.bearer();
-            let (request, carried) = self.request(outline, &bearer);
-            let response = match request.send(message) {
-                Ok(response) => response,
-                Err(ureq::Error::Timeout(_)) => {
-                    let why = self.silent();
-                    return self.unanswered(outline, &format!("the MCP server at {url} {why}"));
-                }
-                Err(error) => {
-                    return self.unanswered(
-                        outline,
-                        &format!("cannot reach the MCP server at {url}: {error}"),
-                    );
-                }
-            };
-            let status = response.status().as_u16();
-            let Some(sign_in) = self
-                .remote
-                .sign_in
-                .as_ref()
-                .filter(|_| matches!(status, 401 | 403))
-            else {
-                break (response, carried);
-            };
-            // Once for a token, once more for a step-up's scope: a server that refuses
-            // past that would have the person sign in without end.
-            let challenge = text_header(&response, "www-authenticate");
-            let why = if signed_in == SIGN_IN_TRIES {
-                Err("it refused the token reasons signed in for again".to_string())
-            } else {
-                sign_in.refused(bearer.generation, status, challenge.as_deref())
-            };
-            if let Err(why) = why {
-                let why = with_way_out(
-                    (
-                        format!("the MCP server at {url} answered HTTP {status}"),
-                        url,
-                    ),
-                    status,
-                    challenge,
-                    Some(why),
-                );
-                return self.unanswered(outline, &why);
-            }
-            signed_in += 1;
+        let sent = self.signing_in(|bearer| {
+            let (request, carried) = self.request(outline, bearer);
+            (request.send(message), carried)
+        });
+        let (response, carried) = match sent {
+            Ok(sent) => sent,
+            Err(why) => return self.unanswered(outline, &why),
         };
         let status = response.status();
         // The session is the one `initialize` was answered with, as the specification
@@ -512,6 +472,47 @@ impl Connection {
         );
         if outline.method.as_deref() == Some("notifications/initialized") {
             self.listen();
+        }
+    }
+
+    /// Sends what `send` sends with the token to send now, signing in and sending it again
+    /// where the server asks (401, or 403 for more scope): once for a token, once more
+    /// for a step-up's scope, since a server that refuses past that would have the person
+    /// sign in without end. The answer, with what `send` returned beside it; or why there
+    /// is none, with the way out.
+    fn signing_in<T>(
+        &self,
+        send: impl Fn(&Bearer) -> (Result<ureq::http::Response<ureq::Body>, ureq::Error>, T),
+    ) -> Result<(ureq::http::Response<ureq::Body>, T), String> {
+        let url = &self.remote.shown;
+        let mut signed_in = 0;
+        loop {
+            let bearer = self.bearer();
+            let (sent, beside) = send(&bearer);
+            let response = match sent {
+                Ok(response) => response,
+                Err(ureq::Error::Timeout(_)) => {
+                    return Err(format!("the MCP server at {url} {}", self.silent()));
+                }
+                Err(error) => return Err(format!("cannot reach the MCP server at {url}: {error}")),
+            };
+            let status = response.status().as_u16();
+            let Some(sign_in) =
+                (self.remote.sign_in.as_ref()).filter(|_| matches!(status, 401 | 403))
+            else {
+                return Ok((response, beside));
+            };
+            let challenge = text_header(&response, "www-authenticate");
+            let refused = if signed_in == SIGN_IN_TRIES {
+                Err("it refused the token reasons signed in for again".to_string())
+            } else {
+                sign_in.refused(bearer.generation, status, challenge.as_deref())
+            };
+            if let Err(why) = refused {
+                let said = format!("the MCP server at {url} answered HTTP {status}");
+                return Err(with_way_out((said, url), status, challenge, Some(why)));
+            }
+            signed_in += 1;
         }
     }
 

@@ -18,9 +18,10 @@ impl Connection {
     /// Opens the server's event stream and waits for its endpoint, the URL every message
     /// goes to, or says why there is none.
     pub(super) fn open_legacy(&self) -> Result<String, String> {
-        let bearer = self.bearer();
-        let request = self.carrying(self.event_stream(), &self.lock(), None, &bearer);
-        let response = request.call().map_err(|error| error.to_string())?;
+        let (response, ()) = self.signing_in(|bearer| {
+            let request = self.carrying(self.event_stream(), &self.lock(), None, bearer);
+            (request.call(), ())
+        })?;
         let status = response.status();
         if !status.is_success() || !super::is_event_stream(&response) {
             return Err(format!(
@@ -101,26 +102,23 @@ impl Connection {
     /// POSTs one message to the legacy `endpoint`; its answer, if it is owed one, comes
     /// on the event stream. A request the server refuses is answered here.
     pub(super) fn post_legacy(&self, message: &[u8], outline: &Outline, endpoint: &str) {
-        let post = self
-            .agent
-            .post(endpoint)
-            .header("Content-Type", "application/json");
-        let bearer = self.bearer();
-        let request = self.carrying(post, &self.lock(), None, &bearer);
+        let sent = self.signing_in(|bearer| {
+            let post = (self.agent.post(endpoint)).header("Content-Type", "application/json");
+            // The session's lock is let go before the request goes.
+            let request = self.carrying(post, &self.lock(), None, bearer);
+            (request.send(message), ())
+        });
         let url = &self.remote.shown;
-        match request.send(message) {
-            Ok(response) if response.status().is_success() => {}
-            Ok(response) => self.unanswered(
+        match sent {
+            Ok((response, ())) if response.status().is_success() => {}
+            Ok((response, ())) => self.unanswered(
                 outline,
                 &format!(
                     "the MCP server at {url} answered HTTP {} to a message",
                     response.status()
                 ),
             ),
-            Err(error) => self.unanswered(
-                outline,
-                &format!("cannot reach the MCP server at {url}: {error}"),
-            ),
+            Err(why) => self.unanswered(outline, &why),
         }
     }
 }
