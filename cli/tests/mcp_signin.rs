@@ -314,6 +314,38 @@ fn a_legacy_http_sse_server_that_asks_is_signed_in_to_as_a_streamable_one_is() {
 }
 
 #[test]
+fn a_client_the_authorization_server_forgot_is_registered_again() {
+    // The provider restarted and forgot its dynamic registrations: the refresh is refused
+    // with `invalid_client`, and the proxy registers again and signs in anew, where it
+    // went on with the dead client (each sign-in landing on the provider's error page)
+    // until `reasons logout`.
+    let home = Home::new();
+    let server = home.short_lived_server();
+    let login = home.reasons(&["login", &server.url]).output().unwrap();
+    assert!(
+        login.status.success(),
+        "{}",
+        String::from_utf8_lossy(&login.stderr)
+    );
+    let base = server.url.trim_end_matches("/mcp");
+    let forgot = ureq::post(&format!("{base}/forget-clients"))
+        .send_empty()
+        .unwrap();
+    assert_eq!(forgot.status(), 204);
+    // The access token lasts a second: the proxy's first request must refresh.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let mut session = home.proxy(&server.url, "again.err");
+    assert!(!tools_of(&mut session).is_empty());
+    assert_eq!(home.logged("registered").len(), 2, "registered again");
+    assert_eq!(
+        home.opened().len(),
+        2,
+        "signed in anew: {:?}",
+        home.opened()
+    );
+}
+
+#[test]
 fn a_sign_in_that_cannot_be_kept_still_serves_the_session_that_made_it() {
     // The store cannot be written (its file's place is taken by a folder): the token the
     // person just signed in for serves this proxy, said on stderr, where the request that

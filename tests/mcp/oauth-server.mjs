@@ -10,6 +10,9 @@
 // else 401 with its challenge; `echo` answers with the arguments it received. /sse serves
 // the same over the legacy HTTP+SSE transport (2024-11-05): a POST there is 405, its GET
 // stream names the endpoint to POST messages to, and both ask for the token as /mcp does.
+// It knows the clients it registered (logged), and refuses any other (`invalid_client`)
+// at its authorization and token endpoints; a POST to /forget-clients forgets them all,
+// as a provider that restarts or expires its dynamic registrations does.
 // It prints `PORT <n>` once it listens on 127.0.0.1, and appends a line of JSON to the
 // file named by its argument for each token request and each tools/call.
 //   node oauth-server.mjs LOG [--expires-in SECONDS]
@@ -43,6 +46,8 @@ const issue = (res) => {
 
 // The resources tokens are issued for, once `base` is known.
 const resources = { has: (resource) => resource === `${base}/mcp` || resource === `${base}/sse` };
+// The clients it registered.
+const clients = new Set();
 // The legacy transport's open streams, by session.
 const streams = new Map();
 const signedIn = (req) => access.get((req.headers.authorization ?? "").replace(/^Bearer /, "")) > Date.now();
@@ -86,9 +91,18 @@ const http = createServer(async (req, res) => {
   }
   if (path === "/register" && req.method === "POST") {
     const asked = JSON.parse(await read(req));
-    return json(res, 201, { client_id: randomUUID(), redirect_uris: asked.redirect_uris, token_endpoint_auth_method: "none" });
+    const client = randomUUID();
+    clients.add(client);
+    note({ registered: client });
+    return json(res, 201, { client_id: client, redirect_uris: asked.redirect_uris, token_endpoint_auth_method: "none" });
+  }
+  if (path === "/forget-clients" && req.method === "POST") {
+    clients.clear();
+    return res.writeHead(204).end();
   }
   if (path === "/authorize") {
+    // An unknown client is not sent back anywhere: its redirect URI cannot be trusted.
+    if (!clients.has(url.searchParams.get("client_id"))) return json(res, 400, { error: "invalid_client" });
     const code = randomUUID();
     codes.set(code, { challenge: url.searchParams.get("code_challenge"), resource: url.searchParams.get("resource") });
     const back = new URL(url.searchParams.get("redirect_uri"));
@@ -107,6 +121,10 @@ const http = createServer(async (req, res) => {
   if (path === "/token" && req.method === "POST") {
     const form = new URLSearchParams(await read(req));
     const grant = form.get("grant_type");
+    if (!clients.has(form.get("client_id"))) {
+      note({ grant, good: false, client: "unknown" });
+      return json(res, 401, { error: "invalid_client", error_description: "no such client" });
+    }
     const resource = form.get("resource");
     if (grant === "authorization_code") {
       const asked = codes.get(form.get("code"));

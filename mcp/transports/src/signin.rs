@@ -24,7 +24,7 @@ use crate::upstream::shown;
 use callback::Callback;
 use challenge::Challenge;
 use discovery::Authority;
-use oauth2::basic::BasicClient;
+use oauth2::basic::{BasicClient, BasicErrorResponseType};
 use oauth2::{
     AuthType, AuthUrl, AuthorizationCode, ClientId, ClientSecret, CsrfToken, EndpointNotSet,
     EndpointSet, PkceCodeChallenge, RedirectUrl, RefreshToken, RequestTokenError, Scope,
@@ -459,7 +459,7 @@ impl SignIn {
     /// (`reasons logout`) is not brought back. A refusal forgets the refresh token.
     fn refresh(&self, state: &mut State) -> Result<(), String> {
         let held = state.kept.clone().ok_or("nothing kept")?;
-        let (mut outcome, mut forgotten) = (Ok(()), false);
+        let (mut outcome, mut forgotten, mut unknown) = (Ok(()), false, false);
         let updated = self.store.update(&self.key, |stored| {
             let Some(stored) = stored else {
                 forgotten = true;
@@ -473,7 +473,8 @@ impl SignIn {
                 Ok(kept) => Some(kept),
                 Err((why, refused)) => {
                     outcome = Err(why);
-                    refused.then(|| {
+                    unknown = refused == Refused::Client;
+                    (refused == Refused::Token).then(|| {
                         let mut kept = stored;
                         if let Some(token) = &mut kept.token {
                             token.refresh = None;
@@ -483,6 +484,13 @@ impl SignIn {
                 }
             }
         });
+        if unknown {
+            // The authorization server no longer knows the client it registered (it
+            // restarted, or expired the registration): the sign-in is forgotten, and the
+            // next one registers again, where each landed on its error page for good.
+            self.store.forget(&self.key)?;
+            forgotten = true;
+        }
         match updated {
             Ok(Some(kept)) => {
                 state.kept = Some(kept);
@@ -495,22 +503,36 @@ impl SignIn {
         outcome
     }
 
-    /// `kept` with the tokens its refresh token is traded for; or why not, and whether
-    /// the authorization server refused it (then it is good no more).
-    fn refreshed(&self, kept: &Kept) -> Result<Kept, (String, bool)> {
-        let token = kept.token.as_ref().ok_or(("no token".to_string(), false))?;
+    /// `kept` with the tokens its refresh token is traded for; or why not, and what the
+    /// authorization server refused, if it did.
+    fn refreshed(&self, kept: &Kept) -> Result<Kept, (String, Refused)> {
+        let token = kept
+            .token
+            .as_ref()
+            .ok_or(("no token".to_string(), Refused::No))?;
         let refresh = token
             .refresh
             .clone()
-            .ok_or(("no refresh token".to_string(), false))?;
+            .ok_or(("no refresh token".to_string(), Refused::No))?;
         let client =
-            oauth_client(&kept.client, &kept.token_endpoint).map_err(|why| (why, false))?;
+            oauth_client(&kept.client, &kept.token_endpoint).map_err(|why| (why, Refused::No))?;
         let new = client
             .exchange_refresh_token(&RefreshToken::new(refresh.clone()))
             .add_extra_param("resource", &kept.resource)
             .request(&self.web.oauth())
             .map_err(|error| {
-                let refused = matches!(error, RequestTokenError::ServerResponse(_));
+                let refused = match &error {
+                    // A client the user gave is theirs to fix; one reasons registered, to
+                    // register again.
+                    RequestTokenError::ServerResponse(refusal)
+                        if *refusal.error() == BasicErrorResponseType::InvalidClient
+                            && self.settings.given.id.is_none() =>
+                    {
+                        Refused::Client
+                    }
+                    RequestTokenError::ServerResponse(_) => Refused::Token,
+                    _ => Refused::No,
+                };
                 (why_not(error), refused)
             })?;
         let mut kept = kept.clone();
@@ -518,7 +540,6 @@ impl SignIn {
         Ok(kept)
     }
 
-    /// Holds `kept` from now on, and keeps it for the next run.
     /// Takes `kept` for this proxy, and keeps it in the store for the next: a store that
     /// cannot be written loses the person's sign-in for later runs, not for this one,
     /// which goes on with it (said on stderr).
@@ -534,6 +555,17 @@ impl SignIn {
         state.generation += 1;
         state.failed = None;
     }
+}
+
+/// What an authorization server refused of a refresh.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Refused {
+    /// Nothing: it could not be asked, or its answer could not be read.
+    No,
+    /// The refresh token: good no more.
+    Token,
+    /// The client reasons registered, which it no longer knows.
+    Client,
 }
 
 /// RFC 9207: an `iss` the authorization server sent must be its issuer, compared as
