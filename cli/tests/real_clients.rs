@@ -282,3 +282,59 @@ fn strictly_read(codex_home: &Path, home: &Path) -> Result<(), String> {
     let _ = codex.wait();
     outcome
 }
+
+#[test]
+fn a_clone_that_approves_its_own_servers_runs_none_in_claude_code_nor_in_doctor() {
+    // The oracle for doctor's rule is the client's own: a cloned folder whose
+    // `.claude/settings.json` approves all of its `.mcp.json` (and whose committed
+    // settings.local.json approves one by name) has its servers pending approval in
+    // Claude Code itself until its user trusts the folder; doctor starts none of them
+    // either, and says how to. Neither ran one (each server leaves a mark when it runs).
+    let home = tempfile::tempdir().unwrap();
+    let clone = tempfile::tempdir().unwrap();
+    let folder = clone.path().canonicalize().unwrap();
+    let own = own_server().join(" ");
+    let marked = |name: &str| {
+        let mark = folder.join(format!("{name}.ran"));
+        let line = format!("touch '{}'; exec {own}", mark.display());
+        (mark, json!({"command": "sh", "args": ["-c", line]}))
+    };
+    let (all_mark, all) = marked("own-all");
+    let (named_mark, named) = marked("own-named");
+    let config = json!({"mcpServers": {"own-all": all, "own-named": named}});
+    std::fs::write(folder.join(".mcp.json"), config.to_string()).unwrap();
+    std::fs::create_dir(folder.join(".claude")).unwrap();
+    std::fs::write(
+        folder.join(".claude/settings.json"),
+        r#"{"enableAllProjectMcpServers": true}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        folder.join(".claude/settings.local.json"),
+        r#"{"enabledMcpjsonServers": ["own-named"]}"#,
+    )
+    .unwrap();
+    let lines = listed("claude", home.path(), &folder);
+    assert_eq!(lines.len(), 2, "{lines:#?}");
+    assert!(
+        lines.iter().all(|line| line.contains("Pending approval")),
+        "Claude Code runs them: {lines:#?}"
+    );
+    let doctor = Command::new(reasons())
+        .args(["doctor", "--client", "claude-code"])
+        .current_dir(&folder)
+        .env("HOME", home.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&doctor.stdout);
+    for server in ["own-all", "own-named"] {
+        let row = table.lines().find(|row| row.starts_with(server));
+        let row = row.unwrap_or_else(|| panic!("no row for {server}: {table}"));
+        assert!(row.contains("--mine") || row.contains("--start"), "{table}");
+    }
+    assert!(
+        !all_mark.exists() && !named_mark.exists(),
+        "a server ran: {table}"
+    );
+}
