@@ -338,3 +338,40 @@ fn a_clone_that_approves_its_own_servers_runs_none_in_claude_code_nor_in_doctor(
         "a server ran: {table}"
     );
 }
+
+#[test]
+fn a_clone_s_gemini_servers_run_in_neither_gemini_cli_nor_doctor_until_trusted() {
+    // Gemini CLI's folder trust is the oracle: in a folder its user has not trusted, the
+    // project's own servers are disabled by Gemini itself, and doctor starts none of
+    // them either, naming how to. Neither ran it (the server leaves a mark when it runs).
+    let home = tempfile::tempdir().unwrap();
+    let clone = tempfile::tempdir().unwrap();
+    let folder = clone.path().canonicalize().unwrap();
+    let mark = folder.join("own-project.ran");
+    let line = format!(
+        "touch '{}'; exec {}",
+        mark.display(),
+        own_server().join(" ")
+    );
+    let settings = json!({"mcpServers": {"own-project": {"command": "sh", "args": ["-c", line]}}});
+    std::fs::create_dir(folder.join(".gemini")).unwrap();
+    std::fs::write(folder.join(".gemini/settings.json"), settings.to_string()).unwrap();
+    let lines = listed("gemini", home.path(), &folder);
+    assert_eq!(lines.len(), 1, "{lines:#?}");
+    assert!(
+        lines[0].contains("Disabled"),
+        "Gemini CLI runs it: {lines:#?}"
+    );
+    let doctor = Command::new(reasons())
+        .args(["doctor", "--client", "gemini"])
+        .current_dir(&folder)
+        .env("HOME", home.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&doctor.stdout);
+    let row = table.lines().find(|row| row.starts_with("own-project"));
+    let row = row.unwrap_or_else(|| panic!("no row: {table}"));
+    assert!(row.contains("--mine") || row.contains("--start"), "{table}");
+    assert!(!mark.exists(), "the server ran: {table}");
+}
