@@ -1,9 +1,13 @@
 //! The proxy's memory while one side stops reading and the other writes as fast as it
-//! can, beside the same flood with both sides reading, in one run:
+//! can, beside the same flood with both sides reading, in one run; and the `--listen`
+//! front's after its client reads answers of many MiB, each kept for resumption:
 //! `cargo bench -p reasons --bench backpressure`. Flat is the target: what the side that
-//! reads nothing is sent waits in the other side, not in the proxy.
+//! reads nothing is sent waits in the other side, not in the proxy, and what is kept for
+//! a client to resume with is bounded in bytes, not in answers.
 
-use reasons_test_support::mcp::{INITIALIZE, proxied, status_mib};
+use reasons_test_support::mcp::{
+    INITIALIZE, Listening, call, legacy_session, own_server, post, proxied, status_mib,
+};
 use std::io::{Read, Write};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -114,5 +118,36 @@ fn main() {
     println!(
         "  (the client got {} KiB in before it was held back)",
         written >> 10
+    );
+    answers_kept_for_resumption();
+}
+
+/// The front's resident memory before and after its client reads answers of 8 MiB in
+/// one session, each on a resumable stream: 16 of them under `cargo bench`, 2 under
+/// `cargo test --benches`.
+fn answers_kept_for_resumption() {
+    let answers = match std::env::args().any(|arg| arg == "--bench") {
+        true => 16,
+        false => 2,
+    };
+    let front = Listening::front(&[], own_server());
+    let session = legacy_session(&front.url);
+    let headers = [
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-06-18"),
+    ];
+    let rss = || status_mib(front.pid(), "VmRSS:").expect("the kernel reports VmRSS");
+    let before = rss();
+    let text = "x".repeat(8 << 20);
+    for id in 0..answers {
+        let request = call(id + 2, "record", &format!(r#"{{"text":"{text}"}}"#), false);
+        let (status, messages) = post(&front.url, &headers, &request);
+        assert_eq!(status, 200);
+        assert_eq!(messages.len(), 1);
+    }
+    let peak = status_mib(front.pid(), "VmHWM:").expect("the kernel reports VmHWM");
+    println!(
+        "--listen, {answers} answers of 8 MiB read  RSS before {before:.1} MiB, after {:.1} MiB, peak {peak:.1} MiB",
+        rss()
     );
 }
