@@ -120,15 +120,7 @@ fn what_a_hostile_page_or_a_broken_client_sends_is_refused() {
     let call = format!(
         r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"record","arguments":{{"text":"x"}},{META}}}}}"#
     );
-    let port = front
-        .url
-        .split(':')
-        .nth(2)
-        .unwrap()
-        .split('/')
-        .next()
-        .unwrap()
-        .to_string();
+    let port = port_of(&front.url);
     let evil_host = format!("evil.example:{port}");
     let refused = [
         (vec![("Host", "evil.example")], 403),
@@ -171,18 +163,6 @@ fn what_a_hostile_page_or_a_broken_client_sends_is_refused() {
     let (status, _) = post(&front.url, &[("Origin", own.as_str())], &call);
     assert_eq!(status, 200);
     assert_eq!(arguments_received(&log), [json!({"text": "x"})]);
-}
-
-/// The listener's port in `url`.
-fn port_of(url: &str) -> u16 {
-    url.rsplit_once(':')
-        .unwrap()
-        .1
-        .split('/')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap()
 }
 
 /// What a request line names at the front at `url`: its path and its query, which

@@ -724,15 +724,7 @@ fn a_server_a_private_ca_vouches_for_is_trusted_as_the_platform_trusts_it() {
     let (ca, cert, key) = private_ca(dir.path());
     let log = dir.path().join("http.jsonl");
     let server = http_echo(&log);
-    let port = server
-        .url
-        .split(':')
-        .nth(2)
-        .unwrap()
-        .split('/')
-        .next()
-        .unwrap()
-        .to_string();
+    let port = port_of(&server.url).to_string();
     let front = Listening::start(
         &node(
             "tls-front.mjs",

@@ -40,6 +40,13 @@ impl Home {
             .collect()
     }
 
+    /// `reasons login url` in this home, which must succeed.
+    fn login(&self, url: &str) {
+        let login = self.reasons(&["login", url]).output().unwrap();
+        let said = String::from_utf8_lossy(&login.stderr);
+        assert!(login.status.success(), "{said}");
+    }
+
     /// `reasons args...` in this home, its browser `browser.mjs`, logging what it opens.
     fn reasons(&self, args: &[&str]) -> Command {
         let mut command = Command::new(reasons());
@@ -261,12 +268,7 @@ fn logout_revokes_the_refresh_token_where_the_authorization_server_takes_revocat
     // token before it forgets it, and says so; a token of the sign-in no longer works.
     let home = Home::new();
     let server = home.short_lived_server();
-    let login = home.reasons(&["login", &server.url]).output().unwrap();
-    assert!(
-        login.status.success(),
-        "{}",
-        String::from_utf8_lossy(&login.stderr)
-    );
+    home.login(&server.url);
     let store: Value = serde_json::from_slice(&std::fs::read(home.kept()).unwrap()).unwrap();
     let refresh = store["servers"][&server.url]["token"]["refresh"].clone();
     assert!(refresh.is_string(), "{store}");
@@ -321,12 +323,7 @@ fn a_client_the_authorization_server_forgot_is_registered_again() {
     // until `reasons logout`.
     let home = Home::new();
     let server = home.short_lived_server();
-    let login = home.reasons(&["login", &server.url]).output().unwrap();
-    assert!(
-        login.status.success(),
-        "{}",
-        String::from_utf8_lossy(&login.stderr)
-    );
+    home.login(&server.url);
     let base = server.url.trim_end_matches("/mcp");
     let forgot = ureq::post(&format!("{base}/forget-clients"))
         .send_empty()
@@ -403,12 +400,7 @@ fn wrap_names_a_remote_server_that_will_ask_its_user_to_sign_in() {
             && named[0].contains(&format!("`reasons login {}`", server.url)),
         "{said}"
     );
-    let login = home.reasons(&["login", &server.url]).output().unwrap();
-    assert!(
-        login.status.success(),
-        "{}",
-        String::from_utf8_lossy(&login.stderr)
-    );
+    home.login(&server.url);
     let again = wrap();
     assert!(!again.contains("sign in"), "{again}");
     assert!(

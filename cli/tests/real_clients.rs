@@ -48,6 +48,19 @@ fn listed_with(client: &str, home: &Path, folder: &Path, env: &[(&str, &str)]) -
         .collect()
 }
 
+/// The table `reasons doctor --client client` prints, run in `folder` with `home` as its
+/// home.
+fn doctor(client: &str, home: &Path, folder: &Path) -> String {
+    let doctor = Command::new(reasons())
+        .args(["doctor", "--client", client])
+        .current_dir(folder)
+        .env("HOME", home)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&doctor.stdout).into_owned()
+}
+
 /// Whether the line for `server` among `lines` says it connected, through `reasons mcp`
 /// when `wrapped`.
 fn connected(lines: &[String], server: &str, wrapped: bool) -> bool {
@@ -320,14 +333,7 @@ fn a_clone_that_approves_its_own_servers_runs_none_in_claude_code_nor_in_doctor(
         lines.iter().all(|line| line.contains("Pending approval")),
         "Claude Code runs them: {lines:#?}"
     );
-    let doctor = Command::new(reasons())
-        .args(["doctor", "--client", "claude-code"])
-        .current_dir(&folder)
-        .env("HOME", home.path())
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    let table = String::from_utf8_lossy(&doctor.stdout);
+    let table = doctor("claude-code", home.path(), &folder);
     for server in ["own-all", "own-named"] {
         let row = table.lines().find(|row| row.starts_with(server));
         let row = row.unwrap_or_else(|| panic!("no row for {server}: {table}"));
@@ -362,14 +368,7 @@ fn a_clone_s_gemini_servers_run_in_neither_gemini_cli_nor_doctor_until_trusted()
         lines[0].contains("Disabled"),
         "Gemini CLI runs it: {lines:#?}"
     );
-    let doctor = Command::new(reasons())
-        .args(["doctor", "--client", "gemini"])
-        .current_dir(&folder)
-        .env("HOME", home.path())
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    let table = String::from_utf8_lossy(&doctor.stdout);
+    let table = doctor("gemini", home.path(), &folder);
     let row = table.lines().find(|row| row.starts_with("own-project"));
     let row = row.unwrap_or_else(|| panic!("no row: {table}"));
     assert!(row.contains("--mine") || row.contains("--start"), "{table}");

@@ -441,6 +441,21 @@ impl Listening {
     }
 }
 
+/// The port `url` names.
+pub fn port_of(url: &str) -> u16 {
+    let after_host = url
+        .rsplit_once(':')
+        .map(|(_, rest)| rest)
+        .unwrap_or_default();
+    let digits: String = after_host
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits
+        .parse()
+        .unwrap_or_else(|_| panic!("no port in {url}"))
+}
+
 /// A loopback port nothing listens on now.
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
