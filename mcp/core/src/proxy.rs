@@ -901,8 +901,11 @@ impl<L: Layer> Proxy<L> {
         let mut lost: Vec<(Id, Pending)> = self.pending.drain().collect();
         lost.sort_by(|(a, _), (b, _)| a.json().cmp(b.json()));
         for (id, pending) in lost {
-            if let Kind::Call(call) = pending.kind {
-                self.record(&id, call, Outcome::Lost(&message));
+            match pending.kind {
+                Kind::Call(call) => self.record(&id, call, Outcome::Lost(&message)),
+                // The proxy's own: no client asked it.
+                Kind::Again => continue,
+                _ => {}
             }
             let error = jsonrpc::error(Some(&id), INTERNAL_ERROR, &message);
             let about = About::made(Some(&id));

@@ -170,3 +170,17 @@ fn a_batch_the_old_session_refused_is_answered_with_why() {
         (json!(1), INTERNAL_ERROR, "forgotten")
     );
 }
+
+#[test]
+fn a_server_that_ends_while_the_session_starts_again_answers_only_the_client_s_requests() {
+    // R19: the proxy's own initialize, under way when the server ends, is answered to no
+    // client; the client's call that waited for the new session gets its error, once.
+    let mut proxy = over_http(&[PLAIN]);
+    let out = proxy.client_sent(call("1", "plain", r#"{"text":"a"}"#).into_bytes(), now());
+    let (exchange, _, _) = sent(out);
+    sent(proxy.session_lost(exchange, "forgotten", true, now()));
+    let ended = wire(proxy.server_gone("it exited", now()));
+    assert_eq!(ended.client.len(), 1, "{ended:?}");
+    let (id, code, _) = error_of(&ended.client[0]);
+    assert_eq!((id, code), (json!(1), INTERNAL_ERROR));
+}
