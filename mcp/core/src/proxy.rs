@@ -195,6 +195,9 @@ pub struct Proxy<L> {
     /// The proxy's own `initialize` under way, when the server forgot the session: what
     /// the client sends waits for it.
     starting_again: Option<Id>,
+    /// Sessions started again since the server last answered a client's request: a server
+    /// that forgets every session it is given is not given another without end.
+    restarts: u32,
 }
 
 impl<L: Layer> Proxy<L> {
@@ -226,6 +229,7 @@ impl<L: Layer> Proxy<L> {
             spans: None,
             initialize: None,
             starting_again: None,
+            restarts: 0,
         }
     }
 
@@ -818,6 +822,9 @@ impl<L: Layer> Proxy<L> {
         };
         if let Some(spans) = &mut self.spans {
             spans.answered_upstream(id, self.now.instant);
+        }
+        if !matches!(pending.kind, Kind::Again) {
+            self.restarts = 0;
         }
         if let Some(batch) = pending.batch
             && let Some(entry) = self.batches.get_mut(&batch)

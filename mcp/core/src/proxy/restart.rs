@@ -12,6 +12,9 @@ use crate::layer::Layer;
 use crate::outline::Outline;
 use crate::proxy::hold::{Held, calls};
 
+/// The most sessions started again in a row, none of them answering a client's request.
+const MOST_RESTARTS: u32 = 3;
+
 /// What the proxy tells a server whose new session's `initialize` it answered.
 const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
 
@@ -42,6 +45,13 @@ impl<L: Layer> Proxy<L> {
             // No session of the client's to start again (it began with none).
             return self.unanswered(exchange, why, now);
         };
+        if first && self.restarts >= MOST_RESTARTS {
+            let why = format!(
+                "{why}; it forgot each of the {MOST_RESTARTS} sessions started again for it \
+                 before answering anything, so no other is started"
+            );
+            return self.unanswered(exchange, &why, now);
+        }
         let again: Vec<String> = (self.pending)
             .extract_if(|_, pending| pending.exchange == exchange && pending.again.is_some())
             .filter_map(|(_, pending)| pending.again)
@@ -91,6 +101,7 @@ impl<L: Layer> Proxy<L> {
         self.handshake = Handshake::Waiting;
         self.expect(&id, Kind::Again, None);
         self.starting_again = Some(id);
+        self.restarts += 1;
         out.push(self.for_server(line.into_bytes(), outline));
     }
 

@@ -184,3 +184,31 @@ fn a_server_that_ends_while_the_session_starts_again_answers_only_the_client_s_r
     let (id, code, _) = error_of(&ended.client[0]);
     assert_eq!((id, code), (json!(1), INTERNAL_ERROR));
 }
+
+#[test]
+fn a_server_that_forgets_every_session_is_not_given_another_without_end() {
+    // R19: each session started again is forgotten before it answers anything; after
+    // three, the call is answered with why, once, and no fourth initialize is sent.
+    let mut proxy = over_http(&[PLAIN]);
+    let mut out = proxy.client_sent(call("1", "plain", r#"{"text":"a"}"#).into_bytes(), now());
+    for _ in 0..3 {
+        let (exchange, _, _) = sent(out);
+        let (_, initialize, _) = sent(proxy.session_lost(exchange, "forgotten", true, now()));
+        let initialize: Value = serde_json::from_str(&initialize).unwrap();
+        let answer = format!(
+            r#"{{"jsonrpc":"2.0","id":{},"result":{{}}}}"#,
+            initialize["id"]
+        );
+        let started = server(&mut proxy, &answer);
+        let id = own_listing(&started.server).expect("listed again");
+        out = proxy.server_sent(listing(&id, &[PLAIN], "").into_bytes(), now());
+    }
+    let (exchange, resent, _) = sent(out);
+    assert_eq!(resent, call("1", "plain", r#"{"text":"a"}"#));
+    let given_up = wire(proxy.session_lost(exchange, "forgotten", true, now()));
+    assert!(given_up.server.is_empty(), "{given_up:?}");
+    assert_eq!(given_up.client.len(), 1, "{given_up:?}");
+    let (id, _, message) = error_of(&given_up.client[0]);
+    assert_eq!(id, json!(1));
+    assert!(message.contains("no other is started"), "{message}");
+}
