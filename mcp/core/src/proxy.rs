@@ -189,15 +189,8 @@ pub struct Proxy<L> {
     over_http: bool,
     /// The client's requests' spans, when telemetry is wanted.
     spans: Option<Spans>,
-    /// The client's `initialize`, as it came, once the server answered it: what a
-    /// session starts with again when the server forgets it ([`Proxy::session_lost`]).
-    initialize: Option<String>,
-    /// The proxy's own `initialize` under way, when the server forgot the session: what
-    /// the client sends waits for it.
-    starting_again: Option<Id>,
-    /// Sessions started again since the server last answered a client's request: a server
-    /// that forgets every session it is given is not given another without end.
-    restarts: u32,
+    /// What starts a session again for a server that forgets the client's.
+    again: restart::Again,
 }
 
 impl<L: Layer> Proxy<L> {
@@ -227,9 +220,7 @@ impl<L: Layer> Proxy<L> {
             hold: HOLD_AT_MOST,
             over_http: false,
             spans: None,
-            initialize: None,
-            starting_again: None,
-            restarts: 0,
+            again: restart::Again::default(),
         }
     }
 
@@ -346,7 +337,7 @@ impl<L: Layer> Proxy<L> {
                 // What never waits: the client answering the server (which may need
                 // that to answer anything), and `initialized` (which a server may need
                 // before it lists its tools for the calls that wait).
-                let waits = (!self.held.is_empty() || self.starting_again.is_some())
+                let waits = (!self.held.is_empty() || self.again.under_way.is_some())
                     && !bypasses_hold(&read);
                 let tools = calls(&read);
                 let caller = self.caller(&read);
@@ -487,7 +478,7 @@ impl<L: Layer> Proxy<L> {
                     }
                     "initialize" => {
                         self.handshake = Handshake::Waiting;
-                        self.initialize = Some(read.text.to_string());
+                        self.again.initialize = Some(read.text.to_string());
                         Kind::Initialize
                     }
                     _ => Kind::Other,
@@ -824,7 +815,7 @@ impl<L: Layer> Proxy<L> {
             spans.answered_upstream(id, self.now.instant);
         }
         if !matches!(pending.kind, Kind::Again) {
-            self.restarts = 0;
+            self.again.in_a_row = 0;
         }
         if let Some(batch) = pending.batch
             && let Some(entry) = self.batches.get_mut(&batch)
@@ -859,7 +850,7 @@ impl<L: Layer> Proxy<L> {
             Kind::Initialize => {
                 self.handshake = Handshake::Done;
                 if result.is_none() {
-                    self.initialize = None;
+                    self.again.initialize = None;
                 }
                 settled(result, out);
             }

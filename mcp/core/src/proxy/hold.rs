@@ -299,7 +299,7 @@ impl<L: Layer> Proxy<L> {
         let now = self.now.instant;
         while let Some(held) = self.held.pop_front() {
             // Nothing goes while a new session starts: the server takes nothing first.
-            let starting = self.starting_again.is_some();
+            let starting = self.again.under_way.is_some();
             let release = if !starting && self.can_go(&held.tools, &held.caller, Some(held.arrival))
             {
                 Release::Go

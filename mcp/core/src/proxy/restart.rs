@@ -12,6 +12,19 @@ use crate::layer::Layer;
 use crate::outline::Outline;
 use crate::proxy::hold::{Held, calls};
 
+/// What a session of the client's needs to be started again.
+#[derive(Default)]
+pub(super) struct Again {
+    /// The client's `initialize`, as it came, once the server answered it: what a
+    /// session starts with again (none in a session without one).
+    pub(super) initialize: Option<String>,
+    /// The proxy's own `initialize` under way: what the client sends waits for it.
+    pub(super) under_way: Option<Id>,
+    /// Sessions started again since the server last answered a client's request: a
+    /// server that forgets every session is not given another without end.
+    pub(super) in_a_row: u32,
+}
+
 /// The most sessions started again in a row, none of them answering a client's request.
 const MOST_RESTARTS: u32 = 3;
 
@@ -41,11 +54,11 @@ impl<L: Layer> Proxy<L> {
     pub fn session_lost(&mut self, exchange: u64, why: &str, first: bool, now: Now) -> Vec<Out> {
         self.now = now;
         let mut out = Vec::new();
-        let Some(initialize) = self.initialize.clone() else {
+        let Some(initialize) = self.again.initialize.clone() else {
             // No session of the client's to start again (it began with none).
             return self.unanswered(exchange, why, now);
         };
-        if first && self.restarts >= MOST_RESTARTS {
+        if first && self.again.in_a_row >= MOST_RESTARTS {
             let why = format!(
                 "{why}; it forgot each of the {MOST_RESTARTS} sessions started again for it \
                  before answering anything, so no other is started"
@@ -56,7 +69,7 @@ impl<L: Layer> Proxy<L> {
             .extract_if(|_, pending| pending.exchange == exchange && pending.again.is_some())
             .filter_map(|(_, pending)| pending.again)
             .collect();
-        if first && self.starting_again.is_none() {
+        if first && self.again.under_way.is_none() {
             self.start_again(&initialize, &mut out);
         }
         // Lines sent again go first, in the order they were sent the first time.
@@ -100,8 +113,8 @@ impl<L: Layer> Proxy<L> {
         self.want = self.started + 1;
         self.handshake = Handshake::Waiting;
         self.expect(&id, Kind::Again, None);
-        self.starting_again = Some(id);
-        self.restarts += 1;
+        self.again.under_way = Some(id);
+        self.again.in_a_row += 1;
         out.push(self.for_server(line.into_bytes(), outline));
     }
 
@@ -109,7 +122,7 @@ impl<L: Layer> Proxy<L> {
     /// `text`): the new session is told the handshake is done, and what waits goes on
     /// once its listing came; a refusal refuses the calls that wait.
     pub(super) fn started_again(&mut self, result: Option<&str>, text: &str, out: &mut Vec<Out>) {
-        self.starting_again = None;
+        self.again.under_way = None;
         self.handshake = Handshake::Done;
         if result.is_some() {
             super::settled(result, out);
