@@ -407,30 +407,7 @@ impl Connection {
             return self.unanswered(outline, &message);
         }
         if let Some(carried) = carried.filter(|_| status.as_u16() == 404) {
-            // The server forgot the session (it expired, or restarted) and ran nothing:
-            // the proxy starts a new one and sends the request again, as the
-            // specification asks of a client that meets 404. Nothing more is sent under
-            // the dead id; the first line to meet it starts the new session.
-            drop(body);
-            let first = {
-                let mut session = self.lock();
-                let first = session.id.as_ref() == Some(&carried);
-                if first {
-                    session.id = None;
-                    // The new session's stream is asked for once it starts.
-                    session.listening = false;
-                }
-                first
-            };
-            self.events.control(Event::SessionLost {
-                exchange: outline.exchange,
-                why: format!(
-                    "reasons mcp: the MCP server at {url} forgot the session (HTTP 404 for \
-                     its Mcp-Session-Id); a batch is not sent again"
-                ),
-                first,
-            });
-            return;
+            return self.forgotten(outline, &carried);
         }
         if !status.is_success() {
             // A JSON-RPC error in the body answers the request it names; every other
@@ -445,26 +422,9 @@ impl Connection {
                 &with_way_out((why, url), status.as_u16(), challenge, None),
             );
         }
-        let why = if stream {
-            let read = super::event_stream(body);
-            let (mut place, mut owed) = (sse::Place::default(), outline.ids.clone());
-            let seen = |data: String| self.pass_owed(&mut owed, data);
-            match sse::read_from(read, &mut place, self.max_message, seen) {
-                Ok(()) => self.resume(&mut place, &mut owed),
-                Err(sse::Broken::Silent) => self.silent(),
-                Err(error) => format!("its event stream broke off: {error}"),
-            }
-        } else {
-            let cap = u64::try_from(self.max_message).unwrap_or(u64::MAX);
-            match body.into_with_config().limit(cap).read_to_vec() {
-                Ok(text) if text.is_empty() => format!("it answered HTTP {status} with nothing"),
-                Ok(text) => {
-                    self.pass(text);
-                    format!("its answer (HTTP {status}) did not answer it")
-                }
-                Err(ureq::Error::Timeout(_)) => self.silent(),
-                Err(error) => format!("its answer broke off: {error}"),
-            }
+        let why = match stream {
+            true => self.read_stream(body, outline),
+            false => self.read_body(body, status),
         };
         self.unanswered(
             outline,
@@ -472,6 +432,60 @@ impl Connection {
         );
         if outline.method.as_deref() == Some("notifications/initialized") {
             self.listen();
+        }
+    }
+
+    /// The server forgot the session the line of `outline` went in (`carried`: HTTP 404
+    /// for its id), and ran nothing: the proxy starts a new one and sends the request
+    /// again, as the specification asks of a client that meets 404. Nothing more is sent
+    /// under the dead id; the first line to meet it starts the new session.
+    fn forgotten(&self, outline: &Outline, carried: &str) {
+        let first = {
+            let mut session = self.lock();
+            let first = session.id.as_deref() == Some(carried);
+            if first {
+                session.id = None;
+                // The new session's stream is asked for once it starts.
+                session.listening = false;
+            }
+            first
+        };
+        self.events.control(Event::SessionLost {
+            exchange: outline.exchange,
+            why: format!(
+                "reasons mcp: the MCP server at {} forgot the session (HTTP 404 for its \
+                 Mcp-Session-Id); a batch is not sent again",
+                self.remote.shown
+            ),
+            first,
+        });
+    }
+
+    /// Reads a POST's event stream, passing on each message, and resuming it where the
+    /// server ended it owing answers: why what is still owed of `outline`'s is owed.
+    fn read_stream(&self, body: ureq::Body, outline: &Outline) -> String {
+        let read = super::event_stream(body);
+        let (mut place, mut owed) = (sse::Place::default(), outline.ids.clone());
+        let seen = |data: String| self.pass_owed(&mut owed, data);
+        match sse::read_from(read, &mut place, self.max_message, seen) {
+            Ok(()) => self.resume(&mut place, &mut owed),
+            Err(sse::Broken::Silent) => self.silent(),
+            Err(error) => format!("its event stream broke off: {error}"),
+        }
+    }
+
+    /// Reads a POST's one JSON body (answered `status`), up to the cap, and passes it on:
+    /// why what it does not answer is not answered.
+    fn read_body(&self, body: ureq::Body, status: ureq::http::StatusCode) -> String {
+        let cap = u64::try_from(self.max_message).unwrap_or(u64::MAX);
+        match body.into_with_config().limit(cap).read_to_vec() {
+            Ok(text) if text.is_empty() => format!("it answered HTTP {status} with nothing"),
+            Ok(text) => {
+                self.pass(text);
+                format!("its answer (HTTP {status}) did not answer it")
+            }
+            Err(ureq::Error::Timeout(_)) => self.silent(),
+            Err(error) => format!("its answer broke off: {error}"),
         }
     }
 
