@@ -540,13 +540,6 @@ fn zed_s_older_form_and_goose_s_spelling_are_wrapped_and_checked_as_those_client
     );
 }
 
-/// A server whose command first leaves `marker` behind, then runs the tests' own server:
-/// the marker is there if and only if the server was started.
-fn marked_server(marker: &Path) -> Value {
-    let own = own_server().join(" ");
-    serde_json::json!({"command": "sh", "args": ["-c", format!("touch '{}'; exec {own}", marker.display())]})
-}
-
 /// `doctor --client claude-code` and `args` run in `folder`, the user's home being `home`.
 fn doctor_in(folder: &Path, home: &Path, args: &[&str]) -> String {
     let output = Command::new(reasons())
@@ -577,19 +570,7 @@ fn the_doctor_starts_nothing_a_checkout_chose_unless_its_user_names_it() {
         .iter()
         .map(|name| (name.to_string(), marked_server(&marker(name))))
         .collect();
-    let config = serde_json::json!({ "mcpServers": servers });
-    std::fs::write(folder.join(".mcp.json"), config.to_string()).unwrap();
-    std::fs::create_dir(folder.join(".claude")).unwrap();
-    std::fs::write(
-        folder.join(".claude/settings.json"),
-        r#"{"enableAllProjectMcpServers": true}"#,
-    )
-    .unwrap();
-    std::fs::write(
-        folder.join(".claude/settings.local.json"),
-        r#"{"enabledMcpjsonServers": ["approved"]}"#,
-    )
-    .unwrap();
+    self_approving_clone(&folder, Value::Object(servers), "approved");
     let ran = || -> Vec<&str> {
         let ran = names.into_iter().filter(|name| marker(name).exists());
         ran.collect()

@@ -306,27 +306,10 @@ fn a_clone_that_approves_its_own_servers_runs_none_in_claude_code_nor_in_doctor(
     let home = tempfile::tempdir().unwrap();
     let clone = tempfile::tempdir().unwrap();
     let folder = clone.path().canonicalize().unwrap();
-    let own = own_server().join(" ");
-    let marked = |name: &str| {
-        let mark = folder.join(format!("{name}.ran"));
-        let line = format!("touch '{}'; exec {own}", mark.display());
-        (mark, json!({"command": "sh", "args": ["-c", line]}))
-    };
-    let (all_mark, all) = marked("own-all");
-    let (named_mark, named) = marked("own-named");
-    let config = json!({"mcpServers": {"own-all": all, "own-named": named}});
-    std::fs::write(folder.join(".mcp.json"), config.to_string()).unwrap();
-    std::fs::create_dir(folder.join(".claude")).unwrap();
-    std::fs::write(
-        folder.join(".claude/settings.json"),
-        r#"{"enableAllProjectMcpServers": true}"#,
-    )
-    .unwrap();
-    std::fs::write(
-        folder.join(".claude/settings.local.json"),
-        r#"{"enabledMcpjsonServers": ["own-named"]}"#,
-    )
-    .unwrap();
+    let (all_mark, named_mark) = (folder.join("own-all.ran"), folder.join("own-named.ran"));
+    let servers =
+        json!({"own-all": marked_server(&all_mark), "own-named": marked_server(&named_mark)});
+    self_approving_clone(&folder, servers, "own-named");
     let lines = listed("claude", home.path(), &folder);
     assert_eq!(lines.len(), 2, "{lines:#?}");
     assert!(
@@ -354,12 +337,7 @@ fn a_clone_s_gemini_servers_run_in_neither_gemini_cli_nor_doctor_until_trusted()
     let clone = tempfile::tempdir().unwrap();
     let folder = clone.path().canonicalize().unwrap();
     let mark = folder.join("own-project.ran");
-    let line = format!(
-        "touch '{}'; exec {}",
-        mark.display(),
-        own_server().join(" ")
-    );
-    let settings = json!({"mcpServers": {"own-project": {"command": "sh", "args": ["-c", line]}}});
+    let settings = json!({"mcpServers": {"own-project": marked_server(&mark)}});
     std::fs::create_dir(folder.join(".gemini")).unwrap();
     std::fs::write(folder.join(".gemini/settings.json"), settings.to_string()).unwrap();
     let lines = listed("gemini", home.path(), &folder);
