@@ -20,7 +20,9 @@ use crate::layer::{Layer, Routing};
 use crate::outline::{self, Outline};
 use crate::telemetry::{CallFacts, Fate as CallFate, Span, Spans};
 use catalogues::Catalogues;
-use hold::{Caller, HOLD_AT_MOST, Held, Listings, OwnListing, bypasses_hold, calls};
+use hold::{
+    Awaits, Caller, HOLD_AT_MOST, Held, HeldPage, Listings, OwnListing, Waits, bypasses_hold,
+};
 use reasons_transform::json::{self, Member, Object};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::Duration;
@@ -132,6 +134,7 @@ enum Kind {
 }
 
 /// Whether the client's `initialize` has been answered, when it sent one.
+#[derive(Clone, Copy)]
 enum Handshake {
     /// No `initialize` seen: a 2026-07-28 session, or none yet.
     None,
@@ -166,7 +169,7 @@ pub struct Proxy<L> {
     listing: Option<OwnListing>,
     /// Client messages waiting, in order, and the server's listing answers waiting.
     held: VecDeque<Held>,
-    pages: VecDeque<Held>,
+    pages: VecDeque<HeldPage>,
     handshake: Handshake,
     /// Own ids given up on, whose late answers are dropped.
     abandoned: HashSet<Id>,
@@ -339,15 +342,14 @@ impl<L: Layer> Proxy<L> {
                 // before it lists its tools for the calls that wait).
                 let waits = (!self.held.is_empty() || self.again.under_way.is_some())
                     && !bypasses_hold(&read);
-                let tools = calls(&read);
-                let caller = self.caller(&read);
-                if waits || !self.can_go(&tools, &caller, None) {
+                let awaited = self.waits(&read);
+                if waits || !self.can_go(&awaited, None) {
                     if let Some(spans) = &mut self.spans {
                         spans.held(&read);
                     }
-                    self.held.push_back(self.hold(line, tools, now, caller));
+                    self.held.push_back(self.hold(line, awaited, now));
                 } else {
-                    self.client_line(&line, Release::Go, &mut out);
+                    self.client_line(&line, &awaited, Release::Go, &mut out);
                 }
             }
         }
@@ -355,37 +357,46 @@ impl<L: Layer> Proxy<L> {
         self.with_notes(out)
     }
 
-    /// One client line (a message or a batch), with its held calls' fate.
-    fn client_line(&mut self, line: &Parsed, release: Release, out: &mut Vec<Out>) {
+    /// One client line (a message or a batch), with its held calls' fate; `waits`: what
+    /// each of its messages waited for.
+    fn client_line(&mut self, line: &Parsed, waits: &Waits, release: Release, out: &mut Vec<Out>) {
         match line.line() {
-            Line::One(read) => match self.client_message(&read, &release, None) {
-                Fate::Keep => {
-                    let outline = Outline::of(&read, None);
-                    self.keep_to_send_again(&outline, line);
-                    out.push(self.for_server(line.text().into(), outline));
+            Line::One(read) => {
+                match self.client_message(&read, waits.calls.first(), &release, None) {
+                    Fate::Keep => {
+                        let outline = Outline::of(&read, None);
+                        self.keep_to_send_again(&outline, line);
+                        out.push(self.for_server(line.text().into(), outline));
+                    }
+                    Fate::Change { text, arguments } => {
+                        let outline = Outline::of(&read, Some(&arguments));
+                        self.keep_to_send_again(&outline, line);
+                        out.push(self.for_server(text.into_bytes(), outline));
+                    }
+                    Fate::Answer(text) => {
+                        let about = About::made(answered(&read));
+                        out.push(Out::Client(Delivery::one(text.into_bytes(), about)));
+                    }
                 }
-                Fate::Change { text, arguments } => {
-                    let outline = Outline::of(&read, Some(&arguments));
-                    self.keep_to_send_again(&outline, line);
-                    out.push(self.for_server(text.into_bytes(), outline));
-                }
-                Fate::Answer(text) => {
-                    let about = About::made(answered(&read));
-                    out.push(Out::Client(Delivery::one(text.into_bytes(), about)));
-                }
-            },
-            Line::Batch(reads) => self.client_batch(&reads, &release, out),
+            }
+            Line::Batch(reads) => self.client_batch(&reads, waits, &release, out),
         }
     }
 
     /// A client batch: sent on as a batch of what goes to the server; the proxy's own
     /// answers join the server's response to it, so the client gets one batch back.
-    fn client_batch(&mut self, reads: &[Read], release: &Release, out: &mut Vec<Out>) {
+    fn client_batch(
+        &mut self,
+        reads: &[Read],
+        waits: &Waits,
+        release: &Release,
+        out: &mut Vec<Out>,
+    ) {
         self.batch_ids += 1;
         let batch = self.batch_ids;
         let (mut sent, mut answers, mut owed) = (Vec::new(), Vec::new(), Vec::new());
-        for read in reads {
-            match self.client_message(read, release, Some(batch)) {
+        for (read, awaits) in reads.iter().zip(&waits.calls) {
+            match self.client_message(read, Some(awaits), release, Some(batch)) {
                 Fate::Keep => sent.push(read.text.to_string()),
                 Fate::Change { text, .. } => sent.push(text),
                 Fate::Answer(text) => {
@@ -422,7 +433,14 @@ impl<L: Layer> Proxy<L> {
     }
 
     /// One client message, and what becomes of it.
-    fn client_message(&mut self, read: &Read, release: &Release, batch: Option<u64>) -> Fate {
+    /// One client message; `awaits`: what it waited for, when it is a call.
+    fn client_message(
+        &mut self,
+        read: &Read,
+        awaits: Option<&Option<Awaits>>,
+        release: &Release,
+        batch: Option<u64>,
+    ) -> Fate {
         let message = match &read.message {
             Err(refusal) => return Fate::Answer(refusal.answer()),
             Ok(message) => message,
@@ -448,8 +466,11 @@ impl<L: Layer> Proxy<L> {
                 }
                 let kind = match method.as_str() {
                     "tools/call" => {
-                        let caller = self.caller_of(params.as_ref());
-                        let call = (read.text, id, params.as_ref(), &caller);
+                        // Decided against the catalogue it waited for, by construction.
+                        let Some(Some(Awaits { caller, .. })) = awaits else {
+                            unreachable!("every call of a line is in what the line waits for")
+                        };
+                        let call = (read.text, id, params.as_ref(), caller);
                         return self.call(call, release, batch);
                     }
                     "tools/list" => {
@@ -719,7 +740,7 @@ impl<L: Layer> Proxy<L> {
                     }
                     Relay::Drop => {}
                     Relay::Hold(caller) => {
-                        let held = self.hold(line, Vec::new(), self.now.instant, caller);
+                        let held = self.hold_page(line, caller);
                         self.pages.push_back(held);
                     }
                 }
@@ -887,7 +908,8 @@ impl<L: Layer> Proxy<L> {
         let message = format!("the MCP server exited before answering ({why})");
         let mut out = Vec::new();
         for held in std::mem::take(&mut self.held) {
-            self.client_line(&held.line, Release::Refuse(message.clone()), &mut out);
+            let refuse = Release::Refuse(message.clone());
+            self.client_line(&held.line, &held.waits, refuse, &mut out);
         }
         out.retain(|line| matches!(line, Out::Client(_)));
         for held in std::mem::take(&mut self.pages) {

@@ -73,58 +73,101 @@ pub(super) struct OwnListing {
     pub(super) cursors: HashSet<String>,
 }
 
-/// A line that waits for the augmented tools: a client message, or a server's answer to the
-/// client's own `tools/list` that holds declarations the proxy has not listed.
+/// What a call waits for: the fate of its tool (`None`: its params cannot be read, and it
+/// is refused when processed) in its caller's catalogue.
+pub(super) struct Awaits {
+    pub(super) tool: Option<String>,
+    pub(super) caller: Caller,
+}
+
+/// What a client line waits for. Read once, when the line arrives; the line waits for
+/// these and its calls are then decided by these, so that a call is never decided
+/// against a catalogue other than the one it waited for.
+pub(super) struct Waits {
+    /// Each message's, in the line's order: `None` for a message that is no call.
+    pub(super) calls: Vec<Option<Awaits>>,
+    /// Whether the line holds an `initialize`: from there on the handshake, not a
+    /// request's `_meta`, says who calls.
+    initializes: bool,
+}
+
+/// A client line that waits for the augmented tools.
 pub(super) struct Held {
     pub(super) line: Parsed,
-    /// The tool of each call in it, read once: what it waits to know the fate of.
-    pub(super) tools: Vec<Option<String>>,
+    pub(super) waits: Waits,
     pub(super) since: Instant,
     /// How many listings had started when it arrived: one started later must complete.
     pub(super) arrival: u64,
-    /// Whom the listing it waits for is for.
-    pub(super) caller: Caller,
     /// The line it went in to a session the server forgot, for a line sent again.
     pub(super) sent: Option<u64>,
 }
 
+/// A server's answer to the client's own `tools/list` that holds declarations the proxy
+/// has not listed: it waits for a listing for the caller it answers.
+pub(super) struct HeldPage {
+    pub(super) line: Parsed,
+    pub(super) since: Instant,
+    pub(super) arrival: u64,
+    pub(super) caller: Caller,
+}
+
 impl<L: Layer> Proxy<L> {
-    pub(super) fn hold(
-        &self,
-        line: Parsed,
-        tools: Vec<Option<String>>,
-        since: Instant,
-        caller: Caller,
-    ) -> Held {
+    pub(super) fn hold(&self, line: Parsed, waits: Waits, since: Instant) -> Held {
         Held {
             line,
-            tools,
+            waits,
             since,
             arrival: self.started,
-            caller,
             sent: None,
         }
     }
 
-    /// Whom a listing for a client line would be for: the `_meta` of its first request
-    /// that carries one.
-    pub(super) fn caller(&self, read: &Line) -> Caller {
-        let reads = match read {
+    pub(super) fn hold_page(&self, line: Parsed, caller: Caller) -> HeldPage {
+        HeldPage {
+            line,
+            since: self.now.instant,
+            arrival: self.started,
+            caller,
+        }
+    }
+
+    /// What each message of a client line waits for. A call's caller is the one the
+    /// session will have when the call is processed: an `initialize` before it, in its
+    /// line or in a line that waits ahead of it, settles the session's, as the
+    /// handshake does.
+    pub(super) fn waits(&self, line: &Line) -> Waits {
+        let reads = match line {
             Line::One(read) => std::slice::from_ref(read),
             Line::Batch(reads) => reads.as_slice(),
         };
-        reads.iter().find_map(|read| match &read.message {
-            Ok(Message::Request { params, .. }) => self.caller_of(params.as_ref()),
-            _ => None,
-        })
+        let mut handshake = match self.held.iter().any(|held| held.waits.initializes) {
+            true => Handshake::Waiting,
+            false => self.handshake,
+        };
+        let mut initializes = false;
+        let mut calls = Vec::with_capacity(reads.len());
+        for read in reads {
+            let awaits = match &read.message {
+                Ok(Message::Request { method, params, .. }) if method == "tools/call" => {
+                    Some(Awaits {
+                        tool: CallParams::read(params.as_ref()).ok().map(|call| call.name),
+                        caller: caller_of(handshake, params.as_ref()),
+                    })
+                }
+                Ok(Message::Request { method, .. }) if method == "initialize" => {
+                    (handshake, initializes) = (Handshake::Waiting, true);
+                    None
+                }
+                _ => None,
+            };
+            calls.push(awaits);
+        }
+        Waits { calls, initializes }
     }
 
     /// Whom a listing for a request with `params` would be for (see [`Caller`]).
     pub(super) fn caller_of(&self, params: Option<&Params>) -> Caller {
-        match self.handshake {
-            Handshake::None => params.and_then(Params::meta_without_token),
-            Handshake::Waiting | Handshake::Done => None,
-        }
+        caller_of(self.handshake, params)
     }
 
     /// How far the listings for `caller` have come.
@@ -139,23 +182,28 @@ impl<L: Layer> Proxy<L> {
     /// Whether every call of a line of `caller`'s, whose `tools` they are, can go now:
     /// its tool is in the caller's current catalogue, or a listing for the caller that
     /// started after the line arrived (`arrival`) has completed.
-    pub(super) fn can_go(
-        &self,
-        tools: &[Option<String>],
-        caller: &Caller,
-        arrival: Option<u64>,
-    ) -> bool {
-        let listed_since = |arrival: Option<u64>| {
-            arrival.is_some_and(|arrival| self.progress(caller).listed > arrival)
+    pub(super) fn can_go(&self, waits: &Waits, arrival: Option<u64>) -> bool {
+        waits
+            .calls
+            .iter()
+            .flatten()
+            .all(|awaits| self.decided(awaits, arrival))
+    }
+
+    /// Whether the fate of a call that arrived after `arrival` listings had started is
+    /// known: its caller's catalogue is current (asked for after the server's latest
+    /// change) and names its tool, or was asked for after the call arrived (a tool it
+    /// does not name is none of the server's). A listing that completed for it and was
+    /// overtaken by a change since decides nothing, though the call waited for it.
+    fn decided(&self, Awaits { tool, caller }: &Awaits, arrival: Option<u64>) -> bool {
+        let Some(tool) = tool else {
+            // An unreadable call waits for nothing: it is refused when processed.
+            return true;
         };
         let current = self.catalogues.current(caller, self.want);
-        tools.iter().all(|tool| {
-            let Some(tool) = tool else {
-                // An unreadable call waits for nothing: it is refused when processed.
-                return true;
-            };
-            let known = current.is_some_and(|catalogue| catalogue.names.contains(tool));
-            known || listed_since(arrival)
+        current.is_some_and(|catalogue| {
+            catalogue.names.contains(tool)
+                || arrival.is_some_and(|arrival| catalogue.generation > arrival)
         })
     }
 
@@ -300,11 +348,12 @@ impl<L: Layer> Proxy<L> {
         while let Some(held) = self.held.pop_front() {
             // Nothing goes while a new session starts: the server takes nothing first.
             let starting = self.again.under_way.is_some();
-            let release = if !starting && self.can_go(&held.tools, &held.caller, Some(held.arrival))
-            {
+            let failed = (held.waits.calls.iter().flatten())
+                .map(|awaits| self.progress(&awaits.caller))
+                .find(|progress| progress.failed > held.arrival);
+            let release = if !starting && self.can_go(&held.waits, Some(held.arrival)) {
                 Release::Go
-            } else if self.progress(&held.caller).failed > held.arrival {
-                let why = &self.progress(&held.caller).why;
+            } else if let Some(Listings { why, .. }) = failed {
                 Release::Refuse(format!(
                     "the proxy could not list the server's tools ({why})"
                 ))
@@ -317,7 +366,7 @@ impl<L: Layer> Proxy<L> {
                 self.held.push_front(held);
                 break;
             };
-            self.client_line(&held.line, release, out);
+            self.client_line(&held.line, &held.waits, release, out);
         }
         while let Some(front) = self.pages.front() {
             let progress = self.progress(&front.caller);
@@ -338,7 +387,6 @@ impl<L: Layer> Proxy<L> {
                 out.push(Out::Client(Delivery::one(text.into_bytes(), about)));
             }
         }
-        let waiting = self.held.front().or(self.pages.front());
         let stuck = self
             .listing
             .as_ref()
@@ -349,14 +397,24 @@ impl<L: Layer> Proxy<L> {
             self.fail(&listing.caller, listing.generation, why);
             return self.drain(out);
         }
-        // A listing must start when none has started for its caller since what waits
-        // arrived, or since the server last said its tools changed.
-        let needs = waiting
-            .filter(|held| {
-                let started = self.progress(&held.caller).started;
-                started <= held.arrival || started < self.want
-            })
-            .map(|held| held.caller.clone());
+        // A listing must start for a caller when none has started for it since what
+        // waits arrived, or since the server last said its tools changed: for each call
+        // of the first line that waits whose fate is not known, or for the first page.
+        let needs_listing = |caller: &Caller, arrival: u64| {
+            let started = self.progress(caller).started;
+            started <= arrival || started < self.want
+        };
+        let needs = match (self.held.front(), self.pages.front()) {
+            (Some(held), _) => (held.waits.calls.iter().flatten())
+                .filter(|awaits| !self.decided(awaits, Some(held.arrival)))
+                .map(|awaits| &awaits.caller)
+                .find(|caller| needs_listing(caller, held.arrival)),
+            (None, Some(page)) => {
+                Some(&page.caller).filter(|caller| needs_listing(caller, page.arrival))
+            }
+            (None, None) => None,
+        }
+        .cloned();
         if let Some(caller) = needs
             && self.listing.is_none()
             && !matches!(self.handshake, Handshake::Waiting)
@@ -378,9 +436,11 @@ impl<L: Layer> Proxy<L> {
             ..
         } = self;
         let waits = |caller: &Caller| {
-            held.iter()
-                .chain(pages.iter())
-                .any(|held| &held.caller == caller)
+            (held
+                .iter()
+                .flat_map(|held| held.waits.calls.iter().flatten()))
+            .any(|awaits| &awaits.caller == caller)
+                || pages.iter().any(|page| &page.caller == caller)
                 || listing
                     .as_ref()
                     .is_some_and(|listing| &listing.caller == caller)
@@ -390,8 +450,11 @@ impl<L: Layer> Proxy<L> {
 
     /// When what waits next must be looked at again, if anything waits.
     pub fn wake_at(&self) -> Option<Instant> {
-        let held = self.held.front().into_iter().chain(self.pages.front());
-        let holds = held.map(|held| held.since + self.hold);
+        let held = self.held.front().map(|held| held.since);
+        let holds = held
+            .into_iter()
+            .chain(self.pages.front().map(|page| page.since));
+        let holds = holds.map(|since| since + self.hold);
         let listing = self
             .listing
             .as_ref()
@@ -528,22 +591,11 @@ pub(super) fn bypasses_hold(read: &Line) -> bool {
     }
 }
 
-/// The tool of each `tools/call` request in a line: `None` for one whose params cannot
-/// be read (it will be refused).
-pub(super) fn calls(read: &Line) -> Vec<Option<String>> {
-    let reads = match read {
-        Line::One(read) => std::slice::from_ref(read),
-        Line::Batch(reads) => reads.as_slice(),
-    };
-    reads
-        .iter()
-        .filter_map(|read| match &read.message {
-            Ok(Message::Request { method, params, .. }) if method == "tools/call" => Some(
-                CallParams::read(params.as_ref())
-                    .ok()
-                    .map(|params| params.name),
-            ),
-            _ => None,
-        })
-        .collect()
+/// Whom a listing for a request with `params` would be for, under `handshake`: its
+/// `_meta` in a session without `initialize`, the session's after one.
+fn caller_of(handshake: Handshake, params: Option<&Params>) -> Caller {
+    match handshake {
+        Handshake::None => params.and_then(Params::meta_without_token),
+        Handshake::Waiting | Handshake::Done => None,
+    }
 }

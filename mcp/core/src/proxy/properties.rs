@@ -6,6 +6,15 @@
 //! proxy get safe by refusing: every call that may go reaches the server exactly once, as
 //! the client sent it less the reason, and a tool's own `reason` arrives (R5, R9). The
 //! oracle reads what the server received with serde_json alone, as a server would.
+//!
+//! The simulated server does what servers do that a proxy gets wrong: a tool changes
+//! whether it owns `reason` under the same name, listings come in pages, a tool is
+//! declared by the caller's capabilities (the `_meta` of a 2026-07-28 request), a change
+//! is announced before or after the answers it overtakes (over HTTP the two travel apart),
+//! and listings and calls are answered with errors. The oracle, never the proxy, decides
+//! what each tool may receive: what its schema said in a generation of the server's tools
+//! from the latest the proxy had heard of when it sent the call to the one the call ran
+//! in, and byte for byte everything of the call outside its arguments.
 
 use super::*;
 use crate::delivery::{About, Delivery};
@@ -32,15 +41,17 @@ enum Step {
     ServerReads(usize),
     /// The proxy reads this many of the server's lines.
     ProxyReads(usize),
-    /// The server's tools change: `extra` comes or goes, and it says so.
-    ToolsChange,
+    /// The server's tools change: `flip` comes to own `reason` or stops owning it, or
+    /// `extra` comes or goes; it says so after what it has written, or (`early`) before
+    /// it, as its note overtakes answers on another connection.
+    ToolsChange { flip: bool, early: bool },
     /// The client closes its end.
     ClientGone,
     /// A line the proxy cannot read.
     Garbage(u8),
     /// The server misbehaves: it says its last line again, sends a line that is not
-    /// JSON, answers a request nobody made, or starts or stops spelling ids otherwise
-    /// (`1.0` for `1`).
+    /// JSON, answers a request nobody made, starts or stops spelling ids otherwise
+    /// (`1.0` for `1`), or answers its next listing or call with an error.
     ServerMisbehaves(u8),
 }
 
@@ -48,13 +59,17 @@ enum Step {
 enum Sent {
     Initialize,
     Initialized,
-    List,
+    List {
+        view: u8,
+    },
     Ping,
     Call {
         tool: &'static str,
         reason: u8,
         surrogate: bool,
         escaped_method: bool,
+        /// The caller's view in its `_meta`: none, `a` or `b`.
+        view: u8,
     },
 }
 
@@ -62,19 +77,21 @@ fn sent() -> impl Strategy<Value = Sent> {
     prop_oneof![
         1 => Just(Sent::Initialize),
         1 => Just(Sent::Initialized),
-        2 => Just(Sent::List),
+        2 => (0..3u8).prop_map(|view| Sent::List { view }),
         1 => Just(Sent::Ping),
-        6 => (
-            prop::sample::select(vec!["plain", "own", "extra", "ghost"]),
+        8 => (
+            prop::sample::select(vec!["plain", "own", "flip", "mine", "extra", "ghost"]),
             0..5u8,
             any::<bool>(),
             any::<bool>(),
+            0..3u8,
         )
-            .prop_map(|(tool, reason, surrogate, escaped_method)| Sent::Call {
+            .prop_map(|(tool, reason, surrogate, escaped_method, view)| Sent::Call {
                 tool,
                 reason,
                 surrogate,
-                escaped_method
+                escaped_method,
+                view,
             }),
     ]
 }
@@ -84,51 +101,150 @@ fn step() -> impl Strategy<Value = Step> {
         6 => prop::collection::vec(sent(), 1..=3).prop_map(Step::Client),
         4 => (1..4usize).prop_map(Step::ServerReads),
         4 => (1..4usize).prop_map(Step::ProxyReads),
-        1 => Just(Step::ToolsChange),
+        2 => (any::<bool>(), any::<bool>())
+            .prop_map(|(flip, early)| Step::ToolsChange { flip, early }),
         1 => (0..4u8).prop_map(Step::Garbage),
-        2 => (0..4u8).prop_map(Step::ServerMisbehaves),
+        2 => (0..6u8).prop_map(Step::ServerMisbehaves),
         1 => Just(Step::ClientGone),
     ]
 }
 
-/// The server: a fixed `plain` and `own` (which declares `reason`), and an `extra` that
-/// comes and goes; it answers every request it reads, and misbehaves when told to.
+/// The server: a fixed `plain` and `own` (which declares `reason`), a `flip` that owns
+/// `reason` in some generations of its tools and not in others, a `mine` that owns it for
+/// callers of view `a` until a client initializes (then the handshake, not a request,
+/// says who calls), and an `extra` that comes and goes. It answers every request it
+/// reads, in pages of `page` declarations when set, and misbehaves when told to.
 #[derive(Default)]
 struct Server {
     extra: bool,
+    /// Whether `flip` owned `reason` in each generation of the tools, the first at 0:
+    /// the latest is now.
+    flips: Vec<bool>,
+    page: Option<usize>,
+    initialized: bool,
     /// Whether it answers an integer id as a decimal (`1.0` for `1`).
     respell: bool,
-    inbox: VecDeque<String>,
+    /// Whether its next listing, or its next call, is answered with an error.
+    fail_listing: bool,
+    fail_call: bool,
+    /// How many listings it answered with an error.
+    failed_listings: usize,
+    /// Each line sent to it, and the generation of the server's tools the proxy had
+    /// heard of when it sent it.
+    inbox: VecDeque<(String, usize)>,
     outbox: VecDeque<String>,
-    /// Each call it ran: the tool and its arguments' text.
-    ran: Vec<(String, String)>,
+    ran: Vec<Ran>,
+}
+
+/// A call the server ran.
+struct Ran {
+    tool: String,
+    /// The call's text and its arguments' text, as the server received them.
+    message: String,
+    arguments: String,
+    /// Whether the tool owned `reason` in each schema the proxy may have classified the
+    /// call by: one for each generation from the one the proxy had heard of to the one
+    /// the call ran in.
+    owned: Vec<bool>,
+}
+
+/// A call as the server reads it: its text and its parts'.
+#[derive(serde::Deserialize)]
+struct Call<'a> {
+    #[serde(borrow)]
+    params: CallParams<'a>,
+}
+
+#[derive(serde::Deserialize)]
+struct CallParams<'a> {
+    #[serde(borrow)]
+    arguments: &'a serde_json::value::RawValue,
 }
 
 impl Server {
-    fn tools(&self) -> Vec<Value> {
-        let schema = |properties: Value| json!({"type": "object", "properties": properties});
-        let mut tools = vec![
-            json!({"name": "plain", "inputSchema": schema(json!({"text": {"type": "string"}}))}),
-            json!({"name": "own", "inputSchema": schema(json!({"reason": {"type": "string"}}))}),
-        ];
+    fn new(page: Option<usize>) -> Server {
+        Server {
+            flips: vec![false],
+            page,
+            ..Server::default()
+        }
+    }
+
+    /// The generation of its tools now: how many times they changed.
+    fn generation(&self) -> usize {
+        self.flips.len() - 1
+    }
+
+    /// Whether `tool` owns `reason` for a request with `params`, in generation `at`.
+    fn owns(&self, tool: &str, params: &Value, at: usize) -> bool {
+        match tool {
+            "own" => true,
+            "flip" => self.flips[at],
+            "mine" => !self.initialized && params["_meta"]["view"] == "a",
+            _ => false,
+        }
+    }
+
+    fn tools(&self, params: &Value) -> Vec<Value> {
+        let schema = |owns: bool| {
+            let mut properties = json!({"text": {"type": "string"}});
+            if owns {
+                properties["reason"] = json!({"type": "string"});
+            }
+            json!({"type": "object", "properties": properties})
+        };
+        let mut tools: Vec<Value> = ["plain", "own", "flip", "mine"]
+            .into_iter()
+            .map(|tool| {
+                let owns = self.owns(tool, params, self.generation());
+                json!({"name": tool, "inputSchema": schema(owns)})
+            })
+            .collect();
         if self.extra {
             tools.push(json!({"name": "extra", "inputSchema": {"type": "object"}}));
         }
         tools
     }
 
+    /// A page of its tools, from the cursor in `params`.
+    fn listing(&self, params: &Value) -> Value {
+        let tools = self.tools(params);
+        let from = params["cursor"]
+            .as_str()
+            .and_then(|cursor| cursor.strip_prefix('p')?.parse().ok())
+            .unwrap_or(0usize)
+            .min(tools.len());
+        let to = self
+            .page
+            .map_or(tools.len(), |page| (from + page).min(tools.len()));
+        let mut result = json!({"tools": tools[from..to]});
+        if to < tools.len() {
+            result["nextCursor"] = json!(format!("p{to}"));
+        }
+        result
+    }
+
     /// Reads one line, as a lenient server does (a lone surrogate read as any other
     /// character), and answers it.
     fn read(&mut self) {
-        let Some(line) = self.inbox.pop_front() else {
+        let Some((line, heard)) = self.inbox.pop_front() else {
             return;
         };
         let readable = line.replace("\\ud", "\\u00");
         let value: Value = serde_json::from_str(&readable).expect("the proxy sends JSON");
-        let answers: Vec<Value> = match value {
-            Value::Array(messages) => messages.iter().filter_map(|m| self.answer(m)).collect(),
-            message => self.answer(&message).into_iter().collect(),
+        // Each message's own text, for what the oracle compares byte for byte.
+        let texts: Vec<&str> = match value {
+            Value::Array(_) => {
+                let parts: Vec<&serde_json::value::RawValue> =
+                    serde_json::from_str(&line).expect("a batch");
+                parts.iter().map(|part| part.get()).collect()
+            }
+            _ => vec![line.as_str()],
         };
+        let answers: Vec<Value> = texts
+            .iter()
+            .filter_map(|text| self.answer(text, heard))
+            .collect();
         match (line.starts_with('['), answers.len()) {
             (_, 0) => {}
             (true, _) => self.outbox.push_back(Value::Array(answers).to_string()),
@@ -136,15 +252,38 @@ impl Server {
         }
     }
 
-    fn answer(&mut self, message: &Value) -> Option<Value> {
+    fn answer(&mut self, text: &str, heard: usize) -> Option<Value> {
+        let message = lenient(text);
+        let method = message["method"].as_str()?;
+        if method == "initialize" {
+            self.initialized = true;
+        }
         let id = message.get("id")?.clone();
-        let result = match message["method"].as_str()? {
+        let params = &message["params"];
+        let error = |message: &str| json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": message}});
+        let result = match method {
             "initialize" => json!({"capabilities": {"tools": {"listChanged": true}}}),
-            "tools/list" => json!({"tools": self.tools()}),
+            "tools/list" if std::mem::take(&mut self.fail_listing) => {
+                self.failed_listings += 1;
+                return Some(error("the tools are being reloaded"));
+            }
+            "tools/list" => self.listing(params),
             "tools/call" => {
-                let params = &message["params"];
                 let name = params["name"].as_str().unwrap_or_default().to_string();
-                self.ran.push((name, params["arguments"].to_string()));
+                let call: Call = serde_json::from_str(text).expect("a call");
+                let now = self.generation();
+                let owned = (heard.min(now)..=now)
+                    .map(|at| self.owns(&name, params, at))
+                    .collect();
+                self.ran.push(Ran {
+                    tool: name,
+                    message: text.to_string(),
+                    arguments: call.params.arguments.get().to_string(),
+                    owned,
+                });
+                if std::mem::take(&mut self.fail_call) {
+                    return Some(error("the tool failed"));
+                }
                 json!({"content": [{"type": "text", "text": "done"}]})
             }
             _ => json!({}),
@@ -154,6 +293,26 @@ impl Server {
             _ => id,
         };
         Some(json!({"jsonrpc": "2.0", "id": id, "result": result}))
+    }
+
+    /// Its tools change as `flip` says, and it says so, `early` or not.
+    fn change(&mut self, flip: bool, early: bool) {
+        let owns = self.flips[self.generation()];
+        self.flips.push(owns != flip);
+        if !flip {
+            self.extra = !self.extra;
+        }
+        // The note names its generation, for the oracle to know what the proxy heard.
+        let note = json!({
+            "jsonrpc": "2.0",
+            "method": "notifications/tools/list_changed",
+            "params": {"_meta": {"generation": self.generation()}},
+        })
+        .to_string();
+        match early {
+            true => self.outbox.push_front(note),
+            false => self.outbox.push_back(note),
+        }
     }
 
     /// Misbehaves in the way `kind` says.
@@ -170,7 +329,9 @@ impl Server {
             2 => self
                 .outbox
                 .push_back(r#"{"jsonrpc":"2.0","id":"nobody","result":{}}"#.into()),
-            _ => self.respell = !self.respell,
+            3 => self.respell = !self.respell,
+            4 => self.fail_listing = true,
+            _ => self.fail_call = true,
         }
     }
 }
@@ -191,6 +352,8 @@ struct SentCall {
     tag: String,
     tool: &'static str,
     reason: u8,
+    /// Its text, and its arguments' text, as the client sent them.
+    message: String,
     arguments: String,
 }
 
@@ -220,15 +383,25 @@ impl Client {
         let request = |method: &str, params: &str| {
             format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#)
         };
+        // The caller's capabilities, for a server that declares tools by them.
+        let meta = |view: u8| match view {
+            0 => "",
+            1 => r#","_meta":{"view":"a"}"#,
+            _ => r#","_meta":{"view":"b"}"#,
+        };
         match sent {
             Sent::Initialize => request("initialize", "{}"),
-            Sent::List => request("tools/list", "{}"),
+            Sent::List { view } => {
+                let meta = meta(*view).trim_start_matches(',');
+                request("tools/list", &format!("{{{meta}}}"))
+            }
             Sent::Ping => request("ping", "{}"),
             Sent::Call {
                 tool,
                 reason,
                 surrogate,
                 escaped_method,
+                view,
             } => {
                 // A tag of its own, so that what the server ran can be told apart.
                 let tag = format!("c{};", self.next_id);
@@ -251,16 +424,21 @@ impl Client {
                     "tools/call"
                 };
                 let arguments = format!(r#"{{"text":{text}{reason}}}"#);
+                let message = request(
+                    method,
+                    &format!(
+                        r#"{{"name":"{tool}","arguments":{arguments}{}}}"#,
+                        meta(*view)
+                    ),
+                );
                 self.calls.push(SentCall {
                     tag,
                     tool,
                     reason: variant,
-                    arguments: arguments.clone(),
+                    message: message.clone(),
+                    arguments,
                 });
-                request(
-                    method,
-                    &format!(r#"{{"name":"{tool}","arguments":{arguments}}}"#),
-                )
+                message
             }
             Sent::Initialized => unreachable!("answered above"),
         }
@@ -311,22 +489,37 @@ fn garbage(kind: u8) -> Vec<u8> {
 
 /// Plays `steps` under `options`, then lets both sides run dry and the server go; the
 /// oracle's checks.
-fn play<L: Layer>(options: Options, steps: &[Step], layer: impl FnOnce(Options) -> L) {
+fn play<L: Layer>(
+    options: Options,
+    page: Option<usize>,
+    steps: &[Step],
+    layer: impl FnOnce(Options) -> L,
+) {
     let required = options.required;
     let layer = layer(options);
     let mut proxy = Proxy::new(layer, Audit::new(false, false), now());
-    let (mut server, mut client) = (Server::default(), Client::default());
-    let deliver = |out: Vec<Out>, server: &mut Server, client: &mut Client| {
+    let (mut server, mut client) = (Server::new(page), Client::default());
+    // The latest generation of the server's tools the proxy has read a note of.
+    let mut heard = 0;
+    let deliver = |out: Vec<Out>, server: &mut Server, client: &mut Client, heard: usize| {
         for line in out {
             match line {
-                Out::Server { line, .. } => {
-                    server.inbox.push_back(String::from_utf8(line).unwrap())
-                }
+                Out::Server { line, .. } => server
+                    .inbox
+                    .push_back((String::from_utf8(line).unwrap(), heard)),
                 Out::Client(to) => client.got(&to),
                 // For the human running the proxy, or the transport: no side's.
                 Out::Note(_) | Out::Learnt(_) | Out::Record(_) | Out::Span(_) => {}
             }
         }
+    };
+    let read = |proxy: &mut Proxy<L>, line: String, heard: &mut usize| {
+        // A line the server misbehaves with may be no JSON at all.
+        let note = serde_json::from_str::<Value>(&line).unwrap_or_default();
+        if let Some(generation) = note["params"]["_meta"]["generation"].as_u64() {
+            *heard = (*heard).max(generation as usize);
+        }
+        proxy.server_sent(line.into_bytes(), now())
     };
     let mut gone = false;
     let mut changes = 0;
@@ -354,16 +547,17 @@ fn play<L: Layer>(options: Options, steps: &[Step], layer: impl FnOnce(Options) 
                 let lines: Vec<String> = (0..*count)
                     .filter_map(|_| server.outbox.pop_front())
                     .collect();
-                lines
-                    .into_iter()
-                    .flat_map(|line| proxy.server_sent(line.into_bytes(), now()))
-                    .collect()
+                // Each line's output reaches its side before the next line is read: what
+                // the proxy had heard when it sent a line is what it had read by then.
+                for line in lines {
+                    let out = read(&mut proxy, line, &mut heard);
+                    deliver(out, &mut server, &mut client, heard);
+                }
+                Vec::new()
             }
-            Step::ToolsChange => {
+            Step::ToolsChange { flip, early } => {
                 changes += 1;
-                server.extra = !server.extra;
-                let changed = r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#;
-                server.outbox.push_back(changed.into());
+                server.change(*flip, *early);
                 Vec::new()
             }
             Step::ServerMisbehaves(kind) => {
@@ -375,26 +569,26 @@ fn play<L: Layer>(options: Options, steps: &[Step], layer: impl FnOnce(Options) 
                 proxy.client_gone(now())
             }
         };
-        deliver(out, &mut server, &mut client);
+        deliver(out, &mut server, &mut client, heard);
     }
     // Both sides run dry: every line is read and answered.
     while !server.inbox.is_empty() || !server.outbox.is_empty() {
         server.read();
         let lines: Vec<String> = server.outbox.drain(..).collect();
         for line in lines {
-            let out = proxy.server_sent(line.into_bytes(), now());
-            deliver(out, &mut server, &mut client);
+            let out = read(&mut proxy, line, &mut heard);
+            deliver(out, &mut server, &mut client, heard);
         }
     }
     let out = proxy.server_gone("the test is over", now());
-    deliver(out, &mut server, &mut client);
+    deliver(out, &mut server, &mut client, heard);
 
-    for (tool, arguments) in &server.ran {
-        let arguments: Value = serde_json::from_str(arguments).unwrap();
-        let declares = tool == "own";
+    for ran in &server.ran {
+        let arguments = lenient(&ran.arguments);
         assert!(
-            declares || arguments.get("reason").is_none(),
-            "R18: {tool} received {arguments}"
+            ran.owned.contains(&true) || arguments.get("reason").is_none(),
+            "R18: {} received {arguments}",
+            ran.tool
         );
     }
     for id in &client.asked {
@@ -427,55 +621,78 @@ fn play<L: Layer>(options: Options, steps: &[Step], layer: impl FnOnce(Options) 
             "R19: an answer nobody asked for: {answer}"
         );
     }
-    // Liveness: every call to a tool the server always has reaches it exactly once (but
-    // one that required mode refuses: no reason, or a null one as the last spelling),
-    // as it was sent less a reason the layer added; a tool's own arrives as sent.
+    // Liveness: every call to a tool the server always has reaches it exactly once, as
+    // it was sent less a reason the layer added, or as it was sent where the tool owned
+    // its `reason`; what may keep it from the server is required mode (no reason, or a
+    // null one as the last spelling, for a tool that owns none), a listing the server
+    // failed, or, R18, a server whose tools change while every listing of 16 in a row
+    // is under way, which is never current. Whatever keeps it is said in an error.
+    let unsettled = changes >= 16 || server.failed_listings > 0;
     for call in &client.calls {
-        let ran: Vec<&String> = server
+        let ran: Vec<&Ran> = server
             .ran
             .iter()
-            .filter(|(tool, arguments)| {
-                tool == call.tool
-                    && lenient(arguments)["text"]
+            .filter(|ran| {
+                ran.tool == call.tool
+                    && lenient(&ran.arguments)["text"]
                         .as_str()
                         .is_some_and(|text| text.starts_with(&call.tag))
             })
-            .map(|(_, arguments)| arguments)
             .collect();
-        let refused = required && call.tool == "plain" && matches!(call.reason, 0 | 3);
-        // R18: a server whose tools change while every listing of 16 in a row is under
-        // way is never current; only a run that announces that many changes may see it.
-        let unsettled = changes >= 16;
-        let may_go = matches!(call.tool, "plain" | "own") && !refused && !unsettled;
-        if refused {
-            assert!(
-                ran.is_empty(),
-                "required mode: {} ran without a reason",
-                call.tag
-            );
-            continue;
-        }
-        if !may_go {
+        let unasked = required && matches!(call.reason, 0 | 3);
+        if !matches!(call.tool, "plain" | "own" | "flip" | "mine") {
             // A tool that comes and goes, or one the server never had: once at most.
             assert!(ran.len() <= 1, "{} ran {} times", call.tag, ran.len());
             continue;
         }
+        let [ran] = ran.as_slice() else {
+            assert!(ran.is_empty(), "{} ran {} times", call.tag, ran.len());
+            let answer =
+                (client.answers.iter()).find(|answer| lenient(&call.message)["id"] == answer["id"]);
+            // A JSON-RPC error, or a tool's result that says it is one (required mode's
+            // refusal, for the model to read and call again).
+            let error = |answer: &Value| {
+                answer.get("error").is_some() || answer["result"]["isError"] == json!(true)
+            };
+            assert!(
+                answer.is_some_and(error),
+                "{} ({}) did not reach the server, and its answer says no error: {answer:?}",
+                call.tag,
+                call.tool,
+            );
+            assert!(
+                unasked || unsettled,
+                "{} ({}) was kept from a server that has it: {answer:?}",
+                call.tag,
+                call.tool
+            );
+            continue;
+        };
+        // Everything outside its arguments arrives byte for byte (R9).
         assert_eq!(
-            ran.len(),
-            1,
-            "{} ({}) reached the server {} times",
+            ran.message.replacen(&ran.arguments, "ARGUMENTS", 1),
+            call.message.replacen(&call.arguments, "ARGUMENTS", 1),
+            "R9: {} outside its arguments",
+            call.tag
+        );
+        if ran.arguments == call.arguments && ran.owned.contains(&true) {
+            // R5: classified as the tool's own, it arrives as sent.
+            continue;
+        }
+        assert!(
+            ran.owned.contains(&false) && !unasked,
+            "R5: {} ({}) owned its reason, or required mode would have refused it, but \
+             it arrived as {}",
             call.tag,
             call.tool,
-            ran.len()
+            ran.arguments
         );
         let mut expected = lenient(&call.arguments);
-        if call.tool == "plain" {
-            expected.as_object_mut().unwrap().shift_remove("reason");
-        }
+        expected.as_object_mut().unwrap().shift_remove("reason");
         assert_eq!(
-            lenient(ran[0]),
+            lenient(&ran.arguments),
             expected,
-            "R5 R9: {} as the server read it",
+            "R9: {} as the server read it",
             call.tag
         );
     }
@@ -513,9 +730,10 @@ proptest! {
     #[test]
     fn no_reason_reaches_a_server_every_request_is_answered_once_and_every_call_goes(
         options in options(),
+        page in prop::option::of(1..4usize),
         steps in prop::collection::vec(step(), 1..40)
     ) {
-        play(options, &steps, |options| {
+        play(options, page, &steps, |options| {
             ComponentLayer::new(&Plugin::reasons().unwrap(), options).unwrap()
         });
     }
@@ -523,9 +741,10 @@ proptest! {
     #[test]
     fn so_with_the_transform_linked_in_as_the_layer(
         options in options(),
+        page in prop::option::of(1..4usize),
         steps in prop::collection::vec(step(), 1..40)
     ) {
         // The layer the wasi:http gateway links: the same properties as the component.
-        play(options, &steps, |options| NativeLayer::new(options).unwrap());
+        play(options, page, &steps, |options| NativeLayer::new(options).unwrap());
     }
 }

@@ -10,7 +10,7 @@ use crate::Now;
 use crate::jsonrpc::{self, Id, Line, Parsed};
 use crate::layer::Layer;
 use crate::outline::Outline;
-use crate::proxy::hold::{Held, calls};
+use crate::proxy::hold::Held;
 
 /// What a session of the client's needs to be started again.
 #[derive(Default)]
@@ -78,10 +78,10 @@ impl<L: Layer> Proxy<L> {
             .count();
         for line in again {
             let line = Parsed::read(line.into_bytes()).expect("it was read when it came");
-            let (tools, caller) = (calls(&line.line()), self.caller(&line.line()));
+            let waits = self.waits(&line.line());
             let held = Held {
                 sent: Some(exchange),
-                ..self.hold(line, tools, now.instant, caller)
+                ..self.hold(line, waits, now.instant)
             };
             self.held.insert(before, held);
         }
@@ -138,7 +138,8 @@ impl<L: Layer> Proxy<L> {
         );
         self.note(why.clone());
         for held in std::mem::take(&mut self.held) {
-            self.client_line(&held.line, super::Release::Refuse(why.clone()), out);
+            let refuse = super::Release::Refuse(why.clone());
+            self.client_line(&held.line, &held.waits, refuse, out);
         }
     }
 }

@@ -537,6 +537,58 @@ fn a_caller_no_listing_was_made_for_waits_for_its_own() {
 }
 
 #[test]
+fn each_call_of_a_batch_waits_for_its_own_caller_s_listing() {
+    // R5, R18: one batch carries X's call and Z's; the server declares `plain` with a
+    // `reason` of its own to Z, without one to X. Each call is decided by the listing
+    // made for its own caller: X's model's reason is stripped, Z's own arrives. (The
+    // line once waited for its first caller's listing alone, and the other call was
+    // refused as a tool nobody had listed.)
+    let mut proxy = proxy();
+    let call = |id: u8, who: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"plain","arguments":{{"reason":"SECRET {who}"}},"_meta":{{"who":"{who}"}}}}}}"#
+        )
+    };
+    let batch = format!("[{},{}]", call(1, "X"), call(2, "Z"));
+    let for_x = client(&mut proxy, &batch);
+    assert_eq!(for_x.server.len(), 1, "a listing for X: {for_x:?}");
+    let asked: Value = serde_json::from_str(&for_x.server[0]).unwrap();
+    assert_eq!(asked["params"]["_meta"], json!({"who":"X"}));
+    let for_z = answer_own_listing(&mut proxy, &for_x.server, &[PLAIN]);
+    assert_eq!(for_z.server.len(), 1, "a listing for Z: {for_z:?}");
+    let asked: Value = serde_json::from_str(&for_z.server[0]).unwrap();
+    assert_eq!(asked["params"]["_meta"], json!({"who":"Z"}));
+    let released = answer_own_listing(&mut proxy, &for_z.server, &[PLAIN_OWNING]);
+    let stripped = call(1, "X").replace(r#"{"reason":"SECRET X"}"#, "{}");
+    assert_eq!(
+        released.server,
+        [format!("[{stripped},{}]", call(2, "Z"))],
+        "{released:?}"
+    );
+    assert!(released.client.is_empty(), "{released:?}");
+}
+
+#[test]
+fn a_call_after_initialize_in_its_batch_is_decided_by_the_session_s_listing() {
+    // R18: after `initialize` the handshake, not a request's _meta, says who calls; a
+    // call behind it in one batch waits for the listing that will decide it, made
+    // without a _meta. (It waited for one made with its own _meta, then was decided
+    // against the session's, which did not exist: refused as a tool nobody had listed.)
+    let mut proxy = proxy();
+    let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"plain","arguments":{"reason":"SECRET"},"_meta":{"who":"X"}}}"#;
+    let batch = format!("[{INITIALIZE},{call}]");
+    let listed = client(&mut proxy, &batch);
+    assert_eq!(listed.server.len(), 1, "{listed:?}");
+    let asked: Value = serde_json::from_str(&listed.server[0]).unwrap();
+    assert_eq!(asked["method"], "tools/list");
+    assert_eq!(asked.get("params"), None, "{asked}");
+    let released = answer_own_listing(&mut proxy, &listed.server, &[PLAIN]);
+    let stripped = call.replace(r#"{"reason":"SECRET"}"#, "{}");
+    assert_eq!(released.server, [format!("[{INITIALIZE},{stripped}]")]);
+    assert!(released.client.is_empty(), "{released:?}");
+}
+
+#[test]
 fn client_ids_in_the_proxy_s_namespace_are_ordinary_ids() {
     // R19 (finding 6)
     let mut proxy = ready(Options::default(), &[PLAIN]);
