@@ -653,7 +653,10 @@ impl<L: Layer> Proxy<L> {
                 Fate::Answer(jsonrpc::result(id, &result.to_string()))
             }
             Routing::Send(stripped) => {
-                let changed = jsonrpc::replace(text, arguments.unwrap_or_default(), &stripped);
+                let mut changed = jsonrpc::replace(text, arguments.unwrap_or_default(), &stripped);
+                if cfg!(feature = "mutant-respell-outside") {
+                    changed = changed.replacen(r"\/", "/", 1);
+                }
                 let fate = Fate::Change {
                     text: changed,
                     arguments: stripped.clone(),

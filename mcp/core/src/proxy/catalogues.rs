@@ -65,8 +65,9 @@ impl Catalogues {
     /// `caller`'s catalogue, when it is current: made of a listing asked for after the
     /// server's latest change (`want`).
     pub(super) fn current(&self, caller: &Caller, want: u64) -> Option<&Catalogue> {
-        self.of(caller)
-            .filter(|catalogue| catalogue.generation >= want)
+        self.of(caller).filter(|catalogue| {
+            cfg!(feature = "mutant-stale-listing") || catalogue.generation >= want
+        })
     }
 
     /// The generation of `caller`'s catalogue; 0 when it has none.

@@ -162,6 +162,16 @@ impl<L: Layer> Proxy<L> {
             };
             calls.push(awaits);
         }
+        if cfg!(feature = "mutant-first-caller") {
+            let first = calls
+                .iter()
+                .flatten()
+                .next()
+                .map(|awaits| awaits.caller.clone());
+            for awaits in calls.iter_mut().flatten() {
+                awaits.caller = first.clone().flatten();
+            }
+        }
         Waits { calls, initializes }
     }
 
@@ -541,7 +551,10 @@ impl<L: Layer> Proxy<L> {
             .tools
             .extend(page.tools.iter().map(|tool| tool.to_string()));
         listing.names.extend(page.names.iter().cloned());
-        if let Some(cursor) = page.next_cursor {
+        if let Some(cursor) = page
+            .next_cursor
+            .filter(|_| !cfg!(feature = "mutant-first-page"))
+        {
             let repeated = !listing.cursors.insert(cursor.to_string());
             if repeated || listing.cursors.len() >= MOST_PAGES {
                 let why = format!(
@@ -555,6 +568,9 @@ impl<L: Layer> Proxy<L> {
             (listing.id, listing.exchange) = self.ask_for_tools(Some(cursor), &listing.caller, out);
             self.listing = Some(listing);
             return;
+        }
+        if cfg!(feature = "mutant-numbered-on-answer") {
+            listing.generation = self.started.max(self.want);
         }
         if listing.generation < self.want {
             // Overtaken by a change: asked for again, up to [`MOST_OVERTAKEN`] in a row.
@@ -594,6 +610,9 @@ pub(super) fn bypasses_hold(read: &Line) -> bool {
 /// Whom a listing for a request with `params` would be for, under `handshake`: its
 /// `_meta` in a session without `initialize`, the session's after one.
 fn caller_of(handshake: Handshake, params: Option<&Params>) -> Caller {
+    if cfg!(feature = "mutant-one-caller") {
+        return None;
+    }
     match handshake {
         Handshake::None => params.and_then(Params::meta_without_token),
         Handshake::Waiting | Handshake::Done => None,
