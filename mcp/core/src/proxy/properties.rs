@@ -11,7 +11,8 @@
 //! whether it owns `reason` under the same name, listings come in pages, a tool is
 //! declared by the caller's capabilities (the `_meta` of a 2026-07-28 request), a change
 //! is announced before or after the answers it overtakes (over HTTP the two travel apart),
-//! and listings and calls are answered with errors. The oracle, never the proxy, decides
+//! listings and calls are answered with errors, and a server reached over HTTP forgets
+//! its session (it restarted: 404 for what was sent in it). The oracle, never the proxy, decides
 //! what each tool may receive: what its schema said in a generation of the server's tools
 //! from the latest the proxy had heard of when it sent the call to the one the call ran
 //! in, and byte for byte everything of the call outside its arguments.
@@ -47,6 +48,8 @@ enum Step {
     ToolsChange { flip: bool, early: bool },
     /// The client closes its end.
     ClientGone,
+    /// The server forgets its session (over HTTP): what was sent in it meets 404.
+    SessionExpires,
     /// A line the proxy cannot read.
     Garbage(u8),
     /// The server misbehaves: it says its last line again, sends a line that is not
@@ -106,6 +109,7 @@ fn step() -> impl Strategy<Value = Step> {
         1 => (0..4u8).prop_map(Step::Garbage),
         2 => (0..6u8).prop_map(Step::ServerMisbehaves),
         1 => Just(Step::ClientGone),
+        2 => Just(Step::SessionExpires),
     ]
 }
 
@@ -129,11 +133,35 @@ struct Server {
     fail_call: bool,
     /// How many listings it answered with an error.
     failed_listings: usize,
-    /// Each line sent to it, and the generation of the server's tools the proxy had
-    /// heard of when it sent it.
-    inbox: VecDeque<(String, usize)>,
+    /// Its latest session over HTTP, numbered from 1 (0: none); every session up to
+    /// `forgot` it has forgotten.
+    session: u64,
+    forgot: u64,
+    inbox: VecDeque<ToServer>,
     outbox: VecDeque<String>,
     ran: Vec<Ran>,
+}
+
+/// A line the proxy sent the server.
+struct ToServer {
+    line: String,
+    /// The generation of the server's tools the proxy had heard of when it sent it.
+    heard: usize,
+    /// The line's number, as the proxy gave it.
+    exchange: u64,
+    /// Whether it is an `initialize`, which the transport posts in no session.
+    initialize: bool,
+}
+
+/// What came of a line the transport posted in a session (0: none).
+enum Posted {
+    Read,
+    /// It started a session, which the transport learns from the answer's headers.
+    Started(u64),
+    /// It was not run: the session it went in is one the server forgot (404).
+    Lost(u64),
+    /// It was not run: it went in no session to a server that keeps them (400).
+    Refused(u64),
 }
 
 /// A call the server ran.
@@ -225,13 +253,34 @@ impl Server {
     }
 
     /// Reads one line, as a lenient server does (a lone surrogate read as any other
-    /// character), and answers it.
-    fn read(&mut self) {
-        let Some((line, heard)) = self.inbox.pop_front() else {
-            return;
-        };
+    /// character), and answers it; or runs nothing of it, when it went in a session the
+    /// server forgot.
+    /// `session`: the one the line was posted in over HTTP (0: none); `None` over stdio,
+    /// where there are no sessions to forget.
+    fn read(&mut self, session: Option<u64>) -> Option<Posted> {
+        let ToServer {
+            line,
+            heard,
+            exchange,
+            ..
+        } = self.inbox.pop_front()?;
         let readable = line.replace("\\ud", "\\u00");
         let value: Value = serde_json::from_str(&readable).expect("the proxy sends JSON");
+        // A line in no session starts one when it begins with `initialize`: nothing of
+        // it runs before the session is there.
+        let first = value
+            .as_array()
+            .and_then(|batch| batch.first())
+            .unwrap_or(&value);
+        let initializes = first["method"] == "initialize";
+        let forgotten = session.is_some_and(|session| session != 0 && session <= self.forgot);
+        let sessionless = session == Some(0) && self.session != 0;
+        if forgotten {
+            return Some(Posted::Lost(exchange));
+        }
+        if sessionless && !initializes {
+            return Some(Posted::Refused(exchange));
+        }
         // Each message's own text, for what the oracle compares byte for byte.
         let texts: Vec<&str> = match value {
             Value::Array(_) => {
@@ -241,6 +290,7 @@ impl Server {
             }
             _ => vec![line.as_str()],
         };
+        let started = self.session;
         let answers: Vec<Value> = texts
             .iter()
             .filter_map(|text| self.answer(text, heard))
@@ -250,6 +300,20 @@ impl Server {
             (true, _) => self.outbox.push_back(Value::Array(answers).to_string()),
             (false, _) => self.outbox.extend(answers.iter().map(Value::to_string)),
         }
+        match self.session != started {
+            true => Some(Posted::Started(self.session)),
+            false => Some(Posted::Read),
+        }
+    }
+
+    /// Forgets its sessions, as a server that restarted does: restarted as another
+    /// version, where `flip` owns `reason` if it did not, or the other way round, with
+    /// no note (a new session lists the tools anew).
+    fn expire(&mut self) {
+        self.forgot = self.session;
+        self.initialized = false;
+        let owns = self.flips[self.generation()];
+        self.flips.push(!owns);
     }
 
     fn answer(&mut self, text: &str, heard: usize) -> Option<Value> {
@@ -257,6 +321,7 @@ impl Server {
         let method = message["method"].as_str()?;
         if method == "initialize" {
             self.initialized = true;
+            self.session += 1;
         }
         let id = message.get("id")?.clone();
         let params = &message["params"];
@@ -487,101 +552,181 @@ fn garbage(kind: u8) -> Vec<u8> {
     }
 }
 
-/// Plays `steps` under `options`, then lets both sides run dry and the server go; the
-/// oracle's checks.
-fn play<L: Layer>(
-    options: Options,
-    page: Option<usize>,
-    steps: &[Step],
-    layer: impl FnOnce(Options) -> L,
-) {
-    let required = options.required;
-    let layer = layer(options);
-    let mut proxy = Proxy::new(layer, Audit::new(false, false), now());
-    let (mut server, mut client) = (Server::new(page), Client::default());
-    // The latest generation of the server's tools the proxy has read a note of.
-    let mut heard = 0;
-    let deliver = |out: Vec<Out>, server: &mut Server, client: &mut Client, heard: usize| {
+/// Why the transport says a line was not run: the server forgot the session it went in.
+const FORGOTTEN: &str = "the server forgot the session";
+
+/// Both sides and the wire between them, as the proxy's transport would run them.
+struct Sim<L: Layer> {
+    proxy: Proxy<L>,
+    server: Server,
+    client: Client,
+    /// The latest generation of the server's tools the proxy has read a note of.
+    heard: usize,
+    /// The session the transport posts in, learnt from the headers of the server's
+    /// answer to `initialize` (0: none); whether it is over HTTP, where a server may
+    /// forget its sessions. The transport posts one line at a time, as the server reads.
+    session: u64,
+    http: bool,
+}
+
+impl<L: Layer> Sim<L> {
+    /// Delivers what the proxy wrote: each line reaches its side at once.
+    fn deliver(&mut self, out: Vec<Out>) {
         for line in out {
             match line {
-                Out::Server { line, .. } => server
-                    .inbox
-                    .push_back((String::from_utf8(line).unwrap(), heard)),
-                Out::Client(to) => client.got(&to),
+                Out::Server { line, outline } => self.server.inbox.push_back(ToServer {
+                    line: String::from_utf8(line).unwrap(),
+                    heard: self.heard,
+                    exchange: outline.exchange,
+                    initialize: outline.method.as_deref() == Some("initialize"),
+                }),
+                Out::Client(to) => self.client.got(&to),
                 // For the human running the proxy, or the transport: no side's.
                 Out::Note(_) | Out::Learnt(_) | Out::Record(_) | Out::Span(_) => {}
             }
         }
-    };
-    let read = |proxy: &mut Proxy<L>, line: String, heard: &mut usize| {
+    }
+
+    /// The server reads a line and answers it, or meets a session it forgot: the
+    /// transport tells the proxy, as its 404 says, and posts what follows in no session
+    /// until one starts (a server that keeps sessions answers that with 400).
+    fn server_reads(&mut self) {
+        // A new session starts clean, as the transport starts it: no session's id rides
+        // on an `initialize`.
+        if self
+            .server
+            .inbox
+            .front()
+            .is_some_and(|next| next.initialize)
+        {
+            self.session = 0;
+        }
+        let posted = self.server.read(self.http.then_some(self.session));
+        match posted {
+            Some(Posted::Started(session)) if self.http => self.session = session,
+            Some(Posted::Lost(exchange)) => {
+                let first = self.session != 0;
+                self.session = 0;
+                // Every listing the proxy asks for from now on is of the server as it
+                // is now, or later: what it sends after this reflects no earlier tools.
+                self.heard = self.heard.max(self.server.generation());
+                let out = self.proxy.session_lost(exchange, FORGOTTEN, first, now());
+                self.deliver(out);
+            }
+            Some(Posted::Refused(exchange)) => {
+                // Sent with no session after the server forgot one, and none started.
+                let why = format!("{FORGOTTEN}, and refused a request in none (HTTP 400)");
+                let out = self.proxy.unanswered(exchange, &why, now());
+                self.deliver(out);
+            }
+            _ => {}
+        }
+    }
+
+    /// The proxy reads the server's next line; what it writes reaches its side before
+    /// the next is read, so what the proxy had heard when it sent a line is what it had
+    /// read by then.
+    fn proxy_reads(&mut self) -> bool {
+        let Some(line) = self.server.outbox.pop_front() else {
+            return false;
+        };
         // A line the server misbehaves with may be no JSON at all.
         let note = serde_json::from_str::<Value>(&line).unwrap_or_default();
         if let Some(generation) = note["params"]["_meta"]["generation"].as_u64() {
-            *heard = (*heard).max(generation as usize);
+            self.heard = self.heard.max(generation as usize);
         }
-        proxy.server_sent(line.into_bytes(), now())
+        let out = self.proxy.server_sent(line.into_bytes(), now());
+        self.deliver(out);
+        true
+    }
+}
+
+/// Plays `steps` under `options`, over HTTP or not, after a handshake or not, then lets
+/// both sides run dry and the server go; the oracle's checks.
+fn play<L: Layer>(
+    options: Options,
+    (page, http, handshake): (Option<usize>, bool, bool),
+    steps: &[Step],
+    layer: impl FnOnce(Options) -> L,
+) {
+    let required = options.required;
+    let proxy = Proxy::new(layer(options), Audit::new(false, false), now());
+    let mut sim = Sim {
+        proxy: if http { proxy.over_http() } else { proxy },
+        server: Server::new(page),
+        client: Client::default(),
+        heard: 0,
+        session: 0,
+        http,
     };
     let mut gone = false;
     let mut changes = 0;
     let mut sent_garbage = Vec::new();
-    for step in steps {
+    // A session that began as most do (a server forgets only a session it has).
+    let begun = [
+        Step::Client(vec![Sent::Initialize]),
+        Step::ServerReads(1),
+        Step::ProxyReads(1),
+        Step::Client(vec![Sent::Initialized]),
+    ];
+    let begun = if handshake { &begun[..] } else { &[] };
+    for step in begun.iter().chain(steps) {
         let out = match step {
             Step::Client(_) | Step::Garbage(_) if gone => continue,
             Step::Client(messages) => {
-                let lines: Vec<String> = messages.iter().map(|m| client.line(m)).collect();
+                let lines: Vec<String> = messages.iter().map(|m| sim.client.line(m)).collect();
                 let line = match lines.len() {
                     1 => lines[0].clone(),
                     _ => format!("[{}]", lines.join(",")),
                 };
-                proxy.client_sent(line.into_bytes(), now())
+                sim.proxy.client_sent(line.into_bytes(), now())
             }
             Step::Garbage(kind) => {
                 sent_garbage.push(*kind);
-                proxy.client_sent(garbage(*kind), now())
+                sim.proxy.client_sent(garbage(*kind), now())
             }
             Step::ServerReads(count) => {
-                (0..*count).for_each(|_| server.read());
+                (0..*count).for_each(|_| sim.server_reads());
                 Vec::new()
             }
             Step::ProxyReads(count) => {
-                let lines: Vec<String> = (0..*count)
-                    .filter_map(|_| server.outbox.pop_front())
-                    .collect();
-                // Each line's output reaches its side before the next line is read: what
-                // the proxy had heard when it sent a line is what it had read by then.
-                for line in lines {
-                    let out = read(&mut proxy, line, &mut heard);
-                    deliver(out, &mut server, &mut client, heard);
+                for _ in 0..*count {
+                    sim.proxy_reads();
                 }
                 Vec::new()
             }
             Step::ToolsChange { flip, early } => {
                 changes += 1;
-                server.change(*flip, *early);
+                sim.server.change(*flip, *early);
                 Vec::new()
             }
             Step::ServerMisbehaves(kind) => {
-                server.misbehave(*kind);
+                sim.server.misbehave(*kind);
                 Vec::new()
             }
             Step::ClientGone => {
                 gone = true;
-                proxy.client_gone(now())
+                sim.proxy.client_gone(now())
             }
+            Step::SessionExpires if sim.http => {
+                sim.server.expire();
+                Vec::new()
+            }
+            Step::SessionExpires => Vec::new(),
         };
-        deliver(out, &mut server, &mut client, heard);
+        sim.deliver(out);
     }
     // Both sides run dry: every line is read and answered.
-    while !server.inbox.is_empty() || !server.outbox.is_empty() {
-        server.read();
-        let lines: Vec<String> = server.outbox.drain(..).collect();
-        for line in lines {
-            let out = read(&mut proxy, line, &mut heard);
-            deliver(out, &mut server, &mut client, heard);
-        }
+    let mut rounds = 0;
+    while !sim.server.inbox.is_empty() || !sim.server.outbox.is_empty() {
+        rounds += 1;
+        assert!(rounds < 10_000, "the two sides never run dry");
+        sim.server_reads();
+        while sim.proxy_reads() {}
     }
-    let out = proxy.server_gone("the test is over", now());
-    deliver(out, &mut server, &mut client, heard);
+    let out = sim.proxy.server_gone("the test is over", now());
+    sim.deliver(out);
+    let Sim { server, client, .. } = sim;
 
     for ran in &server.ran {
         let arguments = lenient(&ran.arguments);
@@ -660,8 +805,16 @@ fn play<L: Layer>(
                 call.tag,
                 call.tool,
             );
+            // A server that forgets its session may have what was sent in it refused,
+            // saying so: a batch is not sent again, and a server that forgets each new
+            // session in a row is given no other (what waits for its listing neither).
+            let forgotten = answer.is_some_and(|answer| {
+                answer["error"]["message"]
+                    .as_str()
+                    .is_some_and(|message| message.contains(FORGOTTEN))
+            });
             assert!(
-                unasked || unsettled,
+                unasked || unsettled || forgotten,
                 "{} ({}) was kept from a server that has it: {answer:?}",
                 call.tag,
                 call.tool
@@ -731,9 +884,10 @@ proptest! {
     fn no_reason_reaches_a_server_every_request_is_answered_once_and_every_call_goes(
         options in options(),
         page in prop::option::of(1..4usize),
+        (http, handshake) in (any::<bool>(), any::<bool>()),
         steps in prop::collection::vec(step(), 1..40)
     ) {
-        play(options, page, &steps, |options| {
+        play(options, (page, http, handshake), &steps, |options| {
             ComponentLayer::new(&Plugin::reasons().unwrap(), options).unwrap()
         });
     }
@@ -742,9 +896,10 @@ proptest! {
     fn so_with_the_transform_linked_in_as_the_layer(
         options in options(),
         page in prop::option::of(1..4usize),
+        (http, handshake) in (any::<bool>(), any::<bool>()),
         steps in prop::collection::vec(step(), 1..40)
     ) {
         // The layer the wasi:http gateway links: the same properties as the component.
-        play(options, page, &steps, |options| NativeLayer::new(options).unwrap());
+        play(options, (page, http, handshake), &steps, |options| NativeLayer::new(options).unwrap());
     }
 }
