@@ -26,9 +26,10 @@
 use crate::settings::Settings;
 use crate::telemetry;
 use crate::wire::{self, Answer, Body, Deadline, Reply};
-use reasons_mcp::headers;
+use reasons_mcp::http::headers;
+use reasons_mcp::http::sse;
 use reasons_mcp::telemetry::Span;
-use reasons_mcp::{Audit, Delivery, NativeLayer, Now, Out, Outline, Proxy, sse};
+use reasons_mcp::{Audit, Delivery, NativeLayer, Now, Out, Outline, Proxy};
 use std::collections::VecDeque;
 use std::time::Instant;
 use wasip2::http::types::{IncomingRequest, Method, ResponseOutparam};
@@ -45,7 +46,8 @@ fn now() -> Now {
 pub fn post(settings: &Settings, request: IncomingRequest, out: ResponseOutparam) {
     let content_type = wire::joined(&request, "content-type");
     let accept = wire::joined(&request, "accept");
-    if let Some((status, why)) = reasons_mcp::admission::refused_post(&content_type, &accept) {
+    if let Some((status, why)) = reasons_mcp::http::admission::refused_post(&content_type, &accept)
+    {
         return wire::refuse(out, status, &why);
     }
     let client = wire::client_headers(&request);
@@ -69,9 +71,9 @@ pub fn post(settings: &Settings, request: IncomingRequest, out: ResponseOutparam
         let values = said
             .iter()
             .filter(|(given, _)| given.eq_ignore_ascii_case(name));
-        reasons_mcp::inbound::joined(values.map(|(_, value)| value.as_slice()))
+        reasons_mcp::http::inbound::joined(values.map(|(_, value)| value.as_slice()))
     };
-    if let Err(rejected) = reasons_mcp::inbound::check_line(&message, header) {
+    if let Err(rejected) = reasons_mcp::http::inbound::check_line(&message, header) {
         let answer = rejected.refusal.answer();
         return wire::json(out, rejected.status, &[], answer.as_bytes());
     }

@@ -39,7 +39,8 @@ impl Guest for Gateway {
         // the credentials its browser holds, or the gateway's own, for the upstream.
         let origin = wire::joined(&request, "origin");
         let authority = request.authority().unwrap_or_default();
-        if !origin.is_empty() && !reasons_mcp::admission::loopback_same_origin(&origin, &authority)
+        if !origin.is_empty()
+            && !reasons_mcp::http::admission::loopback_same_origin(&origin, &authority)
         {
             let why =
                 format!("reasons-gateway serves no web page: a page at {origin:?} may not call it");

@@ -12,7 +12,7 @@
 //! of tools announced to another (see `exchange`).
 //!
 //! It serves native clients: a web page's request is refused unless the page is of the
-//! gateway's own origin on a loopback name (`reasons_mcp::admission`).
+//! gateway's own origin on a loopback name (`reasons_mcp::http::admission`).
 //!
 //! The settings are read natively too, so that their tests run under `cargo test`; the
 //! rest is the component's.

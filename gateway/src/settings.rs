@@ -256,7 +256,7 @@ fn headers(text: &str) -> Result<Vec<(String, String)>, String> {
                 format!("REASONS_HEADERS: line {place} is not `Name: value` (not shown: it may be a secret)")
             })?;
             let name = name.trim();
-            if !reasons_mcp::headers::is_token(name) {
+            if !reasons_mcp::http::headers::is_token(name) {
                 return Err(format!(
                     "REASONS_HEADERS: line {place} does not start with a header name (not shown: it may be a secret)"
                 ));

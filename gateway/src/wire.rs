@@ -253,7 +253,7 @@ impl Answer {
 
 /// Sends `method` upstream with `headers` (the operator's own replacing any of the same
 /// name) and `body`, before `deadline`; the upstream's answer, or why there is none.
-/// A redirect is no answer (`reasons_mcp::redirect`).
+/// A redirect is no answer (`reasons_mcp::http::redirect`).
 pub fn send(
     settings: &Settings,
     method: Method,
@@ -301,7 +301,9 @@ pub fn send(
         deadline,
     )?;
     let location = header(&answer.headers, "location");
-    if let Some(why) = reasons_mcp::redirect::refusal(answer.status, location, "REASONS_UPSTREAM") {
+    if let Some(why) =
+        reasons_mcp::http::redirect::refusal(answer.status, location, "REASONS_UPSTREAM")
+    {
         return Err(format!("the MCP server {why}"));
     }
     Ok(answer)

@@ -16,20 +16,16 @@
 
 #![deny(missing_docs)]
 
-pub mod admission;
 pub mod audit;
 pub mod delivery;
-pub mod headers;
-pub mod inbound;
+pub mod http;
 pub mod jsonrpc;
 pub mod layer;
 mod now;
 pub mod outline;
 pub mod proxy;
 pub mod ready;
-pub mod redirect;
 pub mod shown;
-pub mod sse;
 pub mod telemetry;
 
 pub use audit::Audit;

@@ -11,7 +11,7 @@
 use crate::Now;
 use crate::audit::{self, Audit, Outcome};
 use crate::delivery::{About, Delivery};
-use crate::headers::ParamHeaders;
+use crate::http::headers::ParamHeaders;
 use crate::jsonrpc::{
     self, CallParams, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, Id, Line, Message, Page,
     Params, Parsed, Read, Refusal,

@@ -8,7 +8,7 @@
 //! The probe is a client of its own, with its own ids, and what it learns goes nowhere
 //! but into its verdict: it lists, and calls nothing.
 
-use crate::sse;
+use crate::http::sse;
 use serde_json::Value;
 
 /// The revision the probe's handshake asks for: the latest with a handshake, which a

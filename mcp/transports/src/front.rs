@@ -44,7 +44,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
 use reasons_host::Plugin;
-use reasons_mcp::inbound;
+use reasons_mcp::http::inbound;
 use reasons_mcp::jsonrpc::{self, INVALID_REQUEST, Id, Line, Message, Parsed};
 use reasons_transform::Options;
 use refused::{Refused, busy, refuse, refused_by_reading, rejected, session_gone};
@@ -558,7 +558,7 @@ struct Posted {
     /// Its method and id, when it has them.
     method: Option<String>,
     id: Option<Id>,
-    route: reasons_mcp::admission::Route,
+    route: reasons_mcp::http::admission::Route,
 }
 
 /// A POST's one message, read once by the proxy's strict reader, as over stdio, and the
@@ -590,8 +590,8 @@ fn one_message(
         Ok(Message::Response { .. }) => (None, None),
         Err(refusal) => return Err(refused_by_reading(refusal)),
     };
-    let route =
-        reasons_mcp::admission::route(&read).map_err(|refusal| refused_by_reading(&refusal))?;
+    let route = reasons_mcp::http::admission::route(&read)
+        .map_err(|refusal| refused_by_reading(&refusal))?;
     // What the headers say must be what the body says, before anything routes by either.
     let header =
         |name: &str| inbound::joined(headers.get_all(name).iter().map(HeaderValue::as_bytes));

@@ -170,7 +170,7 @@ fn pairs(name: &str, value: Option<&str>) -> Result<Vec<(String, String)>, Strin
             format!("{name}: pair {place} is not key=value (not shown: it may be a secret)")
         })?;
         let key = key.trim();
-        if !crate::headers::is_token(key) {
+        if !crate::http::headers::is_token(key) {
             return Err(format!(
                 "{name}: the key of pair {place} is not a name (not shown: it may hold a secret)"
             ));

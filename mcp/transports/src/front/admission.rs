@@ -2,7 +2,7 @@
 //! client means to send runs.
 //!
 //! A POST must say it is JSON and accept both answers (the core's
-//! [`reasons_mcp::admission`] says why); and a request that carries a browser's `Origin` is taken only
+//! [`reasons_mcp::http::admission`] says why); and a request that carries a browser's `Origin` is taken only
 //! from this listener's own origin or one the settings allow (`Listen::allow_origins`), which alone are
 //! answered CORS preflights. Native clients send no `Origin` and go on as before.
 
@@ -75,7 +75,7 @@ pub fn origin_of(
 pub fn refused_post(headers: &HeaderMap) -> Option<(StatusCode, String)> {
     let content_type = joined(headers, header::CONTENT_TYPE);
     let accept = joined(headers, header::ACCEPT);
-    let (status, why) = reasons_mcp::admission::refused_post(&content_type, &accept)?;
+    let (status, why) = reasons_mcp::http::admission::refused_post(&content_type, &accept)?;
     Some((StatusCode::from_u16(status).ok()?, why))
 }
 
@@ -83,7 +83,7 @@ pub fn refused_post(headers: &HeaderMap) -> Option<(StatusCode, String)> {
 /// answers come on its stream, so what it accepts is not asked).
 pub fn refused_message(headers: &HeaderMap) -> Option<(StatusCode, String)> {
     let content_type = joined(headers, header::CONTENT_TYPE);
-    let (status, why) = reasons_mcp::admission::refused_body(&content_type)?;
+    let (status, why) = reasons_mcp::http::admission::refused_body(&content_type)?;
     Some((StatusCode::from_u16(status).ok()?, why))
 }
 

@@ -196,7 +196,7 @@ fn play(shared: bool, steps: &[Step]) {
                 let pending = held.iter().any(|one| requests[one.n].given == given);
                 let line = Parsed::read(text.into_bytes()).unwrap();
                 let named = match line.line() {
-                    Line::One(read) => reasons_mcp::admission::route(&read).unwrap().token,
+                    Line::One(read) => reasons_mcp::http::admission::route(&read).unwrap().token,
                     Line::Batch(_) => unreachable!("one request"),
                 };
                 let id = Id::parse(&given.to_string()).unwrap();

@@ -3,7 +3,7 @@
 
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use reasons_mcp::inbound;
+use reasons_mcp::http::inbound;
 use reasons_mcp::jsonrpc::{self, INVALID_REQUEST, Id};
 
 /// A request refused: an HTTP error whose body is a JSON-RPC error, under the request's

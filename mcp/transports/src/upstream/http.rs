@@ -25,11 +25,11 @@ use crate::outbox::{self, Backlog, Feed};
 use crate::say::say;
 use crate::signin::{self, Bearer, SignIn};
 use crate::{Ended, Ending, Error, Event};
+use reasons_mcp::http::sse;
+use reasons_mcp::http::{headers, inbound};
 use reasons_mcp::jsonrpc::Id;
 use reasons_mcp::shown::url as shown;
-use reasons_mcp::sse;
 use reasons_mcp::{Learnt, Outline};
-use reasons_mcp::{headers, inbound};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -381,7 +381,8 @@ impl Connection {
             .headers()
             .get("location")
             .map(|value| value.as_bytes());
-        if let Some(why) = reasons_mcp::redirect::refusal(status.as_u16(), location, "--url") {
+        if let Some(why) = reasons_mcp::http::redirect::refusal(status.as_u16(), location, "--url")
+        {
             return self.unanswered(outline, &format!("the MCP server at {url} {why}"));
         }
         let stream = is_event_stream(&response);
@@ -744,7 +745,7 @@ impl Connection {
         };
         let status = response.status();
         // No stream offered (405), the session gone (404), or one elsewhere, which is not
-        // followed (`reasons_mcp::redirect`): nothing to come back for.
+        // followed (`reasons_mcp::http::redirect`): nothing to come back for.
         if matches!(status.as_u16(), 404 | 405 | 300..=399) {
             return Stream::Refused;
         }

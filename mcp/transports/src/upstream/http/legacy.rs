@@ -11,7 +11,7 @@
 
 use super::{Connection, Outline};
 use crate::Event;
-use reasons_mcp::sse;
+use reasons_mcp::http::sse;
 use std::sync::mpsc::{self, Sender};
 
 impl Connection {

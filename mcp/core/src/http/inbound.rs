@@ -12,7 +12,7 @@
 //! server would have. A message of a revision it does not know is one it cannot read,
 //! and fail-closed, it goes no further.
 
-use crate::headers;
+use crate::http::headers;
 use crate::jsonrpc::{self, INVALID_PARAMS, Id, Line, Message, Read, Refusal};
 use crate::outline::{CAPABILITIES_KEY, VERSION_KEY};
 use reasons_transform::json;

@@ -1,0 +1,18 @@
+//! The rules of MCP over HTTP, sans I/O, on both edges: the server edge, where a client's
+//! POST comes in (the `--listen` front and the gateway), and the client edge, where the
+//! proxy posts to a server (`--url` and the gateway's upstream). Each transport passes
+//! bytes and header values in and acts on what comes back; none writes a rule of its own.
+//!
+//! | Rule | Edge | Room |
+//! |---|---|---|
+//! | A POST is taken only when it says it is JSON and accepts what a client accepts; what its message says of where it goes | server | [`admission`] |
+//! | A 2026-07-28 POST's headers agree with its body, and its envelope is one the proxy reads; the HTTP status an answer goes under | server | [`inbound`] |
+//! | The headers a forwarded message carries (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`), rebuilt from it as forwarded | client | [`headers`] |
+//! | A redirect is no answer: it is neither followed nor relayed | client | [`redirect`] |
+//! | An event stream read as it arrives, and where to resume it | client | [`sse`] |
+
+pub mod admission;
+pub mod headers;
+pub mod inbound;
+pub mod redirect;
+pub mod sse;
