@@ -1,7 +1,8 @@
 //! The audit log: the core's record of each call, appended to a file only its owner may
 //! read, since it holds the model's reasons.
 
-use crate::{Error, say};
+use crate::error::Error;
+use crate::say::say;
 use std::io::Write;
 use std::path::Path;
 

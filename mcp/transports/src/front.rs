@@ -35,7 +35,12 @@ mod sessions;
 mod token;
 
 use super::outbox::{self, Feed};
-use super::{Ended, Error, Event, Listen, Server, Session, Settings};
+use crate::ended::Ended;
+use crate::error::Error;
+use crate::event::Event;
+use crate::lines::over_cap;
+use crate::session::Session;
+use crate::settings::{Listen, Server, Settings};
 use admission::{AllowedOrigins, Origin};
 use axum::Router;
 use axum::body::Bytes;
@@ -574,7 +579,7 @@ fn one_message(
 ) -> Result<Posted, Refused> {
     let body = body.map_err(|rejection| {
         let why = match rejection.status() {
-            StatusCode::PAYLOAD_TOO_LARGE => super::over_cap(front.settings.max_message),
+            StatusCode::PAYLOAD_TOO_LARGE => over_cap(front.settings.max_message),
             _ => format!("the body could not be read: {rejection}"),
         };
         refuse(rejection.status(), INVALID_REQUEST, &why)

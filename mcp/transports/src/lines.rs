@@ -1,8 +1,8 @@
 //! A byte stream read as lines (the client's stdin, a server's stdout), each bounded by
 //! the cap on one message and each waiting for room where it goes.
 
+use crate::event::Event;
 use crate::outbox::Feed;
-use crate::session::Event;
 use std::io::{BufRead, BufReader, Read};
 
 /// Why a message past the cap was not taken.

@@ -13,7 +13,7 @@
 
 mod at_once;
 
-use crate::Event;
+use crate::event::Event;
 use at_once::AtOnce;
 use rustix::fd::AsFd;
 use std::io::Write;

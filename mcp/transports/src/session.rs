@@ -4,60 +4,21 @@
 //! sessions here.
 
 use crate::audit_log::AuditLog;
+use crate::ended::Ended;
+use crate::error::Error;
+use crate::event::{Ending, Event};
 use crate::lines::{Ends, over_cap, read_lines};
 use crate::outbox::Feed;
+use crate::say::say;
+use crate::settings::{GRACE, Server, Settings};
 use crate::telemetry::Telemetry;
 use crate::upstream::{Http, Process, Upstream};
-use crate::{Ended, Error, GRACE, Server, Settings, say};
 use reasons_host::Plugin;
 use reasons_mcp::delivery::{About, Delivery, Part};
-use reasons_mcp::jsonrpc::{Parsed, Refusal};
 use reasons_mcp::{Audit, ComponentLayer, Now, Out, Proxy, jsonrpc, one_line};
 use reasons_transform::Options;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
-
-/// Why the server is being ended.
-pub(crate) enum Ending {
-    /// Its stdout closed, or the client's: it has a grace period to exit.
-    Closed,
-    /// Its stdin was closed a grace period ago and it is still running.
-    Overdue,
-    /// The proxy got this signal.
-    Signal(i32),
-}
-
-/// What the loop waits for.
-pub(crate) enum Event {
-    /// A line from the client, read where it came in (its reader's thread, the HTTP
-    /// front's handler), or the refusal of the whole of it.
-    Client(Result<Parsed, Refusal>),
-    ClientClosed,
-    /// The client sent a line past the cap: its stream was ended there.
-    ClientOverCap,
-    Server(Vec<u8>),
-    /// A line in the body of an HTTP error the server answered line `exchange` with.
-    ServerAnswered {
-        line: Vec<u8>,
-        exchange: u64,
-    },
-    /// The server will not answer line `exchange` any more, for this reason.
-    Unanswered {
-        exchange: u64,
-        why: String,
-    },
-    /// The server forgot the session line `exchange` went in (HTTP 404), as `why` says;
-    /// `first`: with this line (see [`Proxy::session_lost`]).
-    SessionLost {
-        exchange: u64,
-        why: String,
-        first: bool,
-    },
-    ServerClosed,
-    /// The server sent a line past the cap: its stream was ended there.
-    ServerOverCap,
-    Signal(i32),
-}
 
 /// One client's session: the proxy, and the server it relays to.
 pub(crate) struct Session {

@@ -545,7 +545,7 @@ impl SignIn {
     /// which goes on with it (said on stderr).
     fn keep(&self, state: &mut State, kept: Kept) {
         if let Err(why) = self.store.save(&self.key, kept.clone()) {
-            crate::say(&format!(
+            crate::say::say(&format!(
                 "signed in to {}, but the sign-in could not be kept ({why}): it serves this \
                  proxy until it ends",
                 self.shown()

@@ -1,10 +1,13 @@
 //! The proxy over its own stdio: one session, whose client is the proxy's stdin and
 //! stdout.
 
+use crate::ended::Ended;
+use crate::error::Error;
+use crate::event::Event;
 use crate::lines::{Ends, read_lines};
 use crate::outbox::{Feed, Outbox};
-use crate::session::{Client, Event, Session};
-use crate::{Ended, Error, Settings};
+use crate::session::{Client, Session};
+use crate::settings::Settings;
 use reasons_host::Plugin;
 use reasons_mcp::delivery::Part;
 use reasons_mcp::jsonrpc::{self, Parsed};

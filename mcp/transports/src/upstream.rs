@@ -8,8 +8,9 @@
 mod http;
 mod stdio;
 
+use crate::ended::Ended;
+use crate::event::Ending;
 use crate::outbox::Backlog;
-use crate::{Ended, Ending};
 use reasons_mcp::{Learnt, Outline};
 use std::io::Read;
 use std::time::Instant;

@@ -10,7 +10,7 @@
 //! stream with serde_json alone.
 
 use super::*;
-use crate::Client;
+use crate::session::Client;
 use proptest::prelude::*;
 use reasons_mcp::delivery::{About, Part};
 use serde_json::{Value, json};

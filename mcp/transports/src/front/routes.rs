@@ -5,8 +5,8 @@
 
 use super::refused::{Refused, refuse, session_gone};
 use super::{STREAM_AHEAD, lock, resume};
-use crate::Client;
 use crate::outbox::Feed;
+use crate::session::Client;
 use axum::http::StatusCode;
 use indexmap::IndexMap;
 use reasons_mcp::delivery::{About, Part};
@@ -192,7 +192,7 @@ impl Routes {
             // waits, for nobody's stream: what else comes for it, its answer too, is kept
             // for the client to resume with `Last-Event-ID` (bounded in bytes), where it
             // went where a message about no request goes, and the answer was lost.
-            crate::say(&format!(
+            crate::say::say(&format!(
                 "the stream of request {} was ended: its client left {STREAM_AHEAD} \
                  messages unread (what comes for it is kept for its client to resume)",
                 id.json()
@@ -220,7 +220,7 @@ impl Routes {
                 if self.is_legacy(stream) {
                     return self.end_legacy();
                 }
-                crate::say(&format!(
+                crate::say::say(&format!(
                     "a session's GET stream was ended: its client left {STREAM_AHEAD} \
                      messages unread (it may open another)"
                 ));
@@ -248,7 +248,7 @@ impl Routes {
     /// read), and the client knows its session is over, where it stayed open while the
     /// answers it could not take went nowhere.
     fn end_legacy(&mut self) {
-        crate::say(&format!(
+        crate::say::say(&format!(
             "a legacy session's stream was ended: its client left {STREAM_AHEAD} messages \
              unread, and an answer it cannot take is not dropped unsaid"
         ));

@@ -2,7 +2,7 @@
 //! used, and those ended whose servers may still run, which count toward the limit.
 
 use super::routes::Running;
-use crate::Event;
+use crate::event::Event;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -88,4 +88,4 @@ impl Sessions {
 
 /// The longest an `initialize` waits for the server of an ended session to be gone: its
 /// stdin closed, then SIGTERM, each given the grace period, take about twice that.
-pub(super) const PLACE_AT_MOST: std::time::Duration = crate::GRACE.saturating_mul(4);
+pub(super) const PLACE_AT_MOST: std::time::Duration = crate::settings::GRACE.saturating_mul(4);

@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 
 /// Asks for `url` to be opened, and says so on stderr.
 pub fn show(url: &str, server: &str) {
-    crate::say(&format!(
+    crate::say::say(&format!(
         "{server} asks you to sign in: open this page to do it (it was opened in your \
          browser if one could be):\n  {url}"
     ));

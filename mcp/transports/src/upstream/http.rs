@@ -21,10 +21,12 @@
 
 mod legacy;
 
+use crate::ended::Ended;
+use crate::error::Error;
+use crate::event::{Ending, Event};
 use crate::outbox::{self, Backlog, Feed};
 use crate::say::say;
 use crate::signin::{self, Bearer, SignIn};
-use crate::{Ended, Ending, Error, Event};
 use reasons_mcp::http::sse;
 use reasons_mcp::http::{headers, inbound};
 use reasons_mcp::jsonrpc::Id;

@@ -1,7 +1,10 @@
 //! A server the proxy starts and speaks to over stdio.
 
+use crate::ended::Ended;
+use crate::error::Error;
+use crate::event::Ending;
 use crate::outbox::{Backlog, Outbox};
-use crate::{Ended, Ending, Error, GRACE};
+use crate::settings::GRACE;
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};

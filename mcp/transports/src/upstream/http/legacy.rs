@@ -9,8 +9,9 @@
 //! and a stream that ends ends the session, so that every request still waiting is
 //! answered.
 
-use super::{Connection, Outline};
-use crate::Event;
+use super::Connection;
+use crate::event::Event;
+use reasons_mcp::Outline;
 use reasons_mcp::http::sse;
 use std::sync::mpsc::{self, Sender};
 
@@ -75,7 +76,7 @@ impl Connection {
                 Ok(()) => "it ended".to_string(),
                 Err(error) => format!("it broke off: {error}"),
             };
-            crate::say(&format!(
+            crate::say::say(&format!(
                 "the MCP server's event stream is its session, and {how}"
             ));
             self.events.control(Event::ServerClosed);
