@@ -37,20 +37,58 @@ pub fn build_component(package: &str, artifact: &str) -> PathBuf {
         build.features.push(format!("reasons-transform/{mutant}"));
     }
     let built = build.run();
-    let workspace = workspace();
-    for watched in [
-        "transform",
-        "guest",
-        "wit",
-        "mcp/core",
-        "gateway",
-        "tests/fixtures",
-        "Cargo.toml",
-        "Cargo.lock",
-    ] {
-        rerun_if_changed(&workspace.join(watched));
-    }
+    watch_what_built(&built);
     built
+}
+
+/// Has the build script run again when anything that went into `built` changes, and
+/// nothing else: its sources in the workspace (the dep-info file cargo writes beside each
+/// artifact names them), the manifests of the packages they belong to, and the
+/// workspace's own. An edit to the MCP core builds the gateway component again, not the
+/// reasons component, which no test of the core then waits for.
+fn watch_what_built(built: &Path) {
+    let info = built.with_extension("d");
+    let text = std::fs::read_to_string(&info)
+        .unwrap_or_else(|_| panic!("cargo writes the dep-info file {}", info.display()));
+    let sources = (text.lines().next())
+        .and_then(|line| line.split_once(": "))
+        .map(|(_, sources)| sources)
+        .unwrap_or_else(|| panic!("{} names no sources", info.display()));
+    let workspace = workspace();
+    let mut watched = std::collections::BTreeSet::new();
+    // The registry's sources are left out: under one Cargo.lock they never change.
+    for source in dep_info_paths(sources).map(PathBuf::from) {
+        if !source.starts_with(workspace) {
+            continue;
+        }
+        let manifest = (source.ancestors().skip(1))
+            .take_while(|folder| folder.starts_with(workspace))
+            .map(|folder| folder.join("Cargo.toml"))
+            .find(|manifest| manifest.exists());
+        watched.extend(manifest);
+        watched.insert(source);
+    }
+    for shared in ["Cargo.toml", "Cargo.lock", ".cargo/config.toml"] {
+        watched.insert(workspace.join(shared));
+    }
+    for path in watched {
+        rerun_if_changed(&path);
+    }
+}
+
+/// The paths of a dep-info list, which are separated by spaces and escape their own
+/// spaces with a backslash.
+fn dep_info_paths(list: &str) -> impl Iterator<Item = String> {
+    let mut paths = vec![String::new()];
+    let mut chars = list.chars();
+    while let Some(char) = chars.next() {
+        match char {
+            '\\' => paths.last_mut().unwrap().extend(chars.next()),
+            ' ' | '\t' => paths.push(String::new()),
+            char => paths.last_mut().unwrap().push(char),
+        }
+    }
+    paths.into_iter().filter(|path| !path.is_empty())
 }
 
 /// The deliberate bug of the transform's (a `mutant-*` feature) that `REASONS_MUTANT`
@@ -248,4 +286,16 @@ fn ensure_target() {
 
 fn rerun_if_changed(path: &Path) {
     println!("cargo:rerun-if-changed={}", path.display());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_dep_info_list_is_read_with_its_escaped_spaces() {
+        let paths: Vec<String> =
+            dep_info_paths("/w/a.rs /w/my\\ dir/b.rs  /w/c.wit\t/w/d.rs").collect();
+        assert_eq!(paths, ["/w/a.rs", "/w/my dir/b.rs", "/w/c.wit", "/w/d.rs"]);
+    }
 }
