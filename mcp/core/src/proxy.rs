@@ -432,8 +432,8 @@ impl<L: Layer> Proxy<L> {
         }
     }
 
-    /// One client message, and what becomes of it.
-    /// One client message; `awaits`: what it waited for, when it is a call.
+    /// One client message, and what becomes of it; `awaits`: what it waited for, when
+    /// it is a call.
     fn client_message(
         &mut self,
         read: &Read,

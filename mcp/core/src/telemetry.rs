@@ -16,7 +16,7 @@
 pub mod config;
 pub mod otlp;
 
-use crate::jsonrpc::{self, Id, Line, Message, Params, Read};
+use crate::jsonrpc::{self, Id, Line, Message, Params};
 use crate::{About, Delivery};
 use reasons_transform::json;
 use std::collections::HashMap;
@@ -167,7 +167,7 @@ impl Spans {
     /// Opens a span for each request in `line`, arriving `now`; a request whose id is
     /// one already open keeps the first's span (the proxy refuses it).
     pub(crate) fn arrived(&mut self, line: &Line, now: crate::Now) {
-        for read in reads(line) {
+        for read in line.reads() {
             if let About::Cancelled { id, .. } = About::of(read) {
                 self.cancelled(&id, now.instant);
                 continue;
@@ -233,7 +233,7 @@ impl Spans {
 
     /// Marks the requests of `line` as held for a listing.
     pub(crate) fn held(&mut self, line: &Line) {
-        for read in reads(line) {
+        for read in line.reads() {
             if let Ok(Message::Request { id, .. }) = &read.message
                 && let Some(open) = self.open.get_mut(id)
             {
@@ -339,14 +339,6 @@ pub const OPERATIONS_AT_MOST: usize = 256;
 
 /// The method the conventions give what is not counted on its own.
 pub const OTHER: &str = "_OTHER";
-
-/// The messages of `line`.
-fn reads<'l, 'a>(line: &'l Line<'a>) -> &'l [Read<'a>] {
-    match line {
-        Line::One(read) => std::slice::from_ref(read),
-        Line::Batch(reads) => reads,
-    }
-}
 
 /// The code of the error a response's `text` carries, if it carries one.
 fn error_code(text: &str) -> Option<i64> {

@@ -288,11 +288,7 @@ mod tests {
 
     /// What a reading says, as text to compare: each message's text, and its parts.
     fn outline(line: &Line) -> Vec<String> {
-        let reads = match line {
-            Line::One(read) => std::slice::from_ref(read),
-            Line::Batch(reads) => reads.as_slice(),
-        };
-        reads
+        line.reads()
             .iter()
             .map(|read| match &read.message {
                 Ok(Message::Request {

@@ -54,6 +54,16 @@ pub enum Line<'a> {
     Batch(Vec<Read<'a>>),
 }
 
+impl<'a> Line<'a> {
+    /// Its messages, in order: the one, or the batch's.
+    pub fn reads(&self) -> &[Read<'a>] {
+        match self {
+            Line::One(read) => std::slice::from_ref(read),
+            Line::Batch(reads) => reads,
+        }
+    }
+}
+
 /// Why a message cannot be taken: the JSON-RPC error that answers it.
 #[derive(Clone, Debug)]
 pub struct Refusal {

@@ -136,10 +136,7 @@ impl<L: Layer> Proxy<L> {
     /// line or in a line that waits ahead of it, settles the session's, as the
     /// handshake does.
     pub(super) fn waits(&self, line: &Line) -> Waits {
-        let reads = match line {
-            Line::One(read) => std::slice::from_ref(read),
-            Line::Batch(reads) => reads.as_slice(),
-        };
+        let reads = line.reads();
         let mut handshake = match self.held.iter().any(|held| held.waits.initializes) {
             true => Handshake::Waiting,
             false => self.handshake,
@@ -189,9 +186,8 @@ impl<L: Layer> Proxy<L> {
         self.listings.entry(caller.clone()).or_default()
     }
 
-    /// Whether every call of a line of `caller`'s, whose `tools` they are, can go now:
-    /// its tool is in the caller's current catalogue, or a listing for the caller that
-    /// started after the line arrived (`arrival`) has completed.
+    /// Whether every call of a line that waits for `waits` can go now: each one's fate
+    /// is [`decided`](Proxy::decided) by its own caller's catalogue.
     pub(super) fn can_go(&self, waits: &Waits, arrival: Option<u64>) -> bool {
         waits
             .calls

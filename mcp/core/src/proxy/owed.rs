@@ -85,11 +85,7 @@ impl<L: Layer> Proxy<L> {
 
     /// Whether `read` holds an answer to a request of line `exchange`.
     pub(super) fn answers(&self, read: &Line, exchange: u64) -> bool {
-        let reads = match read {
-            Line::One(read) => std::slice::from_ref(read),
-            Line::Batch(reads) => reads.as_slice(),
-        };
-        reads.iter().any(|read| match &read.message {
+        read.reads().iter().any(|read| match &read.message {
             Ok(Message::Response { id: Some(id), .. }) => self.owes(exchange, id),
             _ => false,
         })
