@@ -176,15 +176,15 @@ struct Ran {
     owned: Vec<bool>,
 }
 
-/// A call as the server reads it: its text and its parts'.
+/// A call as the server reads it, for its arguments' text as it came.
 #[derive(serde::Deserialize)]
 struct Call<'a> {
     #[serde(borrow)]
-    params: CallParams<'a>,
+    params: Arguments<'a>,
 }
 
 #[derive(serde::Deserialize)]
-struct CallParams<'a> {
+struct Arguments<'a> {
     #[serde(borrow)]
     arguments: &'a serde_json::value::RawValue,
 }
