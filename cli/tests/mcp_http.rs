@@ -248,6 +248,16 @@ fn a_bad_flag_is_refused_before_anything_starts() {
             ],
             "REASONS_NO_SUCH",
         ),
+        // A secret for a server reached in clear off this machine (PATH stands in for
+        // a token): refused before anything is sent.
+        (
+            vec!["--url", "http://mcp.example.com/mcp", "--bearer-env", "PATH"],
+            "--bearer-env PATH would travel in clear",
+        ),
+        (
+            vec!["--url", "http://10.0.0.5/mcp", "--header-env", "X-Key=PATH"],
+            "would travel in clear",
+        ),
     ] {
         let output = std::process::Command::new(reasons())
             .arg("mcp")

@@ -14,8 +14,8 @@
 //! in a bounded outbox (`outbox.rs`). A server the proxy starts runs in a process group
 //! of its own, which the proxy signals and, if it must, kills: the server never outlives
 //! the proxy (R20). Signing in to a server that asks is `signin.rs`; what the proxy
-//! tells the human, `say.rs`; every HTTP client it makes, one that follows no redirect,
-//! `agent.rs`.
+//! tells the human, `say.rs`; every HTTP request it sends, and the secrets each
+//! carries (to their own origin alone, never in clear off this machine), `outgoing.rs`.
 //!
 //! What to run is [`Settings`] (`settings.rs`), which the `reasons mcp` command fills from
 //! its flags. It and the loop's words (`event.rs`: what the loop waits for, why a server
@@ -23,7 +23,6 @@
 
 #![deny(missing_docs)]
 
-mod agent;
 mod audit_log;
 mod ended;
 mod error;
@@ -31,6 +30,7 @@ mod event;
 mod front;
 mod lines;
 mod outbox;
+mod outgoing;
 mod say;
 mod session;
 mod settings;

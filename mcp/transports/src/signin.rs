@@ -20,6 +20,7 @@ mod register;
 mod store;
 mod web;
 
+use crate::outgoing::Secrets;
 use crate::upstream::shown;
 use callback::Callback;
 use challenge::Challenge;
@@ -34,6 +35,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use store::{Kept, Registered, Token};
+use ureq::http::{HeaderName, HeaderValue};
 use url::Url;
 
 pub use register::Given;
@@ -84,10 +86,11 @@ struct State {
     refreshed_for_401: Option<u64>,
 }
 
-/// The token a request carries, and which one it was.
+/// The token a request carries, as a secret of the server's origin, and which one it
+/// was.
 #[derive(Default)]
 pub struct Bearer {
-    pub token: Option<String>,
+    pub token: Option<Secrets>,
     pub generation: u64,
 }
 
@@ -142,11 +145,20 @@ impl SignIn {
         if expiring {
             let _ = self.refresh(&mut state);
         }
+        self.bearer_of(&state)
+    }
+
+    /// The token `state` holds, for the server it was issued for alone.
+    fn bearer_of(&self, state: &State) -> Bearer {
+        let access = (state.kept.as_ref()).and_then(|kept| kept.token.as_ref());
+        let secret = access.and_then(|token| {
+            let value = HeaderValue::from_str(&format!("Bearer {}", token.access)).ok()?;
+            let name = HeaderName::from_static("authorization");
+            // A sign-in over http off this machine was refused: there is no such token.
+            (Secrets::for_origin_of(&self.server).with(name, value, "the token")).ok()
+        });
         Bearer {
-            token: state
-                .kept
-                .as_ref()
-                .and_then(|kept| Some(kept.token.as_ref()?.access.clone())),
+            token: secret,
             generation: state.generation,
         }
     }
@@ -155,12 +167,9 @@ impl SignIn {
     /// state until the person is done, or `--sign-in-wait` ends), so that what ends the
     /// session (a signal, the client's close) never waits on a person.
     pub fn bearer_at_once(&self) -> Bearer {
-        let Ok(state) = self.state.try_lock() else {
-            return Bearer::default();
-        };
-        Bearer {
-            token: (state.kept.as_ref()).and_then(|kept| Some(kept.token.as_ref()?.access.clone())),
-            generation: state.generation,
+        match self.state.try_lock() {
+            Ok(state) => self.bearer_of(&state),
+            Err(_) => Bearer::default(),
         }
     }
 
@@ -374,12 +383,13 @@ impl SignIn {
             })?;
         // The page waits for the checks and the exchange: it says "Signed in" only for
         // a sign-in that was.
+        let http = self.web.oauth(&authority.token_endpoint)?;
         let token = check_iss(&authority, returned.iss.as_deref()).and_then(|()| {
             oauth
                 .exchange_code(AuthorizationCode::new(returned.code))
                 .set_pkce_verifier(verifier)
                 .add_extra_param("resource", &resource.id)
-                .request(&self.web.oauth())
+                .request(&http)
                 .map_err(|error| {
                     format!(
                         "the authorization server would not issue a token: {}",
@@ -516,10 +526,11 @@ impl SignIn {
             .ok_or(("no refresh token".to_string(), Refused::No))?;
         let client =
             oauth_client(&kept.client, &kept.token_endpoint).map_err(|why| (why, Refused::No))?;
+        let http = (self.web.oauth(&kept.token_endpoint)).map_err(|why| (why, Refused::No))?;
         let new = client
             .exchange_refresh_token(&RefreshToken::new(refresh.clone()))
             .add_extra_param("resource", &kept.resource)
-            .request(&self.web.oauth())
+            .request(&http)
             .map_err(|error| {
                 let refused = match &error {
                     // A client the user gave is theirs to fix; one reasons registered, to
@@ -842,7 +853,11 @@ mod tests {
         let first = sign_in.bearer();
         assert_eq!(sign_in.refused(first.generation, 401, None), Ok(()));
         let refreshed = sign_in.bearer();
-        assert_eq!(refreshed.token.as_deref(), Some("refreshed-0"));
+        let sent = refreshed.token.as_ref().map(Secrets::values);
+        assert_eq!(
+            sent,
+            Some(vec![("authorization", "Bearer refreshed-0".into())])
+        );
         let why = sign_in
             .refused(refreshed.generation, 401, None)
             .unwrap_err();

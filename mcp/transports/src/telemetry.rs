@@ -8,6 +8,7 @@
 //! queue, and when it is full a new one is dropped (the human running the proxy is told
 //! once), as they are told once of a collector that cannot be reached.
 
+use crate::outgoing::{self, Agent, Secrets};
 use crate::say::say;
 use reasons_mcp::shown::url as shown;
 use reasons_mcp::telemetry::config::{Config, Endpoint};
@@ -16,6 +17,7 @@ use reasons_mcp::telemetry::{Metrics, Span};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError, sync_channel};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
+use ureq::http::{HeaderName, HeaderValue};
 
 /// The most spans waiting to be sent: past that, a new one is dropped.
 const QUEUE: usize = 4096;
@@ -47,22 +49,24 @@ impl Telemetry {
     /// name it; `None` when they name no collector; an error naming a variable set wrong.
     pub fn from_env(service: &str) -> Result<Option<Telemetry>, String> {
         let config = Config::from(|name| std::env::var(name).ok(), service)?;
-        Ok(config.map(Telemetry::start))
+        config.map(Telemetry::start).transpose()
     }
 
-    /// Starts sending as `config` says.
-    pub fn start(config: Config) -> Telemetry {
+    /// Starts sending as `config` says; or why not: a signal's headers would go in clear.
+    fn start(config: Config) -> Result<Telemetry, String> {
+        let traces = Signal::of(config.traces.as_ref(), "TRACES")?;
+        let metrics = Signal::of(config.metrics.as_ref(), "METRICS")?;
         let (spans, queue) = sync_channel(QUEUE);
         let last_call = Arc::new(OnceLock::new());
         let timeout = config.timeout;
-        let sender = Sender::new(config, last_call.clone());
+        let sender = Sender::new(config, [traces, metrics], last_call.clone());
         let thread = std::thread::spawn(move || sender.run(&queue));
-        Telemetry(Arc::new(Exporter {
+        Ok(Telemetry(Arc::new(Exporter {
             spans: Mutex::new(Some(spans)),
             thread: Mutex::new(Some(thread)),
             last_call,
             timeout,
-        }))
+        })))
     }
 
     /// Hands `span` over, never waiting: when the queue is full it is dropped.
@@ -108,10 +112,50 @@ impl Drop for Exporter {
     }
 }
 
+/// Where one signal goes, with its headers as secrets of that endpoint's origin alone
+/// (an API key for the traces' collector never reaches the metrics').
+#[derive(Clone)]
+struct Signal {
+    url: String,
+    headers: Secrets,
+}
+
+impl Signal {
+    /// `endpoint`'s signal, named `what` in an error: why its headers may not go there.
+    fn of(endpoint: Option<&Endpoint>, what: &str) -> Result<Option<Signal>, String> {
+        let Some(endpoint) = endpoint else {
+            return Ok(None);
+        };
+        let url = url::Url::parse(&endpoint.url).map_err(|_| {
+            format!(
+                "telemetry: the {what} endpoint {:?} is not a URL",
+                shown(&endpoint.url)
+            )
+        })?;
+        let mut headers = Secrets::for_origin_of(&url);
+        for (name, value) in &endpoint.headers {
+            // The core's reading of the variables took only valid names and values.
+            let label = format!("OTEL_EXPORTER_OTLP_{what}_HEADERS' (or the generic) {name}");
+            let name = HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| format!("{label} is not a header name"))?;
+            let value = HeaderValue::from_str(value)
+                .map_err(|_| format!("{label}: the value is not a header's value"))?;
+            headers = headers.with(name, value, &format!("telemetry: {label}"))?;
+        }
+        Ok(Some(Signal {
+            url: endpoint.url.clone(),
+            headers,
+        }))
+    }
+}
+
 /// The sending thread's state.
 struct Sender {
     config: Config,
-    agent: ureq::Agent,
+    /// Where spans go, and metrics, unless off.
+    traces: Option<Signal>,
+    metrics_to: Option<Signal>,
+    agent: Agent,
     batch: Vec<Span>,
     metrics: Metrics,
     /// Whether the last POST failed, so that a collector that stays down is reported
@@ -124,10 +168,16 @@ struct Sender {
 }
 
 impl Sender {
-    fn new(config: Config, last_call: Arc<OnceLock<Instant>>) -> Sender {
+    fn new(
+        config: Config,
+        [traces, metrics_to]: [Option<Signal>; 2],
+        last_call: Arc<OnceLock<Instant>>,
+    ) -> Sender {
         // Each POST sets its own timeout (`time_left`).
-        let agent = crate::agent::begun().build().new_agent();
+        let agent = Agent::new(outgoing::settings().build());
         Sender {
+            traces,
+            metrics_to,
             agent,
             batch: Vec::new(),
             metrics: Metrics::new(SystemTime::now()),
@@ -147,7 +197,7 @@ impl Sender {
             match queue.recv_timeout(wait) {
                 Ok(span) => {
                     self.metrics.observe(&span);
-                    if self.config.traces.is_some() {
+                    if self.traces.is_some() {
                         self.batch.push(span);
                         spans_due.get_or_insert(Instant::now() + self.config.span_delay);
                     }
@@ -176,7 +226,7 @@ impl Sender {
     }
 
     fn send_spans(&mut self) {
-        let Some(to) = self.config.traces.clone() else {
+        let Some(to) = self.traces.clone() else {
             return;
         };
         while !self.batch.is_empty() {
@@ -189,7 +239,7 @@ impl Sender {
     }
 
     fn send_metrics(&mut self) {
-        let Some(to) = self.config.metrics.clone() else {
+        let Some(to) = self.metrics_to.clone() else {
             return;
         };
         if self.metrics.is_empty() {
@@ -217,23 +267,24 @@ impl Sender {
 
     /// POSTs `body` to `to` with its own headers, or does not when the proxy's end leaves
     /// no time; a failure is told once until a POST succeeds again. Whether it was sent.
-    fn post(&mut self, to: &Endpoint, body: &str) -> bool {
+    fn post(&mut self, to: &Signal, body: &str) -> bool {
         let url = to.url.as_str();
         let Some(timeout) = self.time_left() else {
             return false;
         };
-        let mut request = (self.agent.post(url))
-            .config()
-            .timeout_global(Some(timeout))
-            .build()
-            .header("Content-Type", "application/json");
-        for (name, value) in &to.headers {
-            request = request.header(name, value);
-        }
-        let failed = match request.send(body) {
-            Ok(response) if response.status().is_success() => None,
-            Ok(response) => Some(format!("it answered HTTP {}", response.status().as_u16())),
-            Err(error) => Some(error.to_string()),
+        let failed = match self.agent.post(url, &[&to.headers]) {
+            Ok(request) => {
+                let request = (request.config().timeout_global(Some(timeout)).build())
+                    .header("Content-Type", "application/json");
+                match request.send(body) {
+                    Ok(response) if response.status().is_success() => None,
+                    Ok(response) => {
+                        Some(format!("it answered HTTP {}", response.status().as_u16()))
+                    }
+                    Err(error) => Some(error.to_string()),
+                }
+            }
+            Err(why) => Some(why),
         };
         match &failed {
             Some(why) if !self.failing => {
@@ -244,5 +295,74 @@ impl Sender {
             None => self.failing = false,
         }
         failed.is_none()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The signals' endpoints as `variables` set them.
+    fn signals(variables: &[(&str, &str)]) -> Result<[Option<Signal>; 2], String> {
+        let variable = |name: &str| {
+            let set = variables.iter().find(|(own, _)| *own == name);
+            set.map(|(_, value)| value.to_string())
+        };
+        let config = Config::from(variable, "reasons")?.unwrap();
+        let traces = Signal::of(config.traces.as_ref(), "TRACES")?;
+        Ok([traces, Signal::of(config.metrics.as_ref(), "METRICS")?])
+    }
+
+    #[test]
+    fn a_collector_s_key_never_goes_in_clear_off_this_machine() {
+        let refused = signals(&[
+            (
+                "OTEL_EXPORTER_OTLP_ENDPOINT",
+                "http://collector.example:4318",
+            ),
+            ("OTEL_EXPORTER_OTLP_HEADERS", "api-key=k"),
+        ])
+        .err()
+        .unwrap();
+        assert!(refused.starts_with("telemetry: "), "{refused}");
+        assert!(refused.contains("would travel in clear"), "{refused}");
+        assert!(!refused.contains("=k"), "no value shown: {refused}");
+        // Without a key, or on this machine, or over https, it goes.
+        let plain = [(
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            "http://collector.example:4318",
+        )];
+        assert!(signals(&plain).is_ok());
+        for fine in ["http://127.0.0.1:4318", "https://collector.example:4318"] {
+            let keyed = [
+                ("OTEL_EXPORTER_OTLP_ENDPOINT", fine),
+                ("OTEL_EXPORTER_OTLP_HEADERS", "api-key=k"),
+            ];
+            assert!(signals(&keyed).is_ok(), "{fine}");
+        }
+    }
+
+    #[test]
+    fn each_signal_s_key_is_bound_to_its_own_endpoint() {
+        let [traces, metrics] = signals(&[
+            (
+                "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+                "https://traces.example/v1/traces",
+            ),
+            ("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "api-key=t"),
+            (
+                "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+                "https://metrics.example/v1/metrics",
+            ),
+            ("OTEL_EXPORTER_OTLP_METRICS_HEADERS", "api-key=m"),
+        ])
+        .unwrap();
+        let (traces, metrics) = (traces.unwrap(), metrics.unwrap());
+        let agent = Agent::new(outgoing::settings().build());
+        assert!(agent.post(&traces.url, &[&traces.headers]).is_ok());
+        assert!(agent.post(&metrics.url, &[&metrics.headers]).is_ok());
+        // A POST of one signal's key to the other's collector cannot be built.
+        assert!(agent.post(&metrics.url, &[&traces.headers]).is_err());
+        assert!(agent.post(&traces.url, &[&metrics.headers]).is_err());
     }
 }

@@ -1,10 +1,12 @@
-//! The requests signing in makes (metadata, registration, tokens), through one ureq
-//! agent that follows no redirect (`agent.rs`: a document or a token moved elsewhere is
-//! not followed, the places it may come from are the ones the spec names) and waits a
-//! bounded time.
+//! The requests signing in makes (metadata, registration, tokens), through the proxy's
+//! one agent (`outgoing.rs`: no redirect followed, a document or a token moved elsewhere
+//! is not followed, the places it may come from are the ones the spec names; what is
+//! secret goes to its own origin alone), each waiting a bounded time.
 
+use crate::outgoing::{self, Agent, Place, Secrets, place};
 use base64::Engine;
 use std::time::Duration;
+use ureq::http::{HeaderName, HeaderValue};
 use url::Url;
 
 /// How much of a metadata document, a registration or a token response is read.
@@ -14,46 +16,10 @@ const DOCUMENT_AT_MOST: u64 = 1 << 20;
 const REQUEST_AT_MOST: Duration = Duration::from_secs(30);
 
 pub struct Web {
-    agent: ureq::Agent,
+    agent: Agent,
     /// Where the server signed in to is: no URL it (or an authorization server it
     /// names) names may be nearer this machine than it is.
     server: Place,
-}
-
-/// Where a URL's host is, as far as what it may be sent is concerned, nearest first.
-#[derive(PartialEq, PartialOrd)]
-enum Place {
-    /// This machine: a loopback address, or `localhost`.
-    Loopback,
-    /// A private network's address, link-local (cloud metadata services), or none.
-    Private,
-    Elsewhere,
-}
-
-fn place(url: &Url) -> Place {
-    let v4 = |address: std::net::Ipv4Addr| match () {
-        _ if address.is_loopback() => Place::Loopback,
-        _ if address.is_private() || address.is_link_local() || address.is_unspecified() => {
-            Place::Private
-        }
-        _ => Place::Elsewhere,
-    };
-    match url.host() {
-        Some(url::Host::Domain(name)) if name.eq_ignore_ascii_case("localhost") => Place::Loopback,
-        Some(url::Host::Domain(_)) | None => Place::Elsewhere,
-        Some(url::Host::Ipv4(address)) => v4(address),
-        Some(url::Host::Ipv6(address)) => match address.to_ipv4_mapped() {
-            Some(address) => v4(address),
-            None if address.is_loopback() => Place::Loopback,
-            None if address.is_unique_local()
-                || address.is_unicast_link_local()
-                || address.is_unspecified() =>
-            {
-                Place::Private
-            }
-            None => Place::Elsewhere,
-        },
-    }
 }
 
 impl Web {
@@ -64,10 +30,7 @@ impl Web {
 
     /// [`Web::for_server`], each request taking at most `patience`.
     pub fn within(server: &Url, patience: Duration) -> Web {
-        let agent = crate::agent::begun()
-            .timeout_global(Some(patience))
-            .build()
-            .new_agent();
+        let agent = Agent::new(outgoing::settings().timeout_global(Some(patience)).build());
         Web {
             agent,
             server: place(server),
@@ -101,9 +64,7 @@ impl Web {
 
     /// The JSON document at `url`, or why not.
     pub fn get_json<T: serde::de::DeserializeOwned>(&self, url: &Url) -> Result<T, String> {
-        let response = self
-            .agent
-            .get(url.as_str())
+        let response = (self.agent.get(url.as_str(), &[]))?
             .header("Accept", "application/json")
             .call()
             .map_err(|error| format!("unreachable ({error})"))?;
@@ -116,9 +77,7 @@ impl Web {
         url: &Url,
         body: &serde_json::Value,
     ) -> Result<T, String> {
-        let response = self
-            .agent
-            .post(url.as_str())
+        let response = (self.agent.post(url.as_str(), &[]))?
             .header("Accept", "application/json")
             .header("Content-Type", "application/json")
             .send(&serde_json::to_vec(body).unwrap_or_default())
@@ -137,9 +96,7 @@ impl Web {
                 "clientInfo": {"name": "reasons", "version": env!("CARGO_PKG_VERSION")},
             },
         });
-        let response = self
-            .agent
-            .post(server.as_str())
+        let response = (self.agent.post(server.as_str(), &[]))?
             .header("Accept", "application/json, text/event-stream")
             .header("Content-Type", "application/json")
             .send(&initialize.to_string())
@@ -163,8 +120,8 @@ impl Web {
         let body: String = url::form_urlencoded::Serializer::new(String::new())
             .extend_pairs(form)
             .finish();
-        let mut request = (self.agent.post(url.as_str()))
-            .header("Content-Type", "application/x-www-form-urlencoded");
+        // The form holds a token, and `basic` a client secret: both the endpoint's alone.
+        let mut secrets = Secrets::for_origin_of(url);
         if let Some((id, secret)) = basic {
             // RFC 6749 §2.3.1: each form-encoded before they are joined.
             let encoded = |text: &str| {
@@ -172,9 +129,14 @@ impl Web {
             };
             let pair = format!("{}:{}", encoded(id), encoded(secret));
             let basic = base64::engine::general_purpose::STANDARD.encode(pair);
-            request = request.header("Authorization", format!("Basic {basic}"));
+            // Base64 is ASCII: always a header's value.
+            let basic = HeaderValue::from_str(&format!("Basic {basic}"))
+                .map_err(|_| "the client's credentials are not a header's value".to_string())?;
+            let name = HeaderName::from_static("authorization");
+            secrets = secrets.with(name, basic, "the client secret")?;
         }
-        let response = request
+        let response = (self.agent.post(url.as_str(), &[&secrets]))?
+            .header("Content-Type", "application/x-www-form-urlencoded")
             .send(body.as_bytes())
             .map_err(|error| format!("unreachable ({error})"))?;
         match response.status().as_u16() {
@@ -183,9 +145,11 @@ impl Web {
         }
     }
 
-    /// What the oauth2 crate sends its requests through.
-    pub fn oauth(&self) -> OAuthHttp<'_> {
-        OAuthHttp(&self.agent)
+    /// What the oauth2 crate sends its requests to `token_endpoint` through: to that
+    /// endpoint's origin alone.
+    pub fn oauth(&self, token_endpoint: &str) -> Result<OAuthHttp<'_>, String> {
+        let endpoint = self.url(token_endpoint, "its token endpoint")?;
+        Ok(OAuthHttp(&self.agent, endpoint))
     }
 }
 
@@ -207,14 +171,15 @@ fn read_json<T: serde::de::DeserializeOwned>(
     serde_json::from_slice(&body).map_err(|error| format!("not the JSON expected ({error})"))
 }
 
-/// The proxy's agent, as the oauth2 crate's HTTP client.
-pub struct OAuthHttp<'a>(&'a ureq::Agent);
+/// The proxy's agent, as the oauth2 crate's HTTP client for the token endpoint it holds.
+pub struct OAuthHttp<'a>(&'a Agent, Url);
 
 impl oauth2::SyncHttpClient for OAuthHttp<'_> {
     type Error = oauth2::HttpClientError<ureq::Error>;
 
     fn call(&self, request: oauth2::HttpRequest) -> Result<oauth2::HttpResponse, Self::Error> {
-        let response = self.0.run(request).map_err(Box::new)?;
+        let response =
+            (self.0.exchange(request, &self.1)).map_err(oauth2::HttpClientError::Other)?;
         let (parts, body) = response.into_parts();
         let body = body
             .into_with_config()

@@ -25,6 +25,7 @@ use crate::ended::Ended;
 use crate::error::Error;
 use crate::event::{Ending, Event};
 use crate::outbox::{self, Backlog, Feed};
+use crate::outgoing::{self, Agent, Secrets};
 use crate::say::say;
 use crate::signin::{self, Bearer, SignIn};
 use reasons_mcp::http::sse;
@@ -35,7 +36,9 @@ use reasons_mcp::{Learnt, Outline};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
-use ureq::http::{HeaderName, HeaderValue, Uri};
+use ureq::RequestBuilder;
+use ureq::http::{HeaderName, HeaderValue};
+use ureq::typestate::{WithBody, WithoutBody};
 
 /// The headers the transport sets itself, which a user's own headers may not replace.
 const OWN_HEADERS: [&str; 6] = [
@@ -65,7 +68,8 @@ pub struct Remote {
     /// The URL as messages name it: without the credentials a URL may carry (its user
     /// and password, its query), which a message would show the client and its model.
     shown: String,
-    headers: Vec<(HeaderName, HeaderValue)>,
+    /// The user's headers, each bound to the server's origin (`outgoing.rs`).
+    secrets: Secrets,
     read_timeout: Duration,
     /// Signing in, when the server asks and the user gave no credentials of their own.
     sign_in: Option<Arc<SignIn>>,
@@ -76,16 +80,15 @@ impl Remote {
     /// read from the environment so that a secret stays out of a client's config). An
     /// error names the flag that is wrong and why.
     pub fn new(url: &str, headers: &[String], from_env: &[String]) -> Result<Remote, Error> {
-        let uri: Uri = url
-            .parse()
+        let parsed = url::Url::parse(url)
             .map_err(|_| Error::Setting(format!("--url {:?} is not a URL", shown(url))))?;
-        if !matches!(uri.scheme_str(), Some("http" | "https")) || uri.host().is_none() {
+        if !matches!(parsed.scheme(), "http" | "https") || !parsed.has_host() {
             return Err(Error::Setting(format!(
                 "--url {:?} is not an http:// or https:// URL",
                 shown(url)
             )));
         }
-        let mut parsed = Vec::new();
+        let mut secrets = Secrets::for_origin_of(&parsed);
         // A header is named by its name alone: its value is often a credential, and an
         // error goes to stderr, which clients keep in their logs.
         for (at, flag) in headers.iter().enumerate() {
@@ -96,23 +99,20 @@ impl Remote {
                 ))
             })?;
             let label = format!("--header {:?}", name.trim());
-            parsed.push(header(name.trim(), value.trim(), &label)?);
+            secrets = with_header(secrets, name.trim(), value.trim(), &label)?;
         }
         for flag in from_env {
             let (name, variable) = flag.split_once('=').ok_or_else(|| {
                 Error::Setting(format!("--header-env {flag:?} is not `Name=VARIABLE`"))
             })?;
-            let value = variable_of(variable, &format!("--header-env {flag:?}"))?;
-            parsed.push(header(
-                name.trim(),
-                &value,
-                &format!("--header-env {flag:?}"),
-            )?);
+            let label = format!("--header-env {flag:?}");
+            let value = variable_of(variable, &label)?;
+            secrets = with_header(secrets, name.trim(), &value, &label)?;
         }
         Ok(Remote {
             url: url.to_string(),
             shown: shown(url),
-            headers: parsed,
+            secrets,
             read_timeout: Duration::from_secs(DEFAULT_READ_TIMEOUT_SECS.into()),
             sign_in: None,
         })
@@ -123,13 +123,17 @@ impl Remote {
     pub fn bearer_from(mut self, variable: &str) -> Result<Remote, Error> {
         let flag = format!("--bearer-env {variable}");
         let token = variable_of(variable, &flag)?;
-        let bearer = header("Authorization", &format!("Bearer {token}"), &flag)?;
-        if self.headers.iter().any(|(name, _)| *name == bearer.0) {
+        if self.secrets.has("authorization") {
             return Err(Error::Setting(format!(
                 "{flag}: another flag already gives `Authorization`"
             )));
         }
-        self.headers.push(bearer);
+        self.secrets = with_header(
+            self.secrets,
+            "Authorization",
+            &format!("Bearer {token}"),
+            &flag,
+        )?;
         Ok(self)
     }
 
@@ -137,7 +141,7 @@ impl Remote {
     /// `settings` say; unless the user's own headers give `Authorization`, which is
     /// then what the server gets.
     pub fn signing_in(mut self, settings: &signin::Settings) -> Result<Remote, Error> {
-        if self.headers.iter().any(|(name, _)| name == "authorization") {
+        if self.secrets.has("authorization") {
             return Ok(self);
         }
         self.sign_in = Some(SignIn::of(&self.url, settings).map_err(Error::Setting)?);
@@ -159,8 +163,9 @@ impl Remote {
     }
 }
 
-/// One user header, checked: a valid name the transport does not set, a valid value.
-fn header(name: &str, value: &str, flag: &str) -> Result<(HeaderName, HeaderValue), Error> {
+/// `secrets` and one user header, checked: a valid name the transport does not set, a
+/// valid value, and an origin it may go to (`outgoing.rs`).
+fn with_header(secrets: Secrets, name: &str, value: &str, flag: &str) -> Result<Secrets, Error> {
     let name = HeaderName::from_bytes(name.as_bytes())
         .map_err(|_| Error::Setting(format!("{flag}: {name:?} is not a header name")))?;
     if OWN_HEADERS.contains(&name.as_str()) {
@@ -170,8 +175,12 @@ fn header(name: &str, value: &str, flag: &str) -> Result<(HeaderName, HeaderValu
     }
     let value = HeaderValue::from_str(value)
         .map_err(|_| Error::Setting(format!("{flag}: the value is not a valid header value")))?;
-    Ok((name, value))
+    secrets.with(name, value, flag).map_err(Error::Setting)
 }
+
+/// How a request to the server is begun: [`Agent::get`], [`Agent::post`] or
+/// [`Agent::delete`].
+type Method<B> = fn(&Agent, &str, &[&Secrets]) -> Result<RequestBuilder<B>, String>;
 
 /// The value of the environment's `variable`, which `flag` names: a secret, so that an
 /// error names the variable and never its value.
@@ -201,7 +210,7 @@ const IN_FLIGHT_AT_MOST: usize = 64;
 #[derive(Clone)]
 struct Connection {
     remote: Arc<Remote>,
-    agent: ureq::Agent,
+    agent: Agent,
     session: Arc<Mutex<Established>>,
     events: Feed,
     /// The cap on one message the server sends, a JSON body or an SSE event
@@ -228,7 +237,7 @@ impl Http {
     /// Starts the thread that sends what the proxy says to `remote`; what comes back goes
     /// to `events`, each message at most `max_message` bytes.
     pub fn connect(remote: Remote, events: Feed, max_message: usize) -> Http {
-        let agent = crate::agent::begun()
+        let agent = outgoing::settings()
             .timeout_connect(Some(Duration::from_secs(30)))
             // A server that goes silent while it owes an answer: each read waits this long
             // at most (the GET stream, silent by nature, is exempt).
@@ -236,8 +245,8 @@ impl Http {
             // Nagle's algorithm would hold a request's last small write back until the
             // server's delayed ACK (ureq's default, said here because it matters).
             .no_delay(true)
-            .build()
-            .new_agent();
+            .build();
+        let agent = Agent::new(agent);
         let connection = Connection {
             remote: Arc::new(remote),
             agent,
@@ -293,15 +302,12 @@ impl Http {
         let mut session = connection.lock();
         session.closed = true;
         if session.id.is_some() {
-            let delete = connection
-                .agent
-                .delete(&connection.remote.url)
-                .config()
-                .timeout_global(Some(DELETE_AT_MOST))
-                .build();
-            let request = connection.carrying(delete, &session, None, &bearer);
+            let url = &connection.remote.url;
+            let delete = connection.carrying(Agent::delete, url, &session, None, &bearer);
             drop(session);
-            let _ = request.call();
+            if let Ok(delete) = delete {
+                let _ = (delete.config().timeout_global(Some(DELETE_AT_MOST)).build()).call();
+            }
         }
         connection.agent.clone().shutdown();
     }
@@ -363,8 +369,8 @@ impl Connection {
         }
         // The answer, and the session the request went in, if any.
         let sent = self.signing_in(|bearer| {
-            let (request, carried) = self.request(outline, bearer);
-            (request.send(message), carried)
+            let (request, carried) = self.request(outline, bearer)?;
+            Ok((request.send(message), carried))
         });
         let (response, carried) = match sent {
             Ok(sent) => sent,
@@ -499,13 +505,14 @@ impl Connection {
     /// is none, with the way out.
     fn signing_in<T>(
         &self,
-        send: impl Fn(&Bearer) -> (Result<ureq::http::Response<ureq::Body>, ureq::Error>, T),
+        send: impl Fn(&Bearer) -> Result<Sent<T>, String>,
     ) -> Result<(ureq::http::Response<ureq::Body>, T), String> {
         let url = &self.remote.shown;
         let mut signed_in = 0;
         loop {
             let bearer = self.bearer();
-            let (sent, beside) = send(&bearer);
+            let (sent, beside) =
+                send(&bearer).map_err(|why| format!("to the MCP server at {url}: {why}"))?;
             let response = match sent {
                 Ok(response) => response,
                 Err(ureq::Error::Timeout(_)) => {
@@ -533,15 +540,21 @@ impl Connection {
         }
     }
 
-    /// A GET of the server's event stream, which is silent until the server has
-    /// something to say: no read timeout.
-    fn event_stream(&self) -> ureq::RequestBuilder<ureq::typestate::WithoutBody> {
-        self.agent
-            .get(&self.remote.url)
-            .config()
-            .timeout_per_read(None)
-            .build()
-            .header("Accept", "text/event-stream")
+    /// A GET of the server's event stream, carrying what every request to the server
+    /// carries: silent until the server has something to say, so with no read timeout
+    /// unless `owed` (a request waits on what it brings).
+    fn event_stream(
+        &self,
+        session: &Established,
+        bearer: &Bearer,
+        owed: bool,
+    ) -> Result<RequestBuilder<WithoutBody>, String> {
+        let get = self.carrying(Agent::get, &self.remote.url, session, None, bearer)?;
+        let get = match owed {
+            true => get,
+            false => get.config().timeout_per_read(None).build(),
+        };
+        Ok(get.header("Accept", "text/event-stream"))
     }
 
     /// A GET that comes back for a stream from `place` (with `Last-Event-ID`, once the
@@ -549,25 +562,17 @@ impl Connection {
     /// is over. `owed`: a request waits on what it brings, so the server's silence is
     /// bounded by --read-timeout; the session's own stream may be silent for as long as
     /// it likes.
-    fn coming_back(
-        &self,
-        place: &sse::Place,
-        owed: bool,
-    ) -> Option<ureq::RequestBuilder<ureq::typestate::WithoutBody>> {
+    fn coming_back(&self, place: &sse::Place, owed: bool) -> Option<RequestBuilder<WithoutBody>> {
         let bearer = self.bearer();
         let session = self.lock();
         if session.closed {
             return None;
         }
-        let mut get = if owed {
-            (self.agent.get(&self.remote.url)).header("Accept", "text/event-stream")
-        } else {
-            self.event_stream()
-        };
+        let mut get = self.event_stream(&session, &bearer, owed).ok()?;
         if let Some(id) = &place.last_event_id {
             get = get.header("Last-Event-ID", id);
         }
-        Some(self.carrying(get, &session, None, &bearer))
+        Some(get)
     }
 
     /// Why a request is answered when the server went silent on it.
@@ -583,29 +588,30 @@ impl Connection {
         (self.remote.sign_in.as_ref()).map_or_else(Bearer::default, |sign_in| sign_in.bearer())
     }
 
-    /// `request` with what every request to the server carries: the user's headers, the
-    /// token signed in for, the legacy session's id, and the protocol version
-    /// (`version`, a 2026-07-28 request's own, or else the one `initialize` settled).
+    /// A request `method` begins to `url`, with what every request to the server
+    /// carries: the user's headers and the token signed in for (secrets of the server's
+    /// origin: a `url` elsewhere is refused), the legacy session's id, and the protocol
+    /// version (`version`, a 2026-07-28 request's own, or else the one `initialize`
+    /// settled).
     fn carrying<B>(
         &self,
-        mut request: ureq::RequestBuilder<B>,
+        method: Method<B>,
+        url: &str,
         session: &Established,
         version: Option<&String>,
         bearer: &Bearer,
-    ) -> ureq::RequestBuilder<B> {
-        for (name, value) in &self.remote.headers {
-            request = request.header(name, value);
-        }
-        if let Some(token) = &bearer.token {
-            request = request.header("Authorization", format!("Bearer {token}"));
-        }
+    ) -> Result<RequestBuilder<B>, String> {
+        let secrets: Vec<&Secrets> = std::iter::once(&self.remote.secrets)
+            .chain(&bearer.token)
+            .collect();
+        let mut request = method(&self.agent, url, &secrets)?;
         if let Some(id) = &session.id {
             request = request.header("Mcp-Session-Id", id);
         }
         if let Some(version) = version.or(session.version.as_ref()) {
             request = request.header("MCP-Protocol-Version", version);
         }
-        request
+        Ok(request)
     }
 
     /// A POST of `outline`'s message, with every header it is to carry, and the id of
@@ -614,21 +620,16 @@ impl Connection {
         &self,
         outline: &Outline,
         bearer: &Bearer,
-    ) -> (
-        ureq::RequestBuilder<ureq::typestate::WithBody>,
-        Option<String>,
-    ) {
-        let post = self
-            .agent
-            .post(&self.remote.url)
+    ) -> Result<(RequestBuilder<WithBody>, Option<String>), String> {
+        let (url, version) = (&self.remote.url, outline.version.as_ref());
+        let session = self.lock();
+        let mut request = (self.carrying(Agent::post, url, &session, version, bearer))?
             .header("Content-Type", "application/json")
             .header("Accept", "application/json, text/event-stream");
-        let session = self.lock();
-        let mut request = self.carrying(post, &session, outline.version.as_ref(), bearer);
         for (name, value) in headers::standard(outline) {
             request = request.header(name, value);
         }
-        (request, session.id.clone())
+        Ok((request, session.id.clone()))
     }
 
     /// Hands one message the server sent to the loop, as a line: a line break in it is
@@ -771,6 +772,9 @@ impl Connection {
     }
 }
 
+/// What sending a request came to, with what its sender keeps beside it.
+type Sent<T> = (Result<ureq::http::Response<ureq::Body>, ureq::Error>, T);
+
 /// How a GET stream ended; each but `Refused` is worth asking again for.
 enum Stream {
     /// It ended or broke off after delivering at least one message.
@@ -886,6 +890,28 @@ mod tests {
     }
 
     #[test]
+    fn no_header_of_the_user_s_goes_in_clear_off_this_machine() {
+        // PATH is set wherever tests run; its value stands in for a token.
+        let clear = "http://mcp.example.com/mcp";
+        let refusals = [
+            Remote::new(clear, &["X-Api-Key: k".into()], &[]).unwrap_err(),
+            Remote::new(clear, &[], &["X-Api-Key=PATH".into()]).unwrap_err(),
+            (Remote::new(clear, &[], &[]).unwrap().bearer_from("PATH")).unwrap_err(),
+        ];
+        assert_eq!(refusals.len(), 3);
+        for refused in refusals {
+            let refused = format!("{refused:#}");
+            assert!(refused.contains("would travel in clear"), "{refused}");
+            assert!(refused.contains("https://"), "the way out: {refused}");
+        }
+        // Over https, or on this machine, each is taken; with none, plain http is too.
+        let https = Remote::new("https://mcp.example.com/mcp", &["X-Api-Key: k".into()], &[]);
+        assert!(https.unwrap().bearer_from("PATH").is_ok());
+        assert!(Remote::new("http://localhost:9/mcp", &["X-Api-Key: k".into()], &[]).is_ok());
+        assert!(Remote::new(clear, &[], &[]).is_ok());
+    }
+
+    #[test]
     fn a_bearer_token_comes_from_its_variable_alone() {
         let url = "http://127.0.0.1:1/mcp";
         let remote = Remote::new(url, &[], &[]).unwrap();
@@ -903,9 +929,10 @@ mod tests {
             .unwrap()
             .bearer_from("PATH")
             .unwrap();
-        assert_eq!(remote.headers.len(), 1);
-        assert_eq!(remote.headers[0].0, "authorization");
-        assert_eq!(remote.headers[0].1, format!("Bearer {path}").as_str());
+        assert_eq!(
+            remote.secrets.values(),
+            [("authorization", format!("Bearer {path}"))]
+        );
         let twice = Remote::new(url, &["Authorization: Bearer x".into()], &[]).unwrap();
         let twice = format!("{:#}", twice.bearer_from("PATH").unwrap_err());
         assert!(twice.contains("already gives `Authorization`"), "{twice}");

@@ -11,6 +11,7 @@
 
 use super::Connection;
 use crate::event::Event;
+use crate::outgoing::Agent;
 use reasons_mcp::Outline;
 use reasons_mcp::http::sse;
 use std::sync::mpsc::{self, Sender};
@@ -20,8 +21,8 @@ impl Connection {
     /// goes to, or says why there is none.
     pub(super) fn open_legacy(&self) -> Result<String, String> {
         let (response, ()) = self.signing_in(|bearer| {
-            let request = self.carrying(self.event_stream(), &self.lock(), None, bearer);
-            (request.call(), ())
+            let request = self.event_stream(&self.lock(), bearer, false)?;
+            Ok((request.call(), ()))
         })?;
         let status = response.status();
         if !status.is_success() || !super::is_event_stream(&response) {
@@ -104,10 +105,10 @@ impl Connection {
     /// on the event stream. A request the server refuses is answered here.
     pub(super) fn post_legacy(&self, message: &[u8], outline: &Outline, endpoint: &str) {
         let sent = self.signing_in(|bearer| {
-            let post = (self.agent.post(endpoint)).header("Content-Type", "application/json");
             // The session's lock is let go before the request goes.
-            let request = self.carrying(post, &self.lock(), None, bearer);
-            (request.send(message), ())
+            let request = self.carrying(Agent::post, endpoint, &self.lock(), None, bearer)?;
+            let request = request.header("Content-Type", "application/json");
+            Ok((request.send(message), ()))
         });
         let url = &self.remote.shown;
         match sent {
