@@ -82,10 +82,35 @@ impl Home {
         Listening::start(&server, "/mcp")
     }
 
+    /// A real OpenID provider (`oidc-provider.mjs`), its access tokens lasting a few
+    /// seconds, logging to `provider.jsonl` here; on `port` when given: the same
+    /// provider started again, knowing nothing it knew.
+    fn provider(&self, port: Option<&str>) -> Listening {
+        let log = self.path("provider.jsonl");
+        let mut args = vec![log.to_str().unwrap(), "--access-seconds", "3"];
+        args.extend(port.map(|port| ["--port", port]).into_iter().flatten());
+        Listening::start(&node("oidc-provider.mjs", &args), "")
+    }
+
+    /// The TypeScript SDK's server taking only `issuer`'s tokens (`oidc-server.mjs`),
+    /// logging to `server.jsonl` here.
+    fn jwt_server(&self, issuer: &str) -> Listening {
+        let log = self.path("server.jsonl");
+        Listening::start(
+            &node("oidc-server.mjs", &[log.to_str().unwrap(), issuer]),
+            "/mcp",
+        )
+    }
+
     /// What that server logged with `key`: its token requests (`grant`), its calls.
     fn logged(&self, key: &str) -> Vec<Value> {
-        std::fs::read_to_string(self.path("server.jsonl"))
-            .unwrap()
+        self.logged_in("server.jsonl", key)
+    }
+
+    /// What `file` here logged with `key`.
+    fn logged_in(&self, file: &str, key: &str) -> Vec<Value> {
+        std::fs::read_to_string(self.path(file))
+            .unwrap_or_default()
             .lines()
             .map(|line| serde_json::from_str::<Value>(line).unwrap())
             .filter(|entry| entry.get(key).is_some())
@@ -555,4 +580,93 @@ fn login_keeps_the_sign_in_where_a_client_s_proxy_finds_it_whatever_xdg_says() {
     let mut session = Session::start_command(command);
     assert!(!tools_of(&mut session).is_empty());
     assert_eq!(home.opened().len(), 1, "signed in once, by login");
+}
+
+#[test]
+fn a_real_openid_provider_signs_in_refreshes_starts_again_and_revokes() {
+    // node-oidc-provider (dynamic registration, PKCE, RFC 8707 JWT access tokens lasting
+    // 3 s, RFC 9207 iss, rotated refresh tokens, revocation) in front of the TypeScript
+    // SDK's server checking each JWT's signature, issuer, audience, expiry and scope; the
+    // person signs in and consents at the provider's own pages (`browser.mjs`).
+    let home = Home::new();
+    let provider = home.provider(None);
+    let server = home.jwt_server(&provider.url);
+    let mut session = home.proxy(&server.url, "proxy.err");
+    let tools = tools_of(&mut session);
+    assert_eq!(tools.len(), 1, "{tools:?}");
+    assert!(tools[0]["inputSchema"]["properties"]["reason"].is_object());
+    let echo = |session: &mut Session, id: u32| {
+        let call = call(id, "echo", r#"{"text":"hi","reason":"to test"}"#, false);
+        let answer: Value = serde_json::from_str(&session.ask(&call)).unwrap();
+        assert_eq!(result_text(&answer), "hi", "{answer}");
+    };
+    echo(&mut session, 3);
+    // The provider granted a refresh token (`offline_access` with `prompt=consent`,
+    // OpenID Connect Core §11): the proxy refreshes each token about to expire without
+    // the browser, which opened once.
+    std::thread::sleep(std::time::Duration::from_secs(4));
+    echo(&mut session, 4);
+    let grants = home.logged_in("provider.jsonl", "grant");
+    assert!(grants.len() >= 2, "{grants:?}");
+    assert_eq!(grants[0]["grant"], "authorization_code", "{grants:?}");
+    assert!(
+        grants[1..]
+            .iter()
+            .all(|grant| grant["grant"] == "refresh_token")
+    );
+    assert!(
+        grants.iter().all(|grant| grant.get("refused").is_none()),
+        "{grants:?}"
+    );
+    assert_eq!(home.opened().len(), 1, "{:?}", home.opened());
+    // Started again, the provider knows neither the client nor its grant: the refresh
+    // is refused, the proxy registers again and the person signs in anew, once.
+    let port = provider.url.rsplit(':').next().unwrap().to_string();
+    drop(provider);
+    let _provider = home.provider(Some(&port));
+    echo(&mut session, 5);
+    assert_eq!(home.opened().len(), 2, "{:?}", home.opened());
+    assert_eq!(home.logged_in("provider.jsonl", "registered").len(), 2);
+    // R8: the server never saw a reason, in any call.
+    let calls = home.logged("call");
+    assert_eq!(calls.len(), 3, "{calls:?}");
+    for call in &calls {
+        assert_eq!(call["call"], serde_json::json!({"text": "hi"}), "{calls:?}");
+    }
+    drop(session);
+    // Logout revokes the refresh token (RFC 7009): the provider then refuses it.
+    let store: Value = serde_json::from_slice(&std::fs::read(home.kept()).unwrap()).unwrap();
+    let kept = &store["servers"][&server.url];
+    let (refresh, client) = (
+        kept["token"]["refresh"].as_str(),
+        kept["client"]["id"].as_str(),
+    );
+    let (refresh, client) = (refresh.unwrap().to_string(), client.unwrap().to_string());
+    let logout = home.reasons(&["logout", &server.url]).output().unwrap();
+    let said = String::from_utf8_lossy(&logout.stderr);
+    assert!(
+        logout.status.success() && said.contains("revoked"),
+        "{said}"
+    );
+    let revoked = home.logged_in("provider.jsonl", "revoked");
+    assert_eq!(revoked.len(), 1, "{said}");
+    assert_eq!(revoked[0]["revoked"], 200, "{revoked:?}");
+    let token_endpoint = kept["token_endpoint"].as_str().unwrap();
+    let form = [
+        ("grant_type", "refresh_token"),
+        ("refresh_token", refresh.as_str()),
+        ("client_id", client.as_str()),
+    ];
+    let refused = (ureq::post(token_endpoint).config())
+        .http_status_as_error(false)
+        .build()
+        .send_form(form)
+        .unwrap();
+    assert_eq!(
+        refused.status(),
+        400,
+        "a revoked refresh token was honoured"
+    );
+    let why = refused.into_body().read_to_string().unwrap();
+    assert!(why.contains("invalid_grant"), "{why}");
 }

@@ -2,7 +2,7 @@
 //! reaches the port would run the server's tools with the rights of whoever started the
 //! proxy. So every request carries a secret the proxy holds, as `Authorization: Bearer
 //! TOKEN` or `?token=TOKEN` in the URL (for clients that take only a URL), compared in
-//! constant time; anything else is answered 401. The token is drawn at start and printed
+//! constant time; anything else is answered 403 (`front.rs` says why not 401). The token is drawn at start and printed
 //! with the URL, or kept in the token file the settings name, a file only its owner may read, so that a
 //! client's config outlives a restart.
 
