@@ -251,7 +251,12 @@ fn a_bad_flag_is_refused_before_anything_starts() {
         // A secret for a server reached in clear off this machine (PATH stands in for
         // a token): refused before anything is sent.
         (
-            vec!["--url", "http://mcp.example.com/mcp", "--bearer-env", "PATH"],
+            vec![
+                "--url",
+                "http://mcp.example.com/mcp",
+                "--bearer-env",
+                "PATH",
+            ],
             "--bearer-env PATH would travel in clear",
         ),
         (
