@@ -715,3 +715,33 @@ fn every_body_goes_upstream_whole_with_its_length() {
         }
     });
 }
+
+#[test]
+fn a_call_whose_stream_the_server_closes_is_answered_through_the_gateway() {
+    // R19 (2025-11-25's SSE polling): the server ends a call's stream after an event id,
+    // for its client to come back for the answer with `Last-Event-ID`. The gateway is
+    // that client: it comes back itself, within the request, and the call that ran is
+    // answered, where it was told "the MCP server's answer ended before it answered".
+    let dir = tempfile::tempdir().unwrap();
+    let wasm = gateway_wasm(dir.path());
+    for engine in ENGINES {
+        let server = conformance_server_http();
+        let gateway = Listening::gateway(engine, &wasm, &[("REASONS_UPSTREAM", &server.url)]);
+        let (status, session, messages) = initialize_as(&gateway.url, "2025-11-25");
+        assert_eq!(status, 200, "{engine:?}: {messages:?}");
+        let in_session = [
+            ("Mcp-Session-Id", session.as_str()),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ];
+        post(&gateway.url, &in_session, INITIALIZED);
+        let call = call(2, "test_reconnection", r#"{"reason":"why"}"#, false);
+        let (status, messages) = post(&gateway.url, &in_session, &call);
+        assert_eq!(status, 200, "{engine:?}: {messages:?}");
+        let answer = the_answer(&messages);
+        assert_eq!(
+            result_text(answer),
+            "Reconnection test completed successfully.",
+            "{engine:?}: {messages:?}"
+        );
+    }
+}

@@ -295,26 +295,15 @@ impl Exchange<'_> {
             return self.unanswered(outline, "the MCP server's answer could not be read");
         };
         let mut next = Vec::new();
-        let cap = self.settings.max_message;
         let ended = if stream {
-            let Ok(reader) = Body::new(&body, &deadline) else {
-                return self.unanswered(outline, "the MCP server's answer could not be read");
-            };
             if !outline.own {
                 self.stream_to_client();
             }
             let mut place = sse::Place::default();
-            sse::read_while(reader, &mut place, cap, |_, data| {
-                let out = self.proxy.server_sent(data.into_bytes(), now());
-                next.extend(self.take(out));
-                deadline.set(self.deadline());
-                self.proxy.awaits(outline.exchange) && !self.client_gone()
-            })
-            .map_err(|broken| match broken {
-                sse::Broken::Silent => wire::SILENT.to_string(),
-                sse::Broken::Other(why) => format!("the MCP server's answer broke off: {why}"),
-            })
+            self.read_stream(&body, &mut place, outline, &mut next, &deadline)
+                .and_then(|()| self.resume(&mut place, outline, &mut next, &deadline))
         } else {
+            let cap = self.settings.max_message;
             wire::read_whole(body, cap, &deadline)
                 .map(|text| {
                     let out = self.proxy.server_sent(text, now());
@@ -331,6 +320,84 @@ impl Exchange<'_> {
             next.extend(self.unanswered(outline, &why));
         }
         next
+    }
+
+    /// Reads an event stream of the server's for `outline`'s line, each message going to
+    /// the proxy as it comes (what that has for the server next, to `next`), until the
+    /// line is answered, the client is gone, or the stream ends: why it broke off, if it
+    /// did; `place` keeps where it was.
+    fn read_stream(
+        &mut self,
+        body: &wasip2::http::types::IncomingBody,
+        place: &mut sse::Place,
+        outline: &Outline,
+        next: &mut Vec<ForServer>,
+        deadline: &Deadline,
+    ) -> Result<(), String> {
+        let Ok(reader) = Body::new(body, deadline) else {
+            return Err("the MCP server's answer could not be read".into());
+        };
+        sse::read_while(reader, place, self.settings.max_message, |_, data| {
+            let out = self.proxy.server_sent(data.into_bytes(), now());
+            next.extend(self.take(out));
+            deadline.set(self.deadline());
+            self.proxy.awaits(outline.exchange) && !self.client_gone()
+        })
+        .map_err(|broken| match broken {
+            sse::Broken::Silent => wire::SILENT.to_string(),
+            sse::Broken::Other(why) => format!("the MCP server's answer broke off: {why}"),
+        })
+    }
+
+    /// Comes back for the rest of a stream the server ended while it still owed
+    /// `outline`'s line an answer, as 2025-11-25's polling has a server end one: where
+    /// it gave its events ids, a GET with `Last-Event-ID` (after the wait it named)
+    /// has it send what came since, read as the stream was, until the line is
+    /// answered, the server refuses, or [`sse::RECONNECTS`] tries in a row bring no
+    /// event. The gateway comes back itself, within the client's one request: the
+    /// client's stream stays open, and no other instance need know what it waits for.
+    fn resume(
+        &mut self,
+        place: &mut sse::Place,
+        outline: &Outline,
+        next: &mut Vec<ForServer>,
+        deadline: &Deadline,
+    ) -> Result<(), String> {
+        let mut fruitless = 0;
+        while self.proxy.awaits(outline.exchange) && !self.client_gone() {
+            let Some(last) = place.last_event_id.clone() else {
+                return Ok(());
+            };
+            if fruitless == sse::RECONNECTS {
+                return Err(format!(
+                    "the MCP server's answer ended first, and {} resumptions \
+                     (Last-Event-ID) in a row brought nothing",
+                    sse::RECONNECTS
+                ));
+            }
+            std::thread::sleep(place.wait_before_coming_back());
+            deadline.set(self.deadline());
+            let mut headers = self.client.clone();
+            headers.retain(|(name, _)| !name.eq_ignore_ascii_case("last-event-id"));
+            headers.push(("Last-Event-ID".into(), last.clone().into_bytes()));
+            let answer = wire::send(self.settings, Method::Get, &headers, None, deadline)?;
+            if answer.status != 200 || !answer.is_stream() {
+                return Err(format!(
+                    "the MCP server's answer ended first, and resuming it \
+                     (Last-Event-ID) got HTTP {}",
+                    answer.status
+                ));
+            }
+            let Ok(body) = answer.response.consume() else {
+                return Err("the MCP server's resumed answer could not be read".into());
+            };
+            self.read_stream(&body, place, outline, next, deadline)?;
+            fruitless = match place.last_event_id.as_ref() == Some(&last) {
+                true => fruitless + 1,
+                false => 0,
+            };
+        }
+        Ok(())
     }
 
     /// What the proxy makes of `outline`'s requests going unanswered for `why`: each

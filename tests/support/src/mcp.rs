@@ -986,6 +986,11 @@ pub fn legacy_session(url: &str) -> String {
 /// POSTs an `initialize` to `url`: the status, the session id the answer gives (empty
 /// if none) and its messages.
 pub fn initialize(url: &str) -> (u16, String, Vec<Value>) {
+    initialize_as(url, "2025-06-18")
+}
+
+/// [`initialize`], asking for protocol `version`.
+pub fn initialize_as(url: &str, version: &str) -> (u16, String, Vec<Value>) {
     let agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .build()
@@ -994,7 +999,11 @@ pub fn initialize(url: &str) -> (u16, String, Vec<Value>) {
         .post(url)
         .header("Content-Type", "application/json")
         .header("Accept", "application/json, text/event-stream");
-    answered(request.send(INITIALIZE).unwrap())
+    answered(
+        request
+            .send(INITIALIZE.replace("2025-06-18", version))
+            .unwrap(),
+    )
 }
 
 /// An answer's status, session id (empty if none) and messages (one JSON body, a batch's

@@ -17,6 +17,28 @@ pub struct Place {
     pub retry: Option<Duration>,
 }
 
+impl Place {
+    /// How long to wait before coming back for the stream: as long as the server asked
+    /// (`retry:`), else a second, within bounds: a `retry: 0` would have a client ask
+    /// without pause, a huge one never.
+    pub fn wait_before_coming_back(&self) -> Duration {
+        self.retry
+            .unwrap_or(DEFAULT_RETRY)
+            .clamp(MIN_RETRY, MAX_RETRY)
+    }
+}
+
+/// How many GET streams in a row may end without an event before a client stops asking
+/// (a POST's stream resumed, or the session's own).
+pub const RECONNECTS: u32 = 5;
+
+/// The wait before coming back for a stream, when the server named none.
+const DEFAULT_RETRY: Duration = Duration::from_secs(1);
+
+/// The least and the most a client waits before coming back, whatever the server asks.
+const MIN_RETRY: Duration = Duration::from_millis(100);
+const MAX_RETRY: Duration = Duration::from_secs(60);
+
 /// Why a stream broke off before it ended.
 #[derive(Debug, PartialEq)]
 pub enum Broken {
@@ -255,6 +277,23 @@ mod tests {
                 retry: Some(Duration::from_millis(250)),
             }
         );
+    }
+
+    #[test]
+    fn the_wait_before_coming_back_is_the_server_s_within_bounds() {
+        let after = |retry: Option<u64>| {
+            let retry = retry.map(Duration::from_millis);
+            let place = Place {
+                last_event_id: None,
+                retry,
+            };
+            place.wait_before_coming_back()
+        };
+        assert_eq!(after(Some(250)), Duration::from_millis(250));
+        assert_eq!(after(None), Duration::from_secs(1));
+        // Neither without pause nor never.
+        assert_eq!(after(Some(0)), Duration::from_millis(100));
+        assert_eq!(after(Some(u64::MAX)), Duration::from_secs(60));
     }
 
     #[test]

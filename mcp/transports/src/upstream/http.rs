@@ -28,7 +28,7 @@ use crate::outbox::{self, Backlog, Feed};
 use crate::outgoing::{self, Agent, Secrets};
 use crate::say::say;
 use crate::signin::{self, Bearer, SignIn};
-use reasons_mcp::http::sse;
+use reasons_mcp::http::sse::{self, RECONNECTS};
 use reasons_mcp::http::{headers, inbound};
 use reasons_mcp::jsonrpc::Id;
 use reasons_mcp::shown::url as shown;
@@ -785,15 +785,9 @@ enum Stream {
     Refused,
 }
 
-/// Waits before coming back for a stream, as long as the server asked (`retry`), within
-/// the proxy's bounds.
+/// Waits before coming back for a stream, as long as the server asked, within bounds.
 fn wait_to_come_back(place: &sse::Place) {
-    std::thread::sleep(
-        place
-            .retry
-            .unwrap_or(DEFAULT_RETRY)
-            .clamp(MIN_RETRY, MAX_RETRY),
-    );
+    std::thread::sleep(place.wait_before_coming_back());
 }
 
 /// How long what follows `initialized` waits for the server to answer the GET of its
@@ -802,18 +796,6 @@ const STREAM_OPENS_WITHIN: Duration = Duration::from_secs(5);
 
 /// How many times one request is sent again after the proxy signed in for it.
 const SIGN_IN_TRIES: u32 = 2;
-
-/// How many GET streams in a row may end without an event before the proxy stops asking
-/// (a POST's stream resumed, or the session's own).
-const RECONNECTS: u32 = 5;
-
-/// The wait before asking for the GET stream again, when the server named none.
-const DEFAULT_RETRY: Duration = Duration::from_secs(1);
-
-/// The least and the most the proxy waits before asking again, whatever the server asks:
-/// a `retry: 0` would have it ask without pause, a huge one never.
-const MIN_RETRY: Duration = Duration::from_millis(100);
-const MAX_RETRY: Duration = Duration::from_secs(60);
 
 pub use reasons_mcp::ready::NEEDS_SIGN_IN;
 
