@@ -664,10 +664,16 @@ fn wrap(
             let Some(list) = reader::elements(args) else {
                 return Fate::Skipped("`args` is not a list".into());
             };
-            let (open, _) = span(text, args);
-            let separator = if list.is_empty() { "" } else { ", " };
+            let (open, close) = span(text, args);
+            // An empty list the user wrote as `[]` is filled as `[ …]`: the space tells
+            // unwrap the list was there, where one wrap adds has none.
+            let (lead, separator) = match (list.is_empty(), &text[open..close]) {
+                (true, "[]") => (" ", ""),
+                (true, _) => ("", ""),
+                (false, _) => ("", ", "),
+            };
             edits.push((start, end, reasons));
-            edits.push((open + 1, open + 1, format!("{head}{separator}")));
+            edits.push((open + 1, open + 1, format!("{lead}{head}{separator}")));
         }
         None => {
             edits.push((start, end, reasons));
@@ -971,6 +977,15 @@ fn unwrap(
             .strip_prefix(", ")
             .unwrap_or_default();
         edits.push((head, first, space.to_string()));
+        return Fate::Changed;
+    }
+    // No arguments of its own, in an empty list of the user's (`[]`, which wrap filled
+    // as `[ …]`): it is emptied again.
+    let (open, _) = span(text, args);
+    let (first, _) = span(text, list[0]);
+    if text.get(open..first) == Some("[ ") {
+        let (_, last) = span(text, original);
+        edits.push((open + 1, last, String::new()));
         return Fate::Changed;
     }
     // No arguments of its own: wrap added `, "args": [...]` right after the command in
@@ -1594,6 +1609,56 @@ mod tests {
             edited.text,
             "twice is once"
         );
+    }
+
+    #[test]
+    fn an_empty_args_list_comes_back_as_it_was_wherever_it_stood() {
+        // Wrap adds `args` where an entry had none; an empty list the user wrote, right
+        // where wrap would add one, is the user's, and comes back: a byte for byte
+        // promise, whatever it is worth to the client (an empty list starts the same
+        // server as none).
+        let files = [
+            (
+                "mcp.json",
+                r#"{"mcpServers": {"a": {"command": "x", "args": []}, "b": {"command": "x"}}}"#,
+            ),
+            (
+                "mcp.json",
+                r#"{"mcpServers": {"a": {"args": [], "command": "x"}}}"#,
+            ),
+            (
+                "mcp.json",
+                r#"{"mcpServers": {"a": {"command": "x", "args": [ ]}}}"#,
+            ),
+            (
+                "config.toml",
+                "[mcp_servers.a]\ncommand = \"x\"\nargs = []\n\n[mcp_servers.b]\ncommand = \"x\"\n",
+            ),
+            (
+                "config.toml",
+                "[mcp_servers.a]\nargs = []\ncommand = \"x\"\n",
+            ),
+            (
+                "config.yaml",
+                "extensions:\n  a:\n    type: stdio\n    cmd: x\n    args: []\n  b:\n    type: stdio\n    cmd: x\n",
+            ),
+        ];
+        assert_eq!(files.len(), 6);
+        for (file, text) in files {
+            let there = wrapped(text, file);
+            assert!(there.text.contains("mcp"), "{file}: {}", there.text);
+            assert_eq!(
+                unwrapped(&there.text, file).text,
+                text,
+                "{file}: {}",
+                there.text
+            );
+            assert_eq!(
+                wrapped(&there.text, file).text,
+                there.text,
+                "{file}: twice is once"
+            );
+        }
     }
 
     #[test]

@@ -119,6 +119,9 @@ fn wrap(entry: &mut dyn TableLike, proxy: Vec<String>, reasons: &str) -> Fate {
     match entry.get_mut("args").map(|args| args.as_array_mut()) {
         Some(None) => return Fate::Skipped("`args` is not a list".into()),
         Some(Some(args)) => {
+            // An empty list the user wrote as `[]` is filled as `[ …]`: the space tells
+            // unwrap the list was there, where one wrap adds has none.
+            let users_empty = args.is_empty() && args.trailing().as_str() == Some("");
             // The list keeps its layout: `["mcp", "--", "npx", "-y"]` from `["-y"]`.
             if let Some(first) = args.get_mut(0)
                 && first
@@ -129,7 +132,7 @@ fn wrap(entry: &mut dyn TableLike, proxy: Vec<String>, reasons: &str) -> Fate {
                 first.decor_mut().set_prefix(" ");
             }
             for (at, arg) in head.iter().enumerate() {
-                let prefix = if at == 0 { "" } else { " " };
+                let prefix = if at == 0 && !users_empty { "" } else { " " };
                 args.insert_formatted(at, Value::from(arg.as_str()).decorated(prefix, ""));
             }
         }
@@ -316,6 +319,10 @@ fn unwrap(entry: &mut dyn TableLike, reasons: &Wrapper) -> Fate {
     let Some(list) = entry.get_mut("args").and_then(Item::as_array_mut) else {
         return Fate::Changed;
     };
+    // Wrap's first argument has a space before it in an empty list of the user's alone.
+    let users_empty = list.len() == at + 1
+        && (list.get(0))
+            .is_some_and(|first| first.decor().prefix().and_then(|p| p.as_str()) == Some(" "));
     for _ in 0..=at {
         list.remove(0);
     }
@@ -325,7 +332,7 @@ fn unwrap(entry: &mut dyn TableLike, reasons: &Wrapper) -> Fate {
         if first.decor().prefix().and_then(|prefix| prefix.as_str()) == Some(" ") {
             first.decor_mut().set_prefix("");
         }
-    } else {
+    } else if !users_empty {
         // No arguments of its own: wrap added the list.
         entry.remove("args");
     }

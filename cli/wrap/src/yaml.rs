@@ -564,11 +564,17 @@ fn wrap(
         (Some(Node::Seq { at: list, items }), Some(own)) => {
             after.extend(own.iter().cloned());
             if text[*list..].starts_with('[') {
-                let separator = if items.is_empty() { "" } else { ", " };
+                // An empty list the user wrote as `[]` is filled as `[ …]`: the space
+                // tells unwrap the list was there, where one wrap adds has none.
+                let (lead, separator) = match (items.is_empty(), text[*list..].starts_with("[]")) {
+                    (true, true) => (" ", ""),
+                    (true, false) => ("", ""),
+                    (false, _) => ("", ", "),
+                };
                 edits.push((
                     list + 1,
                     list + 1,
-                    format!("{}{separator}", written.join(", ")),
+                    format!("{lead}{}{separator}", written.join(", ")),
                 ));
             } else {
                 // A block list: the new items go before the first, on lines of their own
@@ -681,7 +687,9 @@ fn unwrap(
             let end_of_line = text[line..].find('\n').map_or(text.len(), |at| line + at);
             edits.push((line.saturating_sub(1), end_of_line, String::new()));
         } else {
-            edits.push((from, to, String::new()));
+            // An empty list of the user's, which wrap filled as `[ …]`, is `[]` again.
+            let users_empty = own.is_empty() && text.get(*list..from) == Some("[ ");
+            edits.push((from - usize::from(users_empty), to, String::new()));
         }
     } else {
         // A block list: the lines of wrap's items go, and the `args:` line with them
