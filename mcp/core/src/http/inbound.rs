@@ -46,7 +46,11 @@ pub fn check(read: &Read, header: impl Fn(&str) -> Option<String>) -> Result<(),
         Ok(Message::Request {
             id, method, params, ..
         }) => (Some(id), method, params.as_ref()),
-        Ok(Message::Notification { method, params }) => (None, method, params.as_ref()),
+        Ok(Message::Notification { method, params })
+            if !cfg!(feature = "mutant-inbound-notifications-pass") =>
+        {
+            (None, method, params.as_ref())
+        }
         _ => return Ok(()),
     };
     let refuse = |status: u16, code: i64, message: String| Rejected {
@@ -89,7 +93,10 @@ pub fn check(read: &Read, header: impl Fn(&str) -> Option<String>) -> Result<(),
     }
     disagrees("Mcp-Method", header("mcp-method"), method).map_err(|why| mismatch(refuse, why))?;
     let named = match method.as_str() {
-        "tools/call" | "prompts/get" => member("name"),
+        "tools/call" => member("name"),
+        _ if cfg!(feature = "mutant-inbound-calls-only") => None,
+        "prompts/get" => member("name"),
+        "resources/read" if cfg!(feature = "mutant-inbound-uri-as-name") => member("name"),
         "resources/read" => member("uri"),
         _ => None,
     };
@@ -102,7 +109,11 @@ pub fn check(read: &Read, header: impl Fn(&str) -> Option<String>) -> Result<(),
 /// Why the header `name`, `said`, does not say `body`: it is missing, or its value (as
 /// [`headers::encode`] would write it, decoded) is another.
 fn disagrees(name: &str, said: Option<String>, body: &str) -> Result<(), String> {
-    match said.as_deref().map(headers::decode) {
+    let decode = |said: &str| match cfg!(feature = "mutant-inbound-raw-value") {
+        true => Some(said.to_string()),
+        false => headers::decode(said),
+    };
+    match said.as_deref().map(decode) {
         None => Err(format!(
             "the body says {body:?}, but the {name} header is missing"
         )),
@@ -138,7 +149,10 @@ impl Rejected {
 /// as one list, since a header given twice says two things and agrees with no body;
 /// `None` when it was given none.
 pub fn joined<'a>(values: impl IntoIterator<Item = &'a [u8]>) -> Option<String> {
-    let values: Vec<_> = values.into_iter().map(String::from_utf8_lossy).collect();
+    let mut values: Vec<_> = values.into_iter().map(String::from_utf8_lossy).collect();
+    if cfg!(feature = "mutant-inbound-first-value") {
+        values.truncate(1);
+    }
     (!values.is_empty()).then(|| values.join(", "))
 }
 

@@ -201,3 +201,62 @@ fn a_header_given_twice_is_read_as_both_values() {
     );
     assert_eq!(joined(std::iter::empty()), None);
 }
+
+// R18: every method that names something in a header is held to it, not `tools/call`
+// alone: a prompt's name and a resource's URI, missing or another, are a mismatch.
+#[test]
+fn a_prompt_s_name_and_a_resource_s_uri_must_agree_with_mcp_name() {
+    let prompt = format!(
+        r#"{{"jsonrpc":"2.0","id":8,"method":"prompts/get","params":{{"name":"greet",{META}}}}}"#
+    );
+    let resource = format!(
+        r#"{{"jsonrpc":"2.0","id":9,"method":"resources/read","params":{{"uri":"test://a","name":"greet",{META}}}}}"#
+    );
+    // Each: the body, its method, what its header names, what it does not (the
+    // resource's `name` member is no URI: its header names the URI alone), its id.
+    let cases = [
+        (&prompt, "prompts/get", "greet", ["other", "test://a"], "8"),
+        (
+            &resource,
+            "resources/read",
+            "test://a",
+            ["other", "greet"],
+            "9",
+        ),
+    ];
+    assert_eq!(cases.len(), 2);
+    for (body, method, named, wrong, id) in cases {
+        let with = |name: Option<&str>| {
+            let mut headers = vec![
+                ("MCP-Protocol-Version", "2026-07-28"),
+                ("Mcp-Method", method),
+            ];
+            headers.extend(name.map(|name| ("Mcp-Name", name)));
+            checked(body, &headers)
+        };
+        assert_eq!(with(Some(named)), Ok(()), "{method}");
+        for wrong in [None, Some(wrong[0]), Some(wrong[1])] {
+            let refused = Err((400, HEADER_MISMATCH, id.to_string()));
+            assert_eq!(with(wrong), refused, "{method} with {wrong:?}");
+        }
+    }
+}
+
+// R18: a notification's headers are held to its body too; it is refused under no id.
+#[test]
+fn a_notification_whose_headers_disagree_is_refused_under_no_id() {
+    let note =
+        format!(r#"{{"jsonrpc":"2.0","method":"notifications/initialized","params":{{{META}}}}}"#);
+    let version = ("MCP-Protocol-Version", "2026-07-28");
+    let agreeing = [version, ("Mcp-Method", "notifications/initialized")];
+    assert_eq!(checked(&note, &agreeing), Ok(()));
+    for method in [None, Some("notifications/cancelled")] {
+        let mut headers = vec![version];
+        headers.extend(method.map(|method| ("Mcp-Method", method)));
+        assert_eq!(
+            checked(&note, &headers),
+            Err((400, HEADER_MISMATCH, String::new())),
+            "{method:?}"
+        );
+    }
+}
