@@ -248,10 +248,13 @@ fn known_clients_are_found_where_they_keep_their_config() {
     let out = ok(&reasons_in(home.path(), &["wrap", "--client", "zed"]));
     assert!(out.contains("s: now runs behind reasons mcp"), "zed: {out}");
     let edited = std::fs::read_to_string(&zed).unwrap();
+    // The empty list is the user's: filled as `[ …]`, so that unwrap gives it back.
     assert!(
-        edited.contains("// Zed") && edited.contains(r#""args": ["mcp", "--", "srv"]"#),
+        edited.contains("// Zed") && edited.contains(r#""args": [ "mcp", "--", "srv"]"#),
         "{edited}"
     );
+    ok(&reasons_in(home.path(), &["unwrap", "--client", "zed"]));
+    assert_eq!(std::fs::read_to_string(&zed).unwrap(), settings);
     let unknown = reasons_in(home.path(), &["wrap", "--client", "notepad"]);
     assert!(!unknown.status.success());
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("no known client `notepad`"));
