@@ -26,8 +26,7 @@
 use crate::settings::Settings;
 use crate::telemetry;
 use crate::wire::{self, Answer, Body, Deadline, Reply};
-use reasons_mcp::http::headers;
-use reasons_mcp::http::sse;
+use reasons_mcp::http::{headers, inbound, intake, sse};
 use reasons_mcp::telemetry::Span;
 use reasons_mcp::{Audit, Delivery, NativeLayer, Now, Out, Outline, Proxy};
 use std::collections::VecDeque;
@@ -60,23 +59,22 @@ pub fn post(settings: &Settings, request: IncomingRequest, out: ResponseOutparam
         Ok(message) => message,
         Err(unread) => return wire::refuse(out, unread.status, &unread.why),
     };
-    // Batches left JSON-RPC over HTTP with 2025-06-18; as `reasons mcp --listen`, the
-    // gateway serves one message per POST.
-    if message.trim_ascii_start().starts_with(b"[") {
-        let why = "a batch is not served over HTTP: send each message in a POST of its own";
-        return wire::refuse(out, 400, why);
-    }
-    // What the headers say must be what the body says, before anything routes by either.
+    // The intake `reasons mcp --listen` takes its POSTs in by: the message read once,
+    // and what no server edge takes (not JSON, a batch, headers that disagree with the
+    // body) refused before anything routes by it.
     let header = |name: &str| {
         let values = said
             .iter()
             .filter(|(given, _)| given.eq_ignore_ascii_case(name));
-        reasons_mcp::http::inbound::joined(values.map(|(_, value)| value.as_slice()))
+        inbound::joined(values.map(|(_, value)| value.as_slice()))
     };
-    if let Err(rejected) = reasons_mcp::http::inbound::check_line(&message, header) {
-        let answer = rejected.refusal.answer();
-        return wire::json(out, rejected.status, &[], answer.as_bytes());
-    }
+    let posted = match intake::take(message, header) {
+        Ok(posted) => posted,
+        Err(rejected) => {
+            let answer = rejected.refusal.answer();
+            return wire::json(out, rejected.status, &[], answer.as_bytes());
+        }
+    };
     let began = now();
     let mut proxy = Proxy::new(layer(settings), Audit::default(), began).over_http();
     if settings.telemetry.is_some() {
@@ -91,7 +89,7 @@ pub fn post(settings: &Settings, request: IncomingRequest, out: ResponseOutparam
         failed: None,
         spans: Vec::new(),
     };
-    let lines = exchange.proxy.client_sent(message, now());
+    let lines = exchange.proxy.client_read(Ok(posted.line), now());
     exchange.run(lines);
     let spans = exchange.finish();
     if let Some(to) = &settings.telemetry {

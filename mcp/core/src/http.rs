@@ -7,6 +7,7 @@
 //! |---|---|---|
 //! | A POST is taken only when it says it is JSON and accepts what a client accepts; what its message says of where it goes | server | [`admission`] |
 //! | A 2026-07-28 POST's headers agree with its body, and its envelope is one the proxy reads; the HTTP status an answer goes under | server | [`inbound`] |
+//! | A POST's one message read once, and what no server edge takes refused, before anything routes by it | server | [`intake`] |
 //! | The headers a forwarded message carries (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`), rebuilt from it as forwarded | client | [`headers`] |
 //! | A redirect is no answer: it is neither followed nor relayed | client | [`redirect`] |
 //! | An event stream read as it arrives, and where to resume it | client | [`sse`] |
@@ -14,5 +15,6 @@
 pub mod admission;
 pub mod headers;
 pub mod inbound;
+pub mod intake;
 pub mod redirect;
 pub mod sse;

@@ -50,9 +50,10 @@ use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
 use reasons_host::Plugin;
 use reasons_mcp::http::inbound;
-use reasons_mcp::jsonrpc::{self, INVALID_REQUEST, Id, Line, Message, Parsed};
+use reasons_mcp::http::intake::{self, Posted};
+use reasons_mcp::jsonrpc::{self, INVALID_REQUEST, Id, Parsed};
 use reasons_transform::Options;
-use refused::{Refused, busy, refuse, refused_by_reading, rejected, session_gone};
+use refused::{Refused, busy, refuse, rejected, session_gone};
 use routes::{Routed, Routes, Running};
 use sessions::{PLACE_AT_MOST, Sessions};
 use std::convert::Infallible;
@@ -557,21 +558,9 @@ async fn on_post(
     response
 }
 
-/// A POST's one message, as the proxy read it.
-struct Posted {
-    line: Parsed,
-    /// Its method and id, when it has them.
-    method: Option<String>,
-    id: Option<Id>,
-    route: reasons_mcp::http::admission::Route,
-}
-
-/// A POST's one message, read once by the proxy's strict reader, as over stdio, and the
-/// session takes that reading: what it refuses (not JSON, a repeated key, an id that is
-/// no id, a byte-order mark, a batch) is answered here and never reaches a session,
-/// shared or not; what it takes (a lone surrogate, nesting of any depth) goes on as a
-/// server would take it. A line break in it becomes a space where the session writes it
-/// on (`one_line`).
+/// A POST's one message, taken in by the core's intake, which both HTTP servers share:
+/// what it refuses is answered here and never reaches a session, shared or not. A line
+/// break in what it takes becomes a space where the session writes it on (`one_line`).
 fn one_message(
     front: &Front,
     headers: &HeaderMap,
@@ -584,29 +573,9 @@ fn one_message(
         };
         refuse(rejection.status(), INVALID_REQUEST, &why)
     })?;
-    let line = Parsed::read(body.to_vec()).map_err(|refusal| refused_by_reading(&refusal))?;
-    let Line::One(read) = line.line() else {
-        let message = "a batch is not served over HTTP: send each message in a POST of its own";
-        return Err(refuse(StatusCode::BAD_REQUEST, INVALID_REQUEST, message));
-    };
-    let (method, id) = match &read.message {
-        Ok(Message::Request { id, method, .. }) => (Some(method.clone()), Some(id.clone())),
-        Ok(Message::Notification { method, .. }) => (Some(method.clone()), None),
-        Ok(Message::Response { .. }) => (None, None),
-        Err(refusal) => return Err(refused_by_reading(refusal)),
-    };
-    let route = reasons_mcp::http::admission::route(&read)
-        .map_err(|refusal| refused_by_reading(&refusal))?;
-    // What the headers say must be what the body says, before anything routes by either.
     let header =
         |name: &str| inbound::joined(headers.get_all(name).iter().map(HeaderValue::as_bytes));
-    inbound::check(&read, header).map_err(rejected)?;
-    Ok(Posted {
-        line,
-        method,
-        id,
-        route,
-    })
+    intake::take(body.to_vec(), header).map_err(rejected)
 }
 
 async fn on_get(State(front): State<Arc<Front>>, headers: HeaderMap) -> Response {

@@ -156,15 +156,6 @@ pub fn joined<'a>(values: impl IntoIterator<Item = &'a [u8]>) -> Option<String> 
     (!values.is_empty()).then(|| values.join(", "))
 }
 
-/// [`check`] of the message `line` holds; a line that is not one readable message passes,
-/// for the proxy's own reading to refuse.
-pub fn check_line(line: &[u8], header: impl Fn(&str) -> Option<String>) -> Result<(), Rejected> {
-    match jsonrpc::read_line(line) {
-        Ok(Line::One(read)) => check(&read, header),
-        _ => Ok(()),
-    }
-}
-
 /// The HTTP status a 2026-07-28 request's answer goes under when it is the error `code`:
 /// the specification's own for a method the server does not have (404), for a request
 /// it cannot serve as sent (400); any other error, like any result, under 200. A server

@@ -13,6 +13,7 @@ use super::*;
 use crate::session::Client;
 use proptest::prelude::*;
 use reasons_mcp::delivery::{About, Part};
+use reasons_mcp::jsonrpc::Line;
 use serde_json::{Value, json};
 use std::ops::Range;
 use tokio::sync::mpsc::error::TryRecvError;

@@ -63,16 +63,6 @@ impl IntoResponse for Refused {
     }
 }
 
-/// The answer to a message the proxy's strict reading refuses, under its id when it
-/// could be read.
-pub(super) fn refused_by_reading(refusal: &jsonrpc::Refusal) -> Refused {
-    let refused = refuse(StatusCode::BAD_REQUEST, refusal.code, &refusal.message);
-    match &refusal.id {
-        Some(id) => refused.under(id.clone()),
-        None => refused,
-    }
-}
-
 /// The answer to an `initialize` that finds no place: 503, try again.
 pub(super) fn busy(message: &str) -> Refused {
     refuse(
