@@ -176,6 +176,32 @@ fn what_the_gateway_cannot_classify_is_refused_and_never_forwarded() {
             "{answer}"
         );
         assert_eq!(calls_received(&log).len(), 0);
+        // What the proxy's reader refuses (a key given twice, a byte-order mark, no
+        // JSON) and a batch are answered as the front answers them, with 400 and the
+        // error under the id where it was read (one intake), and go nowhere.
+        let unread = [
+            (
+                r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","method":"ping"}"#,
+                json!(null),
+            ),
+            (
+                "\u{feff}{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"ping\"}",
+                json!(null),
+            ),
+            ("not json", json!(null)),
+            (r#"[{"jsonrpc":"2.0","id":7,"method":"ping"}]"#, json!(null)),
+            (
+                r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"a","name":"b"}}"#,
+                json!(7),
+            ),
+        ];
+        assert_eq!(unread.len(), 5);
+        for (body, id) in unread {
+            let (status, messages) = post(&gateway.url, &[], body);
+            assert_eq!(status, 400, "{body}: {messages:?}");
+            assert_eq!(the_answer(&messages)["id"], id, "{body}: {messages:?}");
+        }
+        assert_eq!(calls_received(&log).len(), 0);
 
         // An upstream that answers every POST with an error status: the listing fails,
         // the call is refused, and the client hears the upstream's status.
