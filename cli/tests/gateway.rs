@@ -771,3 +771,48 @@ fn a_call_whose_stream_the_server_closes_is_answered_through_the_gateway() {
         );
     }
 }
+
+#[test]
+fn a_client_s_listing_costs_the_server_one_listing_however_many_pages() {
+    // R1 R7: a page cannot be augmented alone (R7 reads the whole listing), and the
+    // gateway keeps nothing between requests, so each page a client asked for cost the
+    // server a whole listing: 5 pages walked, 30 listings. The first page is answered
+    // with the whole listing instead, and the client, given no cursor, asks no more.
+    on_each_engine(|engine, dir| {
+        let (_server, gateway, log) = behind_gateway_of(engine, dir, &["--pages", "5"], &[]);
+        let (_, session, _) = initialize(&gateway.url);
+        let in_session = [
+            ("Mcp-Session-Id", session.as_str()),
+            ("MCP-Protocol-Version", "2025-06-18"),
+        ];
+        post(&gateway.url, &in_session, INITIALIZED);
+        let (mut tools, mut cursor, mut pages) = (Vec::new(), None::<Value>, 0);
+        loop {
+            let params = match &cursor {
+                Some(cursor) => json!({"cursor": cursor}),
+                None => json!({}),
+            };
+            let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": params});
+            let (status, messages) = post(&gateway.url, &in_session, &list.to_string());
+            assert_eq!(status, 200, "{messages:?}");
+            let result = &the_answer(&messages)["result"];
+            tools.extend(result["tools"].as_array().unwrap().clone());
+            pages += 1;
+            cursor = result.get("nextCursor").cloned();
+            if cursor.is_none() || pages == 10 {
+                break;
+            }
+        }
+        assert_eq!(pages, 1, "{engine:?}: no cursor after the whole listing");
+        assert_eq!(tools.len(), HTTP_ECHO_TOOLS, "{engine:?}: {tools:#?}");
+        for tool in &tools {
+            let properties = &tool["inputSchema"]["properties"];
+            assert!(
+                properties["reason"].is_object() || tool["name"] == "note",
+                "{tool}"
+            );
+        }
+        // The client's own first page, and the gateway's walk of the five.
+        assert_eq!(listings_received(&log), 6, "{engine:?}");
+    });
+}

@@ -76,7 +76,11 @@ pub fn post(settings: &Settings, request: IncomingRequest, out: ResponseOutparam
         }
     };
     let began = now();
-    let mut proxy = Proxy::new(layer(settings), Audit::default(), began).over_http();
+    // A client's first page of tools is answered whole: each page it asked for would
+    // cost the server a whole listing, as this instance keeps none.
+    let mut proxy = Proxy::new(layer(settings), Audit::default(), began)
+        .over_http()
+        .answering_whole_listings();
     if settings.telemetry.is_some() {
         proxy = proxy.with_telemetry();
     }

@@ -54,6 +54,8 @@ const hangList = flags.includes("--hang-list");
 // With --endless-pages, every page of tools/list names a next one, for ever.
 const endlessPages = flags.includes("--endless-pages");
 let pages = 0;
+// With --pages N, tools/list answers in N pages, the cursor `page-K` naming the K-th.
+const paged = flags.includes("--pages") ? Number(flags[flags.indexOf("--pages") + 1]) : 0;
 // With --refuse-posts, every POST is answered 501 with no JSON-RPC body, once it is read.
 const refusePosts = flags.includes("--refuse-posts");
 // With --unauthorized, every POST is answered 401 with a Bearer challenge naming the
@@ -230,6 +232,13 @@ const server = createServer((req, res) => {
           return res.on("close", () => clearInterval(ping));
         }
         if (endlessPages) return json(res, 200, result(id, { tools, nextCursor: `page-${++pages}` }));
+        if (paged) {
+          const all = declared(meta);
+          const page = Number(String(params.cursor ?? "page-0").slice("page-".length));
+          const size = Math.ceil(all.length / paged);
+          const next = page + 1 < paged ? { nextCursor: `page-${page + 1}` } : {};
+          return json(res, 200, result(id, { tools: all.slice(page * size, (page + 1) * size), ...next }));
+        }
         return json(res, 200, result(id, { tools: declared(meta), ...reuse }));
       case "subscriptions/listen": {
         sse(res)({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });

@@ -21,7 +21,7 @@ pub use id::Id;
 pub use params::{CallParams, Page, Params};
 pub use parsed::Parsed;
 pub(crate) use places::moved;
-pub use places::{at, replace, span};
+pub use places::{at, member_range, replace, span};
 pub use read::{Line, Message, Read, Refusal, member, read_line, repeated, unique};
 pub use write::{ID_AT, error, error_with_data, request, result, unanswerable};
 

@@ -88,8 +88,9 @@ enum Relay {
     /// Not relayed: the proxy's own, or one it cannot read or match.
     Drop,
     /// Held until the proxy's own listing (a page of declarations it has not listed),
-    /// made for the caller of the listing this page answers.
-    Hold(Caller),
+    /// made for the caller of the listing this page answers; whether that listing asked
+    /// for the first page.
+    Hold(Caller, bool),
 }
 
 /// What becomes of a held message when it leaves the hold.
@@ -190,6 +191,9 @@ pub struct Proxy<L> {
     /// Whether the server is reached over Streamable HTTP, where a tool whose
     /// `x-mcp-header` annotations break the rules is dropped ([`Proxy::over_http`]).
     over_http: bool,
+    /// Whether a client's first page of tools is answered with the whole listing
+    /// ([`Proxy::answering_whole_listings`]).
+    whole_listings: bool,
     /// The client's requests' spans, when telemetry is wanted.
     spans: Option<Spans>,
     /// What starts a session again for a server that forgets the client's.
@@ -222,6 +226,7 @@ impl<L: Layer> Proxy<L> {
             params: ParamHeaders::default(),
             hold: HOLD_AT_MOST,
             over_http: false,
+            whole_listings: false,
             spans: None,
             again: restart::Again::default(),
         }
@@ -243,6 +248,20 @@ impl<L: Layer> Proxy<L> {
     pub fn over_http(self) -> Proxy<L> {
         Proxy {
             over_http: true,
+            ..self
+        }
+    }
+
+    /// The proxy of a client it keeps nothing of between requests (the gateway): a
+    /// client's first page of tools, when more pages follow it, is answered with the
+    /// whole listing the proxy walked to augment it (every page, as its caller's
+    /// catalogue holds them, without `nextCursor`). A page alone cannot be augmented
+    /// (R7 reads the whole listing), so each page a client asked for would cost the
+    /// server a whole listing; answered whole, a client's listing costs one. A server
+    /// chooses its page size; a client reads one page as well as twenty.
+    pub fn answering_whole_listings(self) -> Proxy<L> {
+        Proxy {
+            whole_listings: true,
             ..self
         }
     }
@@ -742,8 +761,8 @@ impl<L: Layer> Proxy<L> {
                         out.push(Out::Client(Delivery::one(text.into_bytes(), about)));
                     }
                     Relay::Drop => {}
-                    Relay::Hold(caller) => {
-                        let held = self.hold_page(line, caller);
+                    Relay::Hold(caller, first) => {
+                        let held = self.hold_page(line, caller, first);
                         self.pages.push_back(held);
                     }
                 }
@@ -758,7 +777,7 @@ impl<L: Layer> Proxy<L> {
                     let part = match self.server_message(read, false, &mut finished, &mut out) {
                         Relay::Keep => (read.text.to_string(), About::of(read)),
                         Relay::Change(text, about) => (text, about),
-                        Relay::Drop | Relay::Hold(_) => continue,
+                        Relay::Drop | Relay::Hold(..) => continue,
                     };
                     match alone {
                         true => out.push(Out::Client(Delivery::one(part.0.into_bytes(), part.1))),

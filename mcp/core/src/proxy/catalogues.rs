@@ -26,6 +26,9 @@ pub(super) struct Catalogue {
     pub(super) stripped: HashSet<String>,
     /// Each declaration as the server listed it, and as the model is to see it.
     pub(super) declarations: HashMap<Json, Json>,
+    /// The declarations in the order the listing gave them, repeats kept, each with its
+    /// name: for a proxy that answers whole listings alone (empty otherwise).
+    pub(super) in_order: Vec<(Json, Option<String>)>,
 }
 
 impl Catalogue {
@@ -81,7 +84,11 @@ impl Catalogues {
         let Some(catalogue) = self.by_caller.get_mut(caller) else {
             return false;
         };
-        if !catalogue.is_made_of(tools) {
+        // A catalogue that keeps its listing's order is the same listing only in that
+        // order, repeats and all.
+        let reordered = !catalogue.in_order.is_empty()
+            && !(catalogue.in_order.iter().map(|(tool, _)| tool)).eq(tools.iter());
+        if !catalogue.is_made_of(tools) || reordered {
             return false;
         }
         if self.layer_holds == Some((caller.clone(), catalogue.generation)) {

@@ -109,6 +109,8 @@ pub(super) struct HeldPage {
     pub(super) since: Instant,
     pub(super) arrival: u64,
     pub(super) caller: Caller,
+    /// Whether its listing asked for the first page.
+    pub(super) first: bool,
 }
 
 impl<L: Layer> Proxy<L> {
@@ -122,12 +124,13 @@ impl<L: Layer> Proxy<L> {
         }
     }
 
-    pub(super) fn hold_page(&self, line: Parsed, caller: Caller) -> HeldPage {
+    pub(super) fn hold_page(&self, line: Parsed, caller: Caller, first: bool) -> HeldPage {
         HeldPage {
             line,
             since: self.now.instant,
             arrival: self.started,
             caller,
+            first,
         }
     }
 
@@ -235,10 +238,61 @@ impl<L: Layer> Proxy<L> {
             self.install(generation, tools, page.names.clone(), &caller);
         }
         if self.augments_all(&page.tools, &caller) || !may_hold {
-            let (text, about) = self.augmented_page(read, &page, &caller);
+            let (text, about) = self.client_page(read, &page, &caller, !cursor);
             return Relay::Change(text, about);
         }
-        Relay::Hold(caller)
+        Relay::Hold(caller, !cursor)
+    }
+
+    /// The answer to a client's page of tools (`first`: the listing asked for the first),
+    /// as the model is to see it: augmented as `caller`'s catalogue says; and, for a proxy
+    /// [answering whole listings](Proxy::answering_whole_listings), a first page that
+    /// more follow is the whole listing its current catalogue was made of.
+    fn client_page(
+        &self,
+        read: &Read,
+        page: &Page,
+        caller: &Caller,
+        first: bool,
+    ) -> (String, About) {
+        let whole = (self.whole_listings && first && page.next_cursor.is_some())
+            .then(|| self.catalogues.current(caller, self.want))
+            .flatten()
+            .filter(|catalogue| !catalogue.in_order.is_empty());
+        match whole.and_then(|catalogue| self.whole_listing(read, page, catalogue)) {
+            Some(answer) => answer,
+            None => self.augmented_page(read, page, caller),
+        }
+    }
+
+    /// `read`, a first page of tools, as the whole listing `catalogue` was made of: its
+    /// `tools` every declaration of every page, augmented, and no `nextCursor`; every
+    /// other byte as it came. `None` when its cursor cannot be taken out.
+    fn whole_listing(
+        &self,
+        read: &Read,
+        page: &Page,
+        catalogue: &Catalogue,
+    ) -> Option<(String, About)> {
+        let result = jsonrpc::at(read.text, &["result"])?;
+        let cursor = jsonrpc::member_range(result, page.next_cursor?)?;
+        let at = jsonrpc::span(read.text, result).start;
+        let cursor = at + cursor.start..at + cursor.end;
+        let array = jsonrpc::span(read.text, page.array);
+        let tools: Vec<&str> = (catalogue.in_order.iter())
+            .filter(|(_, name)| name.as_deref().is_none_or(|name| !self.drops(name)))
+            .map(|(tool, _)| catalogue.declarations.get(tool).unwrap_or(tool).as_str())
+            .collect();
+        let tools = format!("[{}]", tools.join(","));
+        // The later place first, so that the earlier one's offsets still hold.
+        let mut edits = [(cursor, String::new()), (array, tools)];
+        edits.sort_by_key(|(range, _)| std::cmp::Reverse(range.start));
+        let (mut text, mut about) = (read.text.to_string(), About::of(read));
+        for (range, with) in edits {
+            about = about.after(range.clone(), with.len());
+            text.replace_range(range, &with);
+        }
+        Some((text, about))
     }
 
     /// Whether every declaration is in `caller`'s current catalogue.
@@ -309,6 +363,10 @@ impl<L: Layer> Proxy<L> {
         }
         match self.layer.augment(tools.clone()) {
             Ok(listed) => {
+                let in_order = match self.whole_listings {
+                    true => tools.iter().cloned().zip(names.iter().cloned()).collect(),
+                    false => Vec::new(),
+                };
                 let names: HashSet<String> = names.into_iter().flatten().collect();
                 let stripped = (names.iter())
                     .filter(|name| self.layer.strips(name))
@@ -319,6 +377,7 @@ impl<L: Layer> Proxy<L> {
                     names,
                     stripped,
                     declarations: tools.into_iter().zip(listed).collect(),
+                    in_order,
                 };
                 self.catalogues.insert(caller.clone(), catalogue);
                 self.listed(caller, generation);
@@ -389,7 +448,7 @@ impl<L: Layer> Proxy<L> {
             if let Ok(Message::Response { result, .. }) = read.message
                 && let Some(page) = result.and_then(Page::read)
             {
-                let (text, about) = self.augmented_page(&read, &page, &held.caller);
+                let (text, about) = self.client_page(&read, &page, &held.caller, held.first);
                 out.push(Out::Client(Delivery::one(text.into_bytes(), about)));
             }
         }

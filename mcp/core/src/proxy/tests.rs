@@ -864,6 +864,90 @@ fn a_page_with_tools_the_proxy_has_not_listed_waits_for_its_listing() {
 }
 
 #[test]
+fn a_proxy_that_keeps_nothing_answers_a_first_page_with_the_whole_listing() {
+    // R1 R7 R8: the gateway keeps nothing between requests, so each page a client asked
+    // for would cost the server a whole listing (R7 reads it whole). Answering whole
+    // listings, the first page the client asked for is every page the proxy walked,
+    // each augmented, in the server's order, repeats kept, without `nextCursor`; every
+    // other byte of the server's first page as it came.
+    let mut proxy = proxy().answering_whole_listings();
+    let three = r#"{"name":"three","inputSchema":{"type":"object"}}"#;
+    let asked = client(
+        &mut proxy,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+    );
+    assert_eq!(asked.server.len(), 1);
+    let first = format!(
+        r#"{{"jsonrpc":"2.0", "id":1, "result": {{ "nextCursor" : "p2" , "tools": [{PLAIN}], "_meta": {{"k":1}} }}}}"#
+    );
+    let held = server(&mut proxy, &first);
+    assert_eq!(
+        held.client,
+        Vec::<String>::new(),
+        "held for the whole listing"
+    );
+    let own = own_listing(&held.server).expect("the proxy lists the server itself");
+    let more = server(
+        &mut proxy,
+        &listing(&own, &[PLAIN], r#","nextCursor":"p2""#),
+    );
+    assert_eq!(more.server.len(), 1, "the next page asked for: {more:?}");
+    let next: Value = serde_json::from_str(&more.server[0]).unwrap();
+    let last = listing(&next["id"].to_string(), &[OWN, three, three], "");
+    let released = server(&mut proxy, &last);
+    assert_eq!(released.client.len(), 1, "{released:?}");
+    let answer = &released.client[0];
+    let augmented = |tool: &str| {
+        tool.replacen(
+            r#""properties":{"#,
+            &format!(r#""properties":{{{REASON},"#),
+            1,
+        )
+    };
+    let plain = augmented(PLAIN);
+    let three_augmented = r#"{"name":"three","inputSchema":{"type":"object","properties":{"#;
+    let whole: Value = serde_json::from_str(answer).unwrap();
+    let tools = whole["result"]["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 4, "{answer}");
+    assert_eq!(tools[0], serde_json::from_str::<Value>(&plain).unwrap());
+    // A tool that owns `reason` is left alone (R5).
+    assert_eq!(tools[1], serde_json::from_str::<Value>(OWN).unwrap());
+    assert!(
+        tools[2].to_string().starts_with(three_augmented),
+        "{answer}"
+    );
+    assert_eq!(tools[2], tools[3], "repeats kept");
+    assert_eq!(
+        answer.replace(&whole["result"]["tools"].to_string(), "TOOLS"),
+        r#"{"jsonrpc":"2.0", "id":1, "result": { "tools": TOOLS, "_meta": {"k":1} }}"#,
+        "every other byte as the server sent it, the cursor gone"
+    );
+    // What the client was shown is what the proxy strips.
+    let sent = client(&mut proxy, &call("2", "three", r#"{"reason":"SECRET"}"#));
+    assert_eq!(sent.server, [call("2", "three", "{}")]);
+    // A proxy that keeps its catalogue answers page by page, as the server did.
+    let mut keeping = super::tests::proxy();
+    client(
+        &mut keeping,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+    );
+    let held = server(&mut keeping, &first);
+    let own = own_listing(&held.server).unwrap();
+    let more = server(
+        &mut keeping,
+        &listing(&own, &[PLAIN], r#","nextCursor":"p2""#),
+    );
+    let next: Value = serde_json::from_str(&more.server[0]).unwrap();
+    let released = server(
+        &mut keeping,
+        &listing(&next["id"].to_string(), &[OWN, three], ""),
+    );
+    let page: Value = serde_json::from_str(&released.client[0]).unwrap();
+    assert_eq!(page["result"]["tools"].as_array().unwrap().len(), 1);
+    assert_eq!(page["result"]["nextCursor"], "p2");
+}
+
+#[test]
 fn when_the_server_goes_each_pending_request_gets_an_error() {
     // R19 R20: what was sent and what waited alike.
     let mut proxy = ready(Options::default(), &[PLAIN]);
