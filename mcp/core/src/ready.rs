@@ -9,6 +9,8 @@
 //! but into its verdict: it lists, and calls nothing.
 
 use crate::http::sse;
+use crate::jsonrpc::{self, Id, Line, Message};
+use reasons_transform::json;
 use serde_json::Value;
 
 /// The revision the probe's handshake asks for: the latest with a handshake, which a
@@ -168,8 +170,10 @@ impl Probe {
                         return self.found(Verdict::NotReady(format!("initialize: {why}")));
                     }
                 };
-                if let Some(revision) = result["protocolVersion"].as_str() {
-                    self.revision = revision.to_string();
+                if let Some(revision) =
+                    jsonrpc::at(&result, &["protocolVersion"]).and_then(json::string)
+                {
+                    self.revision = revision;
                 }
                 self.session = answer
                     .session
@@ -191,7 +195,7 @@ impl Probe {
             }
             Step::List => {
                 let verdict = match result_of(answer, 2) {
-                    Ok(result) => match result["tools"].as_array() {
+                    Ok(result) => match jsonrpc::at(&result, &["tools"]).and_then(json::elements) {
                         Some(tools) => Verdict::Ready { tools: tools.len() },
                         None => Verdict::NotReady("tools/list: the result has no tools".into()),
                     },
@@ -255,7 +259,7 @@ enum Unanswered {
     Why(String),
 }
 
-fn result_of(answer: &Answer, id: u64) -> Result<Value, Unanswered> {
+fn result_of(answer: &Answer, id: u64) -> Result<String, Unanswered> {
     let stream = answer
         .content_type
         .is_some_and(|kind| kind.to_ascii_lowercase().starts_with(b"text/event-stream"));
@@ -267,30 +271,46 @@ fn result_of(answer: &Answer, id: u64) -> Result<Value, Unanswered> {
     } else {
         messages.push(String::from_utf8_lossy(answer.body).into_owned());
     }
-    let responses: Vec<Value> = (messages.iter())
-        .filter_map(|text| serde_json::from_str::<Value>(text).ok())
-        .filter(|message| message.get("method").is_none())
-        .collect();
     // Its own answer; or else an error under no id, which refuses the one request the
-    // probe has in flight (a proxy's refusal of what it could not serve).
-    let answered = (responses.iter().find(|message| message["id"] == id)).or_else(|| {
-        (responses.iter()).find(|message| message["id"].is_null() && message.get("error").is_some())
-    });
+    // probe has in flight (a proxy's refusal of what it could not serve). Each message
+    // read once, by the proxy's own reader: a result's text, or an error's message.
+    let asked = Id::parse(&id.to_string());
+    let (mut own, mut unnamed) = (None, None);
+    for text in &messages {
+        let Ok(Line::One(read)) = jsonrpc::read_line(text.as_bytes()) else {
+            continue;
+        };
+        let Ok(Message::Response { id, result, .. }) = &read.message else {
+            continue;
+        };
+        let outcome = match result {
+            Some(result) => Ok(result.to_string()),
+            None => Err(jsonrpc::at(read.text, &["error", "message"]).and_then(json::string)),
+        };
+        match id {
+            Some(id) if Some(id) == asked.as_ref() => {
+                own = Some(outcome);
+                break;
+            }
+            None if result.is_none() => {
+                unnamed.get_or_insert(outcome);
+            }
+            _ => {}
+        }
+    }
     let status = answer.status;
     let why = |why: String| Err(Unanswered::Why(why));
-    match answered.cloned() {
-        Some(mut message) if message.get("result").is_some() => Ok(message["result"].take()),
-        Some(message) => {
-            let said = message["error"]["message"]
-                .as_str()
-                .unwrap_or("(no message)");
+    match own.or(unnamed) {
+        Some(Ok(result)) => Ok(result),
+        Some(Err(said)) => {
+            let said = said.unwrap_or_else(|| "(no message)".into());
             if said.contains(NEEDS_SIGN_IN) {
                 let refused = said.contains(REFUSED_CREDENTIALS);
                 return Err(Unanswered::SignsIn(if refused { 403 } else { 401 }));
             }
             // The server's words go to whoever asks for readiness: inert and short, as
             // everything of another party's the proxy shows.
-            let said = reasons_inert::inert(said, SERVER_WORDS_AT_MOST);
+            let said = reasons_inert::inert(&said, SERVER_WORDS_AT_MOST);
             why(format!("the MCP server answered with an error: {said}"))
         }
         None if (200..300).contains(&status) => {
