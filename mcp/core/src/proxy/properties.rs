@@ -641,18 +641,23 @@ impl<L: Layer> Sim<L> {
     }
 }
 
-/// Plays `steps` under `options`, over HTTP or not, after a handshake or not, then lets
-/// both sides run dry and the server go; the oracle's checks.
+/// Plays `steps` under `options`, over HTTP or not (and then keeping its listings or
+/// answering whole ones, as the gateway does), after a handshake or not, then lets both
+/// sides run dry and the server go; the oracle's checks.
 fn play<L: Layer>(
     options: Options,
-    (page, http, handshake): (Option<usize>, bool, bool),
+    (page, http, handshake, whole): (Option<usize>, bool, bool, bool),
     steps: &[Step],
     layer: impl FnOnce(Options) -> L,
 ) {
     let required = options.required;
     let proxy = Proxy::new(layer(options), Audit::new(false, false), now());
     let mut sim = Sim {
-        proxy: if http { proxy.over_http() } else { proxy },
+        proxy: match (http, whole) {
+            (true, true) => proxy.over_http().answering_whole_listings(),
+            (true, false) => proxy.over_http(),
+            (false, _) => proxy,
+        },
         server: Server::new(page),
         client: Client::default(),
         heard: 0,
@@ -878,6 +883,14 @@ fn same_id(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// Whether a case's proxy answers whole listings, as the gateway's does: over HTTP, where
+/// the server pages its listings by more than one tool. Read from what each case draws
+/// already, so that every other input of a seed stays what it was (the mutation check
+/// counts on its seed's cases).
+fn whole(http: bool, page: Option<usize>) -> bool {
+    http && page.is_some_and(|size| size > 1)
+}
+
 // 256 cases by default; `PROPTEST_CASES` sets another number.
 proptest! {
     #[test]
@@ -887,7 +900,7 @@ proptest! {
         (http, handshake) in (any::<bool>(), any::<bool>()),
         steps in prop::collection::vec(step(), 1..40)
     ) {
-        play(options, (page, http, handshake), &steps, |options| {
+        play(options, (page, http, handshake, whole(http, page)), &steps, |options| {
             ComponentLayer::new(&Plugin::reasons().unwrap(), options).unwrap()
         });
     }
@@ -900,6 +913,6 @@ proptest! {
         steps in prop::collection::vec(step(), 1..40)
     ) {
         // The layer the wasi:http gateway links: the same properties as the component.
-        play(options, (page, http, handshake), &steps, |options| NativeLayer::new(options).unwrap());
+        play(options, (page, http, handshake, whole(http, page)), &steps, |options| NativeLayer::new(options).unwrap());
     }
 }
