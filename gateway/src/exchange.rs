@@ -26,6 +26,7 @@
 use crate::settings::Settings;
 use crate::telemetry;
 use crate::wire::{self, Answer, Body, Deadline, Reply};
+use reasons_mcp::http::answered::{self, Kind};
 use reasons_mcp::http::{headers, inbound, intake, sse};
 use reasons_mcp::telemetry::Span;
 use reasons_mcp::{Audit, Delivery, NativeLayer, Now, Out, Outline, Proxy};
@@ -258,9 +259,20 @@ impl Exchange<'_> {
                 return self.unanswered(outline, &why);
             }
         };
+        // Read as the client edge's table says: a 404 for a session the gateway relays as
+        // the error it is, for the client whose session it is to start another.
+        let header = |name: &str| wire::header(&answer.headers, name);
+        let asked = answered::Asked::default();
+        let kind = answered::kind(
+            answer.status,
+            header("content-type"),
+            header("location"),
+            asked,
+            "REASONS_UPSTREAM",
+        );
         // The client hears what the upstream answered its own message, and an error
         // status its listing got (a 401's challenge, a 404 for a session that ended).
-        let failed = !(200..300).contains(&answer.status);
+        let failed = !matches!(kind, Kind::Stream | Kind::Body);
         if !outline.own || failed {
             self.relayed = Some(Relayed {
                 status: answer.status,
@@ -272,8 +284,7 @@ impl Exchange<'_> {
             // is the server's own JSON-RPC answer (a 404 for a method it lacks, a 400
             // for a revision it does not serve), which the proxy reads as it reads any.
             let why = format!("the MCP server answered HTTP {}", answer.status);
-            let json = wire::header(&answer.headers, "content-type")
-                .is_some_and(|kind| kind.starts_with(b"application/json"));
+            let json = kind == Kind::Failed { json: true };
             let mut next = Vec::new();
             if json
                 && self.proxy.awaits(outline.exchange)
@@ -292,7 +303,7 @@ impl Exchange<'_> {
             // A notification or a response: the server owes nothing (202).
             return Vec::new();
         }
-        let stream = answer.is_stream();
+        let stream = kind == Kind::Stream;
         let Ok(body) = answer.response.consume() else {
             return self.unanswered(outline, "the MCP server's answer could not be read");
         };

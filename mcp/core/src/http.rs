@@ -10,9 +10,11 @@
 //! | A POST's one message read once, and what no server edge takes refused, before anything routes by it | server | [`intake`] |
 //! | The headers a forwarded message carries (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`), rebuilt from it as forwarded | client | [`headers`] |
 //! | A redirect is no answer: it is neither followed nor relayed | client | [`redirect`] |
+//! | What a POST's answer is (a body, a stream, a redirect, the legacy transport, a session gone, an error), from its status and headers | client | [`answered`] |
 //! | An event stream read as it arrives, and where to resume it | client | [`sse`] |
 
 pub mod admission;
+pub mod answered;
 pub mod headers;
 pub mod inbound;
 pub mod intake;

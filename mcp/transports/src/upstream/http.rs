@@ -28,6 +28,7 @@ use crate::outbox::{self, Backlog, Feed};
 use crate::outgoing::{self, Agent, Secrets};
 use crate::say::say;
 use crate::signin::{self, Bearer, SignIn};
+use reasons_mcp::http::answered::{self, Asked, Kind};
 use reasons_mcp::http::sse::{self, RECONNECTS};
 use reasons_mcp::http::{headers, inbound};
 use reasons_mcp::jsonrpc::Id;
@@ -385,55 +386,55 @@ impl Connection {
         {
             self.lock().id = Some(id);
         }
-        let location = response
-            .headers()
-            .get("location")
-            .map(|value| value.as_bytes());
-        if let Some(why) = reasons_mcp::http::redirect::refusal(status.as_u16(), location, "--url")
-        {
-            return self.unanswered(outline, &format!("the MCP server at {url} {why}"));
-        }
-        let stream = is_event_stream(&response);
+        let asked = Asked {
+            // A 2026-07-28 server's 404 for an `initialize` in that revision's envelope
+            // only says that revision has no such method.
+            handshake: initialize && outline.version.is_none(),
+            in_session: carried.is_some(),
+        };
+        let header = |name: &str| response.headers().get(name).map(|value| value.as_bytes());
+        let kind = answered::kind(
+            status.as_u16(),
+            header("content-type"),
+            header("location"),
+            asked,
+            "--url",
+        );
         let challenge = text_header(&response, "www-authenticate");
         let body = response.into_body();
-        // A server of the legacy HTTP+SSE transport has nothing to POST `initialize` to
-        // (404, 405): its stream is asked for, and every message goes where it says. An
-        // answer that means something else (401, a 400 with an error) stands, as does a
-        // 2026-07-28 server's 404 for an `initialize` in that revision's envelope, which
-        // only says that revision has no such method.
-        let absent = matches!(status.as_u16(), 404 | 405);
-        let handshake =
-            outline.method.as_deref() == Some("initialize") && outline.version.is_none();
-        if absent && handshake {
-            drop(body);
-            let why = match self.open_legacy() {
-                Ok(endpoint) => return self.post_legacy(message, outline, &endpoint),
-                Err(why) => why,
-            };
-            let message = format!(
-                "the MCP server at {url} answered HTTP {status}, and serves no HTTP+SSE stream either ({why})"
-            );
-            return self.unanswered(outline, &message);
-        }
-        if let Some(carried) = carried.filter(|_| status.as_u16() == 404) {
-            return self.forgotten(outline, &carried);
-        }
-        if !status.is_success() {
-            // A JSON-RPC error in the body answers the request it names; every other
-            // request of the message gets one naming the status.
-            if let Ok(line) = body.into_with_config().limit(ERROR_BODY).read_to_vec() {
-                let exchange = outline.exchange;
-                self.events.line(Event::ServerAnswered { line, exchange });
+        let why = match (kind, carried) {
+            (Kind::Redirected(why), _) => {
+                return self.unanswered(outline, &format!("the MCP server at {url} {why}"));
             }
-            let why = format!("the MCP server at {url} answered HTTP {status}");
-            return self.unanswered(
-                outline,
-                &with_way_out((why, url), status.as_u16(), challenge, None),
-            );
-        }
-        let why = match stream {
-            true => self.read_stream(body, outline),
-            false => self.read_body(body, status),
+            // Nothing to POST `initialize` to: its stream is asked for, and every message
+            // goes where it says.
+            (Kind::Legacy, _) => {
+                drop(body);
+                let why = match self.open_legacy() {
+                    Ok(endpoint) => return self.post_legacy(message, outline, &endpoint),
+                    Err(why) => why,
+                };
+                let message = format!(
+                    "the MCP server at {url} answered HTTP {status}, and serves no HTTP+SSE stream either ({why})"
+                );
+                return self.unanswered(outline, &message);
+            }
+            (Kind::Forgotten, Some(carried)) => return self.forgotten(outline, &carried),
+            (Kind::Failed { .. } | Kind::Forgotten, _) => {
+                // A JSON-RPC error in the body answers the request it names; every other
+                // request of the message gets one naming the status.
+                if let Ok(line) = body.into_with_config().limit(ERROR_BODY).read_to_vec() {
+                    let exchange = outline.exchange;
+                    self.events.line(Event::ServerAnswered { line, exchange });
+                }
+                let why = format!("the MCP server at {url} answered HTTP {status}");
+                return self.unanswered(
+                    outline,
+                    &with_way_out((why, url), status.as_u16(), challenge, None),
+                );
+            }
+            (Kind::Stream, _) => self.read_stream(body, outline),
+            (Kind::Body, _) => self.read_body(body, status),
         };
         self.unanswered(
             outline,
