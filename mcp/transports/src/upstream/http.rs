@@ -78,8 +78,9 @@ pub struct Remote {
 
 impl Remote {
     /// `url`, with `headers` (`Name: value`) and `from_env` (`Name=VARIABLE`, the value
-    /// read from the environment so that a secret stays out of a client's config). An
-    /// error names the flag that is wrong and why.
+    /// read from the environment so that a secret stays out of a client's config), each
+    /// a secret of the server's origin alone. An error names the flag that is wrong and
+    /// why: a header for a server reached in clear off this machine among them.
     pub fn new(url: &str, headers: &[String], from_env: &[String]) -> Result<Remote, Error> {
         let parsed = url::Url::parse(url)
             .map_err(|_| Error::Setting(format!("--url {:?} is not a URL", shown(url))))?;

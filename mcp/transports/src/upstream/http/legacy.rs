@@ -5,7 +5,7 @@
 //! and whatever else the server sends, comes on that stream.
 //!
 //! Fails closed: an endpoint on another origin, where the user's own headers' credentials would
-//! go, is refused; a stream that names no endpoint within the read timeout is given up;
+//! go, is refused (and no request carrying them could be built there: `outgoing.rs`); a stream that names no endpoint within the read timeout is given up;
 //! and a stream that ends ends the session, so that every request still waiting is
 //! answered.
 
