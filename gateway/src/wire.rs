@@ -246,8 +246,7 @@ pub struct Answer {
 impl Answer {
     /// Whether its body is an event stream.
     pub fn is_stream(&self) -> bool {
-        header(&self.headers, "content-type")
-            .is_some_and(|kind| kind.to_ascii_lowercase().starts_with(b"text/event-stream"))
+        reasons_mcp::http::answered::is_event_stream(header(&self.headers, "content-type"))
     }
 }
 

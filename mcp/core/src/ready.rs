@@ -260,11 +260,8 @@ enum Unanswered {
 }
 
 fn result_of(answer: &Answer, id: u64) -> Result<String, Unanswered> {
-    let stream = answer
-        .content_type
-        .is_some_and(|kind| kind.to_ascii_lowercase().starts_with(b"text/event-stream"));
     let mut messages = Vec::new();
-    if stream {
+    if crate::http::answered::is_event_stream(answer.content_type) {
         sse::read(answer.body, ANSWER_AT_MOST, |data| messages.push(data)).map_err(|broken| {
             Unanswered::Why(format!("the MCP server's event stream broke off: {broken}"))
         })?;

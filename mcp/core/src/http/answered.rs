@@ -54,18 +54,26 @@ pub fn kind(
     if let Some(why) = super::redirect::refusal(status, location, setting) {
         return Kind::Redirected(why);
     }
-    let is = |kind: &[u8]| {
-        content_type.is_some_and(|given| given.to_ascii_lowercase().starts_with(kind))
-    };
     match status {
         404 | 405 if asked.handshake => Kind::Legacy,
         404 if asked.in_session => Kind::Forgotten,
-        200..=299 if is(b"text/event-stream") => Kind::Stream,
+        200..=299 if is_event_stream(content_type) => Kind::Stream,
         200..=299 => Kind::Body,
         _ => Kind::Failed {
-            json: is(b"application/json"),
+            json: is(content_type, b"application/json"),
         },
     }
+}
+
+/// Whether a `Content-Type` says an event stream (SSE), in any case, as media types are
+/// named: every edge that reads an answer's body asks this.
+pub fn is_event_stream(content_type: Option<&[u8]>) -> bool {
+    is(content_type, b"text/event-stream")
+}
+
+/// Whether `content_type` names the media type `kind`, in any case.
+fn is(content_type: Option<&[u8]>, kind: &[u8]) -> bool {
+    content_type.is_some_and(|given| given.to_ascii_lowercase().starts_with(kind))
 }
 
 #[cfg(test)]

@@ -828,7 +828,8 @@ fn with_way_out(
 
 /// Whether `response` is an event stream (SSE).
 fn is_event_stream(response: &ureq::http::Response<ureq::Body>) -> bool {
-    text_header(response, "content-type").is_some_and(|kind| kind.starts_with("text/event-stream"))
+    let content_type = response.headers().get("content-type");
+    answered::is_event_stream(content_type.map(HeaderValue::as_bytes))
 }
 
 fn text_header(response: &ureq::http::Response<ureq::Body>, name: &str) -> Option<String> {
