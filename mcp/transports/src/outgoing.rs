@@ -117,11 +117,6 @@ impl Secrets {
         self.headers.iter().any(|(own, _)| own == name)
     }
 
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.headers.is_empty()
-    }
-
     /// Each name, with its value, for a test to read what a request would carry.
     #[cfg(test)]
     pub fn values(&self) -> Vec<(&str, String)> {

@@ -54,12 +54,11 @@ impl Telemetry {
 
     /// Starts sending as `config` says; or why not: a signal's headers would go in clear.
     fn start(config: Config) -> Result<Telemetry, String> {
-        let traces = Signal::of(config.traces.as_ref(), "TRACES")?;
-        let metrics = Signal::of(config.metrics.as_ref(), "METRICS")?;
+        let signals = Signal::both(&config)?;
         let (spans, queue) = sync_channel(QUEUE);
         let last_call = Arc::new(OnceLock::new());
         let timeout = config.timeout;
-        let sender = Sender::new(config, [traces, metrics], last_call.clone());
+        let sender = Sender::new(config, signals, last_call.clone());
         let thread = std::thread::spawn(move || sender.run(&queue));
         Ok(Telemetry(Arc::new(Exporter {
             spans: Mutex::new(Some(spans)),
@@ -121,6 +120,12 @@ struct Signal {
 }
 
 impl Signal {
+    /// Where spans go and where metrics go, as `config` says, unless off.
+    fn both(config: &Config) -> Result<[Option<Signal>; 2], String> {
+        let traces = Signal::of(config.traces.as_ref(), "TRACES")?;
+        Ok([traces, Signal::of(config.metrics.as_ref(), "METRICS")?])
+    }
+
     /// `endpoint`'s signal, named `what` in an error: why its headers may not go there.
     fn of(endpoint: Option<&Endpoint>, what: &str) -> Result<Option<Signal>, String> {
         let Some(endpoint) = endpoint else {
@@ -308,9 +313,7 @@ mod tests {
             let set = variables.iter().find(|(own, _)| *own == name);
             set.map(|(_, value)| value.to_string())
         };
-        let config = Config::from(variable, "reasons")?.unwrap();
-        let traces = Signal::of(config.traces.as_ref(), "TRACES")?;
-        Ok([traces, Signal::of(config.metrics.as_ref(), "METRICS")?])
+        Signal::both(&Config::from(variable, "reasons")?.unwrap())
     }
 
     #[test]
