@@ -113,6 +113,31 @@ fn stateless_2026_requests_keep_their_own_ids_and_lose_the_reason() {
 }
 
 #[test]
+fn a_2026_answer_goes_under_the_status_its_error_is_given() {
+    // R19 for 2026-07-28 clients: a method the server does not have is answered 404 (the
+    // status a server over HTTP gives it, which one on stdio cannot), with the server's
+    // own error as the body; an error a handler gives is an answer, under 200.
+    let (_dir, _log, front) = front_logging();
+    let unknown = format!(r#"{{"jsonrpc":"2.0","id":3,"method":"no/such","params":{{{META}}}}}"#);
+    let (status, answered) = post(&front.url, &[], &unknown);
+    assert_eq!(answered.len(), 1, "{answered:?}");
+    assert_eq!(
+        (status, &answered[0]["error"]["code"]),
+        (404, &json!(-32601))
+    );
+    let call = format!(
+        r#"{{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{{"name":"no-such-tool","arguments":{{}},{META}}}}}"#
+    );
+    let (status, answered) = post(&front.url, &[], &call);
+    assert_eq!(answered.len(), 1, "{answered:?}");
+    assert_eq!(
+        (status, &answered[0]["id"]),
+        (200, &json!(4)),
+        "{answered:?}"
+    );
+}
+
+#[test]
 fn what_a_hostile_page_or_a_broken_client_sends_is_refused() {
     // DNS rebinding: a page whose name now resolves to 127.0.0.1 sends its own Host and
     // Origin; both are refused before anything reaches a session.

@@ -39,6 +39,9 @@ pub enum About {
         id: Id,
         /// Where it is named in the message.
         at: Range<usize>,
+        /// The error's code, where the answer is an error whose code is an integer
+        /// (what an HTTP front answers its status by); `None` for a result.
+        code: Option<i64>,
     },
     /// The progress of the request given the progress token `token`, which lies at `at`.
     Progress {
@@ -80,10 +83,12 @@ impl About {
             Ok(Message::Response {
                 id: Some(id),
                 named,
+                code,
                 ..
             }) => About::Answer {
                 id: id.clone(),
                 at: jsonrpc::span(read.text, named),
+                code: *code,
             },
             Ok(Message::Notification { method, params }) if method == "notifications/progress" => {
                 named(
@@ -108,12 +113,13 @@ impl About {
     }
 
     /// What a response the proxy made ([`jsonrpc::result`], [`jsonrpc::error`]) under
-    /// `id` is about.
-    pub(crate) fn made(id: Option<&Id>) -> About {
+    /// `id` is about: an error with `code`, or a result (`None`).
+    pub(crate) fn made(id: Option<&Id>, code: Option<i64>) -> About {
         match id {
             Some(id) => About::Answer {
                 id: id.clone(),
                 at: jsonrpc::ID_AT..jsonrpc::ID_AT + id.json().len(),
+                code,
             },
             None => About::Other,
         }
@@ -128,7 +134,11 @@ impl About {
             at
         };
         match self {
-            About::Answer { id, at } => About::Answer { id, at: moved(at) },
+            About::Answer { id, at, code } => About::Answer {
+                id,
+                at: moved(at),
+                code,
+            },
             About::Progress { token, at } => About::Progress {
                 token,
                 at: moved(at),
@@ -188,10 +198,33 @@ mod tests {
     #[test]
     fn each_message_names_its_request_where_it_says() {
         let answer = r#"{"result":{},"id" : 1.0,"jsonrpc":"2.0"}"#;
-        let About::Answer { id, at } = about(answer) else {
+        let About::Answer { id, at, code } = about(answer) else {
             panic!("an answer");
         };
-        assert_eq!((id, &answer[at]), (Id::parse("1").unwrap(), "1.0"));
+        assert_eq!(
+            (id, &answer[at], code),
+            (Id::parse("1").unwrap(), "1.0", None)
+        );
+        // An error says its code, where it is an integer.
+        for (error, said) in [
+            (
+                r#"{"jsonrpc":"2.0","id":2,"error":{"message":"m","code":-32601}}"#,
+                Some(-32601),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":2,"error":{"code":"-32601","message":"m"}}"#,
+                None,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":2,"error":{"code":1.5,"message":"m"}}"#,
+                None,
+            ),
+        ] {
+            let About::Answer { code, .. } = about(error) else {
+                panic!("an answer: {error}");
+            };
+            assert_eq!(code, said, "{error}");
+        }
         let progress = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1,"progressToken":"t"}}"#;
         let About::Progress { token, at } = about(progress) else {
             panic!("a progress note");
@@ -229,11 +262,11 @@ mod tests {
     fn a_made_answer_names_its_id_where_it_is() {
         let id = Id::parse(r#""x""#).unwrap();
         let made = jsonrpc::error(Some(&id), 1, "no");
-        let About::Answer { at, .. } = About::made(Some(&id)) else {
+        let About::Answer { at, code, .. } = About::made(Some(&id), Some(1)) else {
             panic!("an answer");
         };
-        assert_eq!(&made[at], r#""x""#);
-        assert_eq!(About::made(None), About::Other);
+        assert_eq!((&made[at], code), (r#""x""#, Some(1)));
+        assert_eq!(About::made(None, Some(1)), About::Other);
     }
 
     #[test]
@@ -254,12 +287,14 @@ mod tests {
         let at = About::Answer {
             id: id.clone(),
             at: 20..21,
+            code: None,
         };
         assert_eq!(
             at.clone().after(5..10, 8),
             About::Answer {
                 id: id.clone(),
-                at: 23..24
+                at: 23..24,
+                code: None,
             }
         );
         assert_eq!(at.clone().after(30..40, 2), at);

@@ -75,8 +75,19 @@ enum Fate {
     Keep,
     /// A call relayed as this text instead, with its arguments as forwarded.
     Change { text: String, arguments: String },
-    /// Not relayed: answered here with this response.
-    Answer(String),
+    /// Not relayed: answered here with this response, an error with this code or a
+    /// result (`None`).
+    Answer { text: String, code: Option<i64> },
+}
+
+impl Fate {
+    /// Answered here with the error `code` under `id`, saying `why`.
+    fn error(id: Option<&Id>, code: i64, why: &str) -> Fate {
+        Fate::Answer {
+            text: jsonrpc::error(id, code, why),
+            code: Some(code),
+        }
+    }
 }
 
 /// What becomes of one server message.
@@ -345,7 +356,7 @@ impl<L: Layer> Proxy<L> {
         let mut out = Vec::new();
         match line {
             Err(refusal) => {
-                let about = About::made(refusal.id.as_ref());
+                let about = About::made(refusal.id.as_ref(), Some(refusal.code));
                 out.push(Out::Client(Delivery::one(
                     refusal.answer().into_bytes(),
                     about,
@@ -392,8 +403,8 @@ impl<L: Layer> Proxy<L> {
                         self.keep_to_send_again(&outline, line);
                         out.push(self.for_server(text.into_bytes(), outline));
                     }
-                    Fate::Answer(text) => {
-                        let about = About::made(answered(&read));
+                    Fate::Answer { text, code } => {
+                        let about = About::made(answered(&read), code);
                         out.push(Out::Client(Delivery::one(text.into_bytes(), about)));
                     }
                 }
@@ -418,8 +429,8 @@ impl<L: Layer> Proxy<L> {
             match self.client_message(read, Some(awaits), release, Some(batch)) {
                 Fate::Keep => sent.push(read.text.to_string()),
                 Fate::Change { text, .. } => sent.push(text),
-                Fate::Answer(text) => {
-                    answers.push((text, About::made(answered(read))));
+                Fate::Answer { text, code } => {
+                    answers.push((text, About::made(answered(read), code)));
                     continue;
                 }
             }
@@ -461,7 +472,12 @@ impl<L: Layer> Proxy<L> {
         batch: Option<u64>,
     ) -> Fate {
         let message = match &read.message {
-            Err(refusal) => return Fate::Answer(refusal.answer()),
+            Err(refusal) => {
+                return Fate::Answer {
+                    text: refusal.answer(),
+                    code: Some(refusal.code),
+                };
+            }
             Ok(message) => message,
         };
         match message {
@@ -481,7 +497,7 @@ impl<L: Layer> Proxy<L> {
                     }
                     let why = "the id is already in use by a request not yet answered; \
                                the request was not sent";
-                    return Fate::Answer(jsonrpc::error(Some(id), INVALID_REQUEST, why));
+                    return Fate::error(Some(id), INVALID_REQUEST, why);
                 }
                 let kind = match method.as_str() {
                     "tools/call" => {
@@ -498,11 +514,7 @@ impl<L: Layer> Proxy<L> {
                             // whole catalogue: that must be read as the server reads it.
                             Some((_, Err(why))) => {
                                 let why = format!("the params {why}; the request was not sent");
-                                return Fate::Answer(jsonrpc::error(
-                                    Some(id),
-                                    INVALID_PARAMS,
-                                    &why,
-                                ));
+                                return Fate::error(Some(id), INVALID_PARAMS, &why);
                             }
                             Some((params, Ok(members))) => Kind::List {
                                 cursor: jsonrpc::member(members, "cursor").is_some(),
@@ -526,13 +538,11 @@ impl<L: Layer> Proxy<L> {
                 self.expect(id, kind, batch);
                 Fate::Keep
             }
-            Message::Notification { method, .. } if method == "tools/call" => {
-                Fate::Answer(jsonrpc::error(
-                    None,
-                    INVALID_REQUEST,
-                    "a tools/call needs an id; it was not sent",
-                ))
-            }
+            Message::Notification { method, .. } if method == "tools/call" => Fate::error(
+                None,
+                INVALID_REQUEST,
+                "a tools/call needs an id; it was not sent",
+            ),
             Message::Notification { .. } | Message::Response { .. } => Fate::Keep,
         }
     }
@@ -570,7 +580,7 @@ impl<L: Layer> Proxy<L> {
             Ok(params) => params,
             Err(why) => {
                 let message = format!("{why}; the call was not sent");
-                return Fate::Answer(jsonrpc::error(Some(id), INVALID_PARAMS, &message));
+                return Fate::error(Some(id), INVALID_PARAMS, &message);
             }
         };
         let name = params.name.as_str();
@@ -601,7 +611,7 @@ impl<L: Layer> Proxy<L> {
             proxy.told(id, facts(CallFate::Refused));
             let call = audit::Call::kept(name, reason, proxy.now).invoked(invocation);
             proxy.record(id, call, Outcome::Answered(&why));
-            Fate::Answer(jsonrpc::error(Some(id), code, &why))
+            Fate::error(Some(id), code, &why)
         };
         if let Release::Refuse(why) = release {
             let why = format!("{why}; the call was not sent");
@@ -669,7 +679,10 @@ impl<L: Layer> Proxy<L> {
                     "content": [{"type": "text", "text": message}],
                     "isError": true,
                 });
-                Fate::Answer(jsonrpc::result(id, &result.to_string()))
+                Fate::Answer {
+                    text: jsonrpc::result(id, &result.to_string()),
+                    code: None,
+                }
             }
             Routing::Send(stripped) => {
                 let mut changed = jsonrpc::replace(text, arguments.unwrap_or_default(), &stripped);
@@ -725,15 +738,26 @@ impl<L: Layer> Proxy<L> {
 
     /// A line from the server.
     pub fn server_sent(&mut self, line: Vec<u8>, now: Now) -> Vec<Out> {
+        self.server_read(Parsed::read(line), now)
+    }
+
+    /// A line from the server that was read already (where it came in, as a client's
+    /// is), or the refusal of the whole of it.
+    pub fn server_read(&mut self, line: Result<Parsed, Refusal>, now: Now) -> Vec<Out> {
         self.server_line(line, None, now)
     }
 
     /// A line from the server; with `only`, taken only when it answers a request of that
     /// line to the server ([`Proxy::server_answered`]).
-    fn server_line(&mut self, line: Vec<u8>, only: Option<u64>, now: Now) -> Vec<Out> {
+    fn server_line(
+        &mut self,
+        line: Result<Parsed, Refusal>,
+        only: Option<u64>,
+        now: Now,
+    ) -> Vec<Out> {
         self.now = now;
         let mut out = Vec::new();
-        let line = match Parsed::read(line) {
+        let line = match line {
             Ok(line) if only.is_some_and(|exchange| !self.answers(&line.line(), exchange)) => {
                 return out;
             }
@@ -950,7 +974,7 @@ impl<L: Layer> Proxy<L> {
                 _ => {}
             }
             let error = jsonrpc::error(Some(&id), INTERNAL_ERROR, &message);
-            let about = About::made(Some(&id));
+            let about = About::made(Some(&id), Some(INTERNAL_ERROR));
             out.push(Out::Client(Delivery::one(error.into_bytes(), about)));
         }
         for (_, batch) in std::mem::take(&mut self.batches) {

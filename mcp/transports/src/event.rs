@@ -22,10 +22,13 @@ pub(crate) enum Event {
     ClientClosed,
     /// The client sent a line past the cap: its stream was ended there.
     ClientOverCap,
-    Server(Vec<u8>),
-    /// A line in the body of an HTTP error the server answered line `exchange` with.
+    /// A line from the server, read where it came in (its reader's thread, the HTTP
+    /// upstream's), or the refusal of the whole of it.
+    Server(Result<Parsed, Refusal>),
+    /// A line in the body of an HTTP error the server answered line `exchange` with,
+    /// read.
     ServerAnswered {
-        line: Vec<u8>,
+        line: Result<Parsed, Refusal>,
         exchange: u64,
     },
     /// The server will not answer line `exchange` any more, for this reason.

@@ -54,7 +54,7 @@ use reasons_mcp::http::intake::{self, Posted};
 use reasons_mcp::jsonrpc::{self, INVALID_REQUEST, Id, Parsed};
 use reasons_transform::Options;
 use refused::{Refused, busy, refuse, rejected, session_gone};
-use routes::{Routed, Routes, Running};
+use routes::{Routed, Routes, Running, Sent};
 use sessions::{PLACE_AT_MOST, Sessions};
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -517,7 +517,6 @@ async fn on_post(
         return StatusCode::ACCEPTED.into_response();
     };
     let (answers, stream) = channel(STREAM_AHEAD);
-    let given = id.clone();
     if method.as_deref() == Some("initialize") {
         let asked = jsonrpc::at(line.text(), &["params", "protocolVersion"]);
         lock(&running.routes).version = asked.and_then(reasons_transform::json::string);
@@ -537,7 +536,7 @@ async fn on_post(
         return session_gone().into_response();
     }
     let mut response = if route.modern {
-        modern_answer(&given, stream, cancel).await
+        modern_answer(stream, cancel).await
     } else {
         // A session of 2025-11-25 or later is told its stream can be resumed.
         let said = headers
@@ -636,27 +635,23 @@ async fn forward(feed: &Feed, line: Parsed) -> bool {
     }
 }
 
-/// The answer to a 2026-07-28 request, given id `given`: one JSON body when the answer
-/// comes first, under the status the specification gives its error (404 for a method
-/// the server does not have, which a server on stdio cannot say itself); otherwise an
+/// The answer to a 2026-07-28 request: one JSON body when the answer comes first, under
+/// the status the specification gives its error (404 for a method the server does not
+/// have, which a server on stdio cannot say itself), as the core read it; otherwise an
 /// event stream, from what came first. `cancel` is held while the first waits, so that
 /// a client that leaves first cancels its request.
-async fn modern_answer(
-    given: &Id,
-    mut lines: Receiver<Vec<u8>>,
-    cancel: Option<Cancel>,
-) -> Response {
+async fn modern_answer(mut lines: Receiver<Sent>, cancel: Option<Cancel>) -> Response {
     let Some(first) = lines.recv().await else {
         return sse(Vec::new(), lines, cancel, None).into_response();
     };
-    match inbound::answer_status(&first, given) {
+    match first.answer {
         Some(status) => (
             StatusCode::from_u16(status).unwrap_or(StatusCode::OK),
             [(header::CONTENT_TYPE, "application/json")],
-            first,
+            first.line,
         )
             .into_response(),
-        None => sse(vec![first], lines, cancel, None).into_response(),
+        None => sse(vec![first.line], lines, cancel, None).into_response(),
     }
 }
 
@@ -668,7 +663,7 @@ async fn modern_answer(
 /// without one is not dispatched, so its id would not reach the client's code).
 fn sse(
     first: Vec<Vec<u8>>,
-    lines: Receiver<Vec<u8>>,
+    lines: Receiver<Sent>,
     cancel: Option<Cancel>,
     numbering: Option<resume::Numbering>,
 ) -> Response {
@@ -680,8 +675,8 @@ fn sse(
             format!("id: {id}\nretry: {retry}\ndata: \n\n")
         });
     let rest = futures_util::stream::unfold((lines, cancel), |(mut lines, cancel)| async move {
-        let line = lines.recv().await?;
-        Some((line, (lines, cancel)))
+        let sent = lines.recv().await?;
+        Some((sent.line, (lines, cancel)))
     });
     let events = futures_util::stream::iter(first)
         .chain(rest)

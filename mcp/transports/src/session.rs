@@ -15,6 +15,7 @@ use crate::telemetry::Telemetry;
 use crate::upstream::{Http, Process, Upstream};
 use reasons_host::Plugin;
 use reasons_mcp::delivery::{About, Delivery, Part};
+use reasons_mcp::jsonrpc::Parsed;
 use reasons_mcp::{Audit, ComponentLayer, Now, Out, Proxy, jsonrpc, one_line};
 use reasons_transform::Options;
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -75,7 +76,8 @@ impl Session {
                     over_cap: Event::ServerOverCap,
                     closed: Event::ServerClosed,
                 };
-                read_lines(stdout, settings.max_message, events, Event::Server, ends);
+                let line = |line| Event::Server(Parsed::read(line));
+                read_lines(stdout, settings.max_message, events, line, ends);
                 Upstream::Process(process)
             }
             Server::Url(remote) => {
@@ -144,7 +146,7 @@ impl Session {
             };
             let out = match event {
                 Ok(Event::Client(line)) => proxy.client_read(line, now()),
-                Ok(Event::Server(line)) => proxy.server_sent(line, now()),
+                Ok(Event::Server(line)) => proxy.server_read(line, now()),
                 Ok(Event::ServerAnswered { line, exchange }) => {
                     proxy.server_answered(line, exchange, now())
                 }

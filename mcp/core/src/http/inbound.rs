@@ -13,7 +13,7 @@
 //! and fail-closed, it goes no further.
 
 use crate::http::headers;
-use crate::jsonrpc::{self, INVALID_PARAMS, Id, Line, Message, Read, Refusal};
+use crate::jsonrpc::{self, INVALID_PARAMS, Message, Read, Refusal};
 use crate::outline::{CAPABILITIES_KEY, VERSION_KEY};
 use reasons_transform::json;
 
@@ -169,29 +169,11 @@ pub fn status_of_error(code: i64) -> u16 {
     }
 }
 
-/// The status the answer `line` goes under, when it is the answer to the request `id`
-/// (the first message of a request's stream may instead be a note about it, which opens
-/// a stream): [`status_of_error`]'s for an error, 200 for a result.
-pub fn answer_status(line: &[u8], id: &Id) -> Option<u16> {
-    let Ok(Line::One(read)) = jsonrpc::read_line(line) else {
-        return None;
-    };
-    let Ok(Message::Response {
-        id: Some(answered),
-        result,
-        ..
-    }) = &read.message
-    else {
-        return None;
-    };
-    if answered != id {
-        return None;
-    }
-    if result.is_some() {
-        return Some(200);
-    }
-    let code = jsonrpc::at(read.text, &["error", "code"]).and_then(|code| code.parse().ok());
-    Some(code.map_or(200, status_of_error))
+/// The status an answer goes under, given the core's reading of it (its error's code,
+/// [`About::Answer`](crate::delivery::About::Answer)): [`status_of_error`]'s for an
+/// error, 200 for a result.
+pub fn answer_status(code: Option<i64>) -> u16 {
+    code.map_or(200, status_of_error)
 }
 
 #[cfg(test)]

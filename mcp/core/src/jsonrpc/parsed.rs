@@ -46,6 +46,7 @@ enum Placed {
         id: Option<Id>,
         named: Range<usize>,
         result: Option<Range<usize>>,
+        code: Option<i64>,
     },
 }
 
@@ -233,10 +234,16 @@ impl Kept {
                     method: method.clone(),
                     params: params.as_ref().map(|params| PlacedParams::of(text, params)),
                 },
-                Message::Response { id, named, result } => Placed::Response {
+                Message::Response {
+                    id,
+                    named,
+                    result,
+                    code,
+                } => Placed::Response {
                     id: id.clone(),
                     named: place(named),
                     result: result.map(place),
+                    code: *code,
                 },
             });
         Kept {
@@ -268,10 +275,16 @@ impl Kept {
                     method: method.clone(),
                     params: params.as_ref().map(|params| params.read(text)),
                 },
-                Placed::Response { id, named, result } => Message::Response {
+                Placed::Response {
+                    id,
+                    named,
+                    result,
+                    code,
+                } => Message::Response {
                     id: id.clone(),
                     named: at(named),
                     result: result.as_ref().map(at),
+                    code: *code,
                 },
             });
         Read {
@@ -304,9 +317,14 @@ mod tests {
                 Ok(Message::Notification { method, params }) => {
                     format!("{} note {method} {params:?}", read.text)
                 }
-                Ok(Message::Response { id, named, result }) => {
+                Ok(Message::Response {
+                    id,
+                    named,
+                    result,
+                    code,
+                }) => {
                     let id = id.as_ref().map(Id::json);
-                    format!("{} response {id:?} {named} {result:?}", read.text)
+                    format!("{} response {id:?} {named} {result:?} {code:?}", read.text)
                 }
                 Err(refusal) => format!("{} refused {}", read.text, refusal.message),
             })

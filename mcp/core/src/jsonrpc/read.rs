@@ -35,6 +35,8 @@ pub enum Message<'a> {
         named: &'a str,
         /// The result's exact text; `None` for an error.
         result: Option<&'a str>,
+        /// An error's code, where it is an integer; `None` for a result.
+        code: Option<i64>,
     },
 }
 
@@ -61,6 +63,14 @@ impl<'a> Line<'a> {
             Line::One(read) => std::slice::from_ref(read),
             Line::Batch(reads) => reads,
         }
+    }
+
+    /// The requests it answers: each response's id.
+    pub fn answered(&self) -> impl Iterator<Item = &Id> {
+        self.reads().iter().filter_map(|read| match &read.message {
+            Ok(Message::Response { id: Some(id), .. }) => Some(id),
+            _ => None,
+        })
     }
 }
 
@@ -206,12 +216,14 @@ fn envelope(text: &str) -> Result<Message<'_>, Refusal> {
         }
         None => {
             let result = member(&members, "result");
-            let answered = result.is_some() != member(&members, "error").is_some();
+            let error = member(&members, "error");
+            let answered = result.is_some() != error.is_some();
             match id {
                 Some(id) if answered => Ok(Message::Response {
                     id,
                     named: named.unwrap_or_default(),
                     result,
+                    code: error.and_then(code),
                 }),
                 _ => Err(invalid(
                     known_id,
@@ -220,6 +232,11 @@ fn envelope(text: &str) -> Result<Message<'_>, Refusal> {
             }
         }
     }
+}
+
+/// The code of `error`, an error object, where it is an integer.
+fn code(error: &str) -> Option<i64> {
+    member(&Object::parse(error)?.members, "code")?.parse().ok()
 }
 
 /// `text`'s members, when it is an object whose every key is given once.

@@ -6,7 +6,7 @@
 
 use super::{Out, Proxy};
 use crate::Now;
-use crate::jsonrpc::{self, INTERNAL_ERROR, Id, Line, Message};
+use crate::jsonrpc::{self, INTERNAL_ERROR, Id, Line, Parsed, Refusal};
 use crate::layer::Layer;
 use crate::outline::Outline;
 
@@ -79,15 +79,17 @@ impl<L: Layer> Proxy<L> {
     /// taken as [`Proxy::server_sent`] takes it when it answers one of that line's
     /// requests, and dropped unread by anyone when it does not (an error page, an error
     /// under no id).
-    pub fn server_answered(&mut self, line: Vec<u8>, exchange: u64, now: Now) -> Vec<Out> {
+    pub fn server_answered(
+        &mut self,
+        line: Result<Parsed, Refusal>,
+        exchange: u64,
+        now: Now,
+    ) -> Vec<Out> {
         self.server_line(line, Some(exchange), now)
     }
 
     /// Whether `read` holds an answer to a request of line `exchange`.
     pub(super) fn answers(&self, read: &Line, exchange: u64) -> bool {
-        read.reads().iter().any(|read| match &read.message {
-            Ok(Message::Response { id: Some(id), .. }) => self.owes(exchange, id),
-            _ => false,
-        })
+        read.answered().any(|id| self.owes(exchange, id))
     }
 }

@@ -522,10 +522,12 @@ impl Client {
             assert_eq!(&lenient(own), message, "{text}");
             let answer = message.get("method").is_none() && !message["id"].is_null();
             match &part.about {
-                About::Answer { id, at } => {
+                About::Answer { id, at, code } => {
                     assert!(answer, "{own}");
                     assert_eq!(lenient(id.json()), message["id"], "{own}");
                     assert_eq!(lenient(&own[at.clone()]), message["id"], "{own}");
+                    // What an HTTP front answers its status by.
+                    assert_eq!(*code, message["error"]["code"].as_i64(), "{own}");
                 }
                 About::Other => assert!(!answer, "{own}"),
                 about => panic!("the simulated server sends no {about:?}: {own}"),

@@ -8,8 +8,8 @@
 //! the proxy's strict reader.
 
 use super::{
-    Front, INVALID_REQUEST, Id, Parsed, Posted, Refused, Running, STREAM_AHEAD, admission, forward,
-    lock, one_message, refuse, session_gone,
+    Front, INVALID_REQUEST, Id, Parsed, Posted, Refused, Running, STREAM_AHEAD, Sent, admission,
+    forward, lock, one_message, refuse, session_gone,
 };
 use axum::body::Bytes;
 use axum::extract::{RawQuery, State};
@@ -50,12 +50,12 @@ pub async fn on_stream(State(front): State<Arc<Front>>, RawQuery(query): RawQuer
 
 /// The next message of a session's stream, as an event, until the session ends.
 async fn next_message(
-    (mut lines, open): (Receiver<Vec<u8>>, Open),
-) -> Option<(Result<SseEvent, Infallible>, (Receiver<Vec<u8>>, Open))> {
-    let line = lines.recv().await?;
+    (mut lines, open): (Receiver<Sent>, Open),
+) -> Option<(Result<SseEvent, Infallible>, (Receiver<Sent>, Open))> {
+    let sent = lines.recv().await?;
     let event = SseEvent::default()
         .event("message")
-        .data(String::from_utf8_lossy(&line));
+        .data(String::from_utf8_lossy(&sent.line));
     Some((Ok(event), (lines, open)))
 }
 

@@ -59,7 +59,7 @@ struct Request {
     n: usize,
     given: Value,
     token: Option<Value>,
-    stream: Option<Receiver<Vec<u8>>>,
+    stream: Option<Receiver<Sent>>,
     cancel: Option<Cancel>,
     received: Vec<Value>,
     /// Whether its stream ended (the front dropped its sender).
@@ -75,9 +75,14 @@ impl Request {
         };
         loop {
             match stream.try_recv() {
-                Ok(line) => self
-                    .received
-                    .push(serde_json::from_slice(&line).expect("the front sends JSON")),
+                Ok(sent) => {
+                    let message: Value =
+                        serde_json::from_slice(&sent.line).expect("the front sends JSON");
+                    // Only the request's answer goes under a status of its own.
+                    let answers = message.get("method").is_none();
+                    assert_eq!(sent.answer.is_some(), answers, "{message}");
+                    self.received.push(message);
+                }
                 Err(TryRecvError::Empty) => return,
                 Err(TryRecvError::Disconnected) => {
                     self.ended = true;
@@ -112,7 +117,7 @@ fn said(head: &str, name: &Value, tail: &str, about: fn(Id, Range<usize>) -> Abo
 fn answer(one: &Held) -> Said {
     let tail = format!(r#","result":{{"n":{}}}}}"#, one.n);
     said(r#"{"jsonrpc":"2.0","id":"#, &one.id, &tail, |id, at| {
-        About::Answer { id, at }
+        About::Answer { id, at, code: None }
     })
 }
 

@@ -10,7 +10,8 @@ use crate::session::Client;
 use axum::http::StatusCode;
 use indexmap::IndexMap;
 use reasons_mcp::delivery::{About, Part};
-use reasons_mcp::jsonrpc::{self, INVALID_REQUEST, Id, Parsed};
+use reasons_mcp::http::inbound;
+use reasons_mcp::jsonrpc::{self, INTERNAL_ERROR, INVALID_REQUEST, Id, Parsed};
 use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::{Arc, Mutex};
@@ -32,21 +33,39 @@ impl Running {
     }
 }
 
+/// A message for one of a session's streams.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct Sent {
+    /// Its bytes.
+    pub(super) line: Vec<u8>,
+    /// Where it is the answer to its stream's request, the HTTP status that answer goes
+    /// under, from the core's own reading of it: a request answered before anything
+    /// else came for it is answered with one JSON body under that status.
+    pub(super) answer: Option<u16>,
+}
+
+impl Sent {
+    /// A message that answers no request of its stream's.
+    pub(super) fn note(line: Vec<u8>) -> Sent {
+        Sent { line, answer: None }
+    }
+}
+
 /// Where the lines for a session's clients go.
 #[derive(Default)]
 pub(super) struct Routes {
     /// Each request waiting for its answer: the stream of its POST, and the id its client
     /// gave it when the front gave it another.
-    pub(super) waiting: IndexMap<Id, (Sender<Vec<u8>>, Option<Id>)>,
+    pub(super) waiting: IndexMap<Id, (Sender<Sent>, Option<Id>)>,
     /// Each waiting request's progress token, as the server will name it, with the
     /// request, and the token its client gave when the front gave it another. Tokens
     /// compare as ids do: by value, whatever their spelling.
     pub(super) progress: HashMap<Id, (Id, Option<String>)>,
     /// The session's GET stream, for what the server sends on its own.
-    pub(super) stream: Option<Sender<Vec<u8>>>,
+    pub(super) stream: Option<Sender<Sent>>,
     /// A legacy HTTP+SSE session's one stream, which every message for its client takes,
     /// answers included ([`legacy`]).
-    pub(super) legacy: Option<Sender<Vec<u8>>>,
+    pub(super) legacy: Option<Sender<Sent>>,
     /// Whether clients that do not know each other share the session (2026-07-28).
     pub(super) shared: bool,
     /// Whether the session's loop has ended: no request is taken any more.
@@ -69,8 +88,11 @@ impl Routes {
         for (id, (stream, given)) in self.waiting.drain(..) {
             let why = "reasons mcp: the session ended before the server answered this request";
             let id = given.unwrap_or(id);
-            let answer = jsonrpc::error(Some(&id), jsonrpc::INTERNAL_ERROR, why);
-            let _ = stream.try_send(answer.into_bytes());
+            let answer = Sent {
+                line: jsonrpc::error(Some(&id), INTERNAL_ERROR, why).into_bytes(),
+                answer: Some(inbound::answer_status(Some(INTERNAL_ERROR))),
+            };
+            let _ = stream.try_send(answer);
         }
     }
 
@@ -80,7 +102,7 @@ impl Routes {
     pub(super) fn wait(
         &mut self,
         id: Id,
-        stream: Sender<Vec<u8>>,
+        stream: Sender<Sent>,
         given: Option<Id>,
         token: Option<(Id, Option<String>)>,
     ) -> Result<(), Refused> {
@@ -107,7 +129,7 @@ impl Routes {
         id: Id,
         line: Parsed,
         token: Option<(Id, Range<usize>)>,
-        answers: Sender<Vec<u8>>,
+        answers: Sender<Sent>,
     ) -> Result<(Id, Parsed), Refused> {
         if !self.shared {
             if self.waiting.contains_key(&id) {
@@ -145,23 +167,29 @@ impl Routes {
     /// to be the right client's, so nothing else goes anywhere.
     pub(super) fn deliver(&mut self, text: &[u8], about: &About) {
         // The request, the message under the name its client gave, and whether the
-        // message ends the request's stream (no answer follows a cancellation).
-        let (id, line, ends) = match about {
-            About::Answer { id, at } | About::Cancelled { id, at } => {
+        // message ends the request's stream (no answer follows a cancellation), with
+        // the status it goes under where it answers the request.
+        let (id, line, ends, answer) = match about {
+            About::Answer { id, at, code } => {
                 let Some((_, given)) = self.waiting.get(id) else {
                     return self.elsewhere(text);
                 };
-                (
-                    id.clone(),
-                    named(text, at, given.as_ref().map(Id::json)),
-                    true,
-                )
+                let line = named(text, at, given.as_ref().map(Id::json));
+                let status = inbound::answer_status(*code);
+                (id.clone(), line, true, Some(status))
+            }
+            About::Cancelled { id, at } => {
+                let Some((_, given)) = self.waiting.get(id) else {
+                    return self.elsewhere(text);
+                };
+                let line = named(text, at, given.as_ref().map(Id::json));
+                (id.clone(), line, true, None)
             }
             About::Progress { token, at } => {
                 let Some((id, given)) = self.progress.get(token) else {
                     return self.elsewhere(text);
                 };
-                (id.clone(), named(text, at, given.as_deref()), false)
+                (id.clone(), named(text, at, given.as_deref()), false, None)
             }
             // An event of a subscription goes on the stream of the request that opened
             // it, which stays open for the next.
@@ -169,11 +197,8 @@ impl Routes {
                 let Some((_, given)) = self.waiting.get(id) else {
                     return self.elsewhere(text);
                 };
-                (
-                    id.clone(),
-                    named(text, at, given.as_ref().map(Id::json)),
-                    false,
-                )
+                let line = named(text, at, given.as_ref().map(Id::json));
+                (id.clone(), line, false, None)
             }
             About::Other => return self.elsewhere(text),
         };
@@ -184,7 +209,7 @@ impl Routes {
         if ends {
             self.kept.finish(&id);
         }
-        if !put(stream, line) {
+        if !put(stream, Sent { line, answer }) {
             if self.is_legacy(stream) {
                 return self.end_legacy();
             }
@@ -216,7 +241,7 @@ impl Routes {
     /// one client owns the session, to its latest request's stream.
     pub(super) fn elsewhere(&mut self, text: &[u8]) {
         if let Some(stream) = self.stream.as_ref().filter(|stream| !stream.is_closed()) {
-            if !put(stream, text.to_vec()) {
+            if !put(stream, Sent::note(text.to_vec())) {
                 if self.is_legacy(stream) {
                     return self.end_legacy();
                 }
@@ -234,12 +259,12 @@ impl Routes {
         // A stream left unread holds what it holds; what does not fit is not sent there.
         if let Some((id, (stream, _))) = self.waiting.last() {
             self.kept.record(id, text);
-            let _ = put(stream, text.to_vec());
+            let _ = put(stream, Sent::note(text.to_vec()));
         }
     }
 
     /// Whether `stream` is a legacy session's one stream.
-    fn is_legacy(&self, stream: &Sender<Vec<u8>>) -> bool {
+    fn is_legacy(&self, stream: &Sender<Sent>) -> bool {
         (self.legacy.as_ref()).is_some_and(|legacy| legacy.same_channel(stream))
     }
 
@@ -266,13 +291,13 @@ impl Routes {
 
 /// A stream that is over: what is put on it goes nowhere, and dropping the one that was
 /// there ended its client's response.
-fn ended_stream() -> Sender<Vec<u8>> {
+fn ended_stream() -> Sender<Sent> {
     tokio::sync::mpsc::channel(1).0
 }
 
 /// Puts `message` on `stream`; `false` when the stream is full: its client has not read
 /// what it holds. A stream whose client has gone takes what it is given, for nobody.
-pub(super) fn put(stream: &Sender<Vec<u8>>, message: Vec<u8>) -> bool {
+pub(super) fn put(stream: &Sender<Sent>, message: Sent) -> bool {
     !matches!(stream.try_send(message), Err(TrySendError::Full(_)))
 }
 
@@ -330,7 +355,15 @@ mod tests {
         let answer = br#"{"jsonrpc":"2.0","id":7,"result":{"content":[]}}"#;
         let id = answer.windows(5).position(|w| w == br#""id":"#).unwrap() + 5;
         let at = id..id + 1;
-        routes.deliver(answer, &About::Answer { id: request, at });
+        let code = None;
+        routes.deliver(
+            answer,
+            &About::Answer {
+                id: request,
+                at,
+                code,
+            },
+        );
         let resumed = routes.kept.after(&resume::event_id(1, 0)).unwrap();
         assert_eq!(resumed.messages.len(), 4);
         assert_eq!(resumed.messages[3], answer.to_vec());
@@ -358,7 +391,7 @@ mod tests {
         // The client reads what the stream held, then sees it end.
         let mut read = 0;
         while let Ok(message) = unread.try_recv() {
-            assert_eq!(message, note.to_vec());
+            assert_eq!(message, Sent::note(note.to_vec()));
             read += 1;
         }
         assert_eq!(read, 2);

@@ -29,9 +29,9 @@ use crate::outgoing::{self, Agent, Secrets};
 use crate::say::say;
 use crate::signin::{self, Bearer, SignIn};
 use reasons_mcp::http::answered::{self, Asked, Kind};
+use reasons_mcp::http::headers;
 use reasons_mcp::http::sse::{self, RECONNECTS};
-use reasons_mcp::http::{headers, inbound};
-use reasons_mcp::jsonrpc::Id;
+use reasons_mcp::jsonrpc::{Id, Parsed};
 use reasons_mcp::shown::url as shown;
 use reasons_mcp::{Learnt, Outline};
 use std::sync::mpsc::{self, Receiver, Sender};
@@ -426,6 +426,7 @@ impl Connection {
                 // request of the message gets one naming the status.
                 if let Ok(line) = body.into_with_config().limit(ERROR_BODY).read_to_vec() {
                     let exchange = outline.exchange;
+                    let line = Parsed::read(line);
                     self.events.line(Event::ServerAnswered { line, exchange });
                 }
                 let why = format!("the MCP server at {url} answered HTTP {status}");
@@ -637,14 +638,18 @@ impl Connection {
     /// Hands one message the server sent to the loop, as a line: a line break in it is
     /// made a space where every line is written (`one_line`).
     fn pass(&self, line: Vec<u8>) {
-        self.events.line(Event::Server(line));
+        self.events.line(Event::Server(Parsed::read(line)));
     }
 
     /// [`pass`](Self::pass)es `data`, a message of a POST's stream, and strikes from
     /// `owed` the request it answers.
     fn pass_owed(&self, owed: &mut Vec<Id>, data: String) {
-        owed.retain(|id| inbound::answer_status(data.as_bytes(), id).is_none());
-        self.pass(data.into_bytes());
+        let line = Parsed::read(data.into_bytes());
+        if let Ok(read) = &line {
+            let read = read.line();
+            owed.retain(|id| !read.answered().any(|answered| answered == id));
+        }
+        self.events.line(Event::Server(line));
     }
 
     /// Follows a POST's stream that ended owing answers, as 2025-11-25's polling has a

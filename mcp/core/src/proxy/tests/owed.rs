@@ -102,7 +102,7 @@ fn an_http_errors_body_is_taken_only_for_the_answers_it_owes() {
     ];
     assert_eq!(bodies.len(), 3);
     for body in bodies {
-        let dropped = wire(proxy.server_answered(body.into_bytes(), line, now()));
+        let dropped = wire(proxy.server_answered(Parsed::read(body.into_bytes()), line, now()));
         assert!(
             dropped.client.is_empty() && dropped.notes.is_empty(),
             "{dropped:?}"
@@ -110,7 +110,7 @@ fn an_http_errors_body_is_taken_only_for_the_answers_it_owes() {
     }
     assert!(proxy.awaits(other));
     let own = r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32001,"message":"unauthorised"}}"#;
-    let taken = wire(proxy.server_answered(own.as_bytes().to_vec(), line, now()));
+    let taken = wire(proxy.server_answered(Parsed::read(own.as_bytes().to_vec()), line, now()));
     assert_eq!(taken.client, [own]);
     assert!(!proxy.awaits(line));
 }
@@ -180,7 +180,7 @@ fn an_augmented_listing_names_its_request_where_its_id_now_is() {
     let line = String::from_utf8(delivery.line.clone()).unwrap();
     assert!(line.contains(REASON), "augmented: {line}");
     assert_eq!(delivery.parts.len(), 1);
-    let About::Answer { id, at } = &delivery.parts[0].about else {
+    let About::Answer { id, at, .. } = &delivery.parts[0].about else {
         panic!("an answer: {delivery:?}");
     };
     assert_eq!(id, &Id::parse(r#""l2""#).unwrap());
