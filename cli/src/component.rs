@@ -19,18 +19,22 @@ pub struct Args {
 /// The wasi:http gateway component, as released (built by `build.rs`).
 const GATEWAY_WASM: &[u8] = include_bytes!(env!("REASONS_GATEWAY_WASM"));
 
-pub fn run(Args { out }: Args) -> anyhow::Result<u8> {
-    std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
-    for (name, bytes) in [
-        ("reasons.wasm", reasons_host::plugin::REASONS_WASM),
-        ("reasons-gateway.wasm", GATEWAY_WASM),
-        ("agent-tools.wasm", reasons_host::plugin::WIT_PACKAGE_WASM),
-    ] {
-        // An artifact, for anyone to read.
-        let readable = std::os::unix::fs::PermissionsExt::from_mode(0o644);
-        reasons_wrap::files::write_whole(&out.join(name), bytes, readable)?;
-        // Written is the work: a reader that went (`| head`) does not stop the next one.
-        let _ = writeln!(std::io::stdout(), "{}", out.join(name).display());
+impl crate::Run for Args {
+    fn run(self) -> anyhow::Result<u8> {
+        let Args { out } = self;
+        std::fs::create_dir_all(&out)
+            .with_context(|| format!("cannot create {}", out.display()))?;
+        for (name, bytes) in [
+            ("reasons.wasm", reasons_host::plugin::REASONS_WASM),
+            ("reasons-gateway.wasm", GATEWAY_WASM),
+            ("agent-tools.wasm", reasons_host::plugin::WIT_PACKAGE_WASM),
+        ] {
+            // An artifact, for anyone to read.
+            let readable = std::os::unix::fs::PermissionsExt::from_mode(0o644);
+            reasons_wrap::files::write_whole(&out.join(name), bytes, readable)?;
+            // Written is the work: a reader that went (`| head`) does not stop the next one.
+            let _ = writeln!(std::io::stdout(), "{}", out.join(name).display());
+        }
+        Ok(0)
     }
-    Ok(0)
 }

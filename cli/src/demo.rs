@@ -333,25 +333,26 @@ pub struct Args {
 }
 
 /// `reasons demo`, as its flags ask.
-pub fn command(
-    Args {
-        script,
-        interactive,
-    }: Args,
-) -> anyhow::Result<u8> {
-    let script = match script {
-        None => Script::parse(DEFAULT_SCRIPT, "the built-in script")?,
-        Some(path) => {
-            let text = std::fs::read_to_string(&path)
-                .with_context(|| format!("cannot read {}", path.display()))?;
-            Script::parse(&text, &path.display().to_string())?
-        }
-    };
-    let human = if interactive {
-        Human::Terminal
-    } else {
-        Human::Scripted
-    };
-    run(&script, human, &mut std::io::stdout().lock())?;
-    Ok(0)
+impl crate::Run for Args {
+    fn run(self) -> anyhow::Result<u8> {
+        let Args {
+            script,
+            interactive,
+        } = self;
+        let script = match script {
+            None => Script::parse(DEFAULT_SCRIPT, "the built-in script")?,
+            Some(path) => {
+                let text = std::fs::read_to_string(&path)
+                    .with_context(|| format!("cannot read {}", path.display()))?;
+                Script::parse(&text, &path.display().to_string())?
+            }
+        };
+        let human = if interactive {
+            Human::Terminal
+        } else {
+            Human::Scripted
+        };
+        run(&script, human, &mut std::io::stdout().lock())?;
+        Ok(0)
+    }
 }

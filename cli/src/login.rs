@@ -74,16 +74,20 @@ pub struct LogoutArgs {
     url: String,
 }
 
-pub fn login(args: LoginArgs) -> anyhow::Result<u8> {
-    let settings = args.sign_in.settings(true)?;
-    let sign_in = SignIn::of(&args.url, &settings).map_err(anyhow::Error::msg)?;
-    let done = sign_in.login().map_err(anyhow::Error::msg)?;
-    reasons_mcp_transports::say(&done);
-    Ok(0)
+impl crate::Run for LoginArgs {
+    fn run(self) -> anyhow::Result<u8> {
+        let settings = self.sign_in.settings(true)?;
+        let sign_in = SignIn::of(&self.url, &settings).map_err(anyhow::Error::msg)?;
+        let done = sign_in.login().map_err(anyhow::Error::msg)?;
+        reasons_mcp_transports::say(&done);
+        Ok(0)
+    }
 }
 
-pub fn logout(args: LogoutArgs) -> anyhow::Result<u8> {
-    let done = SignIn::logout(&args.url).map_err(anyhow::Error::msg)?;
-    reasons_mcp_transports::say(&done);
-    Ok(0)
+impl crate::Run for LogoutArgs {
+    fn run(self) -> anyhow::Result<u8> {
+        let done = SignIn::logout(&self.url).map_err(anyhow::Error::msg)?;
+        reasons_mcp_transports::say(&done);
+        Ok(0)
+    }
 }

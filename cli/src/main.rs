@@ -5,7 +5,6 @@
 //! an MCP client behind it, and `doctor` shows what each became; `reasons component`
 //! writes the components: one for a host of your own, one for a wasi:http engine.
 
-mod approval;
 mod component;
 mod demo;
 mod doctor;
@@ -40,22 +39,27 @@ enum Command {
     Mcp(Box<mcp::Args>),
 }
 
+/// A subcommand: its flags, run to the exit status, or to an error that is printed.
+trait Run {
+    fn run(self) -> anyhow::Result<u8>;
+}
+
 fn main() -> ExitCode {
     let command = Cli::parse().command;
     if command.is_only_what_it_prints() {
         end_when_the_reader_goes();
     }
     let ran = match command {
-        Command::Demo(args) => demo::command(args),
-        Command::Wrap(args) => wrap::wrap_command(args),
-        Command::Unwrap(args) => wrap::unwrap_command(args),
-        Command::Doctor(args) => doctor::command(args),
-        Command::Component(args) => component::run(args),
-        Command::Transform(args) => transform::run(args),
-        Command::Login(args) => login::login(args),
-        Command::Logout(args) => login::logout(args),
+        Command::Demo(args) => args.run(),
+        Command::Wrap(args) => args.run(),
+        Command::Unwrap(args) => args.run(),
+        Command::Doctor(args) => args.run(),
+        Command::Component(args) => args.run(),
+        Command::Transform(args) => args.run(),
+        Command::Login(args) => args.run(),
+        Command::Logout(args) => args.run(),
         // `reasons mcp` exits as its server did.
-        Command::Mcp(args) => mcp::run(*args),
+        Command::Mcp(args) => args.run(),
     };
     match ran {
         Ok(code) => ExitCode::from(code),

@@ -133,70 +133,73 @@ pub fn line(args: &[String]) -> Line {
 }
 
 /// Runs the proxy; its exit code is the server's.
-pub fn run(
-    Args {
-        audit,
-        stats,
-        name,
-        options,
-        plugin,
-        command,
-        url,
-        url_env,
-        header,
-        header_env,
-        bearer_env,
-        sign_in,
-        no_sign_in,
-        read_timeout,
-        write_timeout,
-        listen,
-        max_sessions,
-        allow_origin,
-        token_file,
-        max_message_mib,
-    }: Args,
-) -> anyhow::Result<u8> {
-    let url = match url_env {
-        Some(variable) => Some(std::env::var(&variable).with_context(|| {
-            format!("--url-env {variable}: the environment has no {variable} (or it is not UTF-8)")
-        })?),
-        None => url,
-    };
-    let remote_only =
-        !header.is_empty() || !header_env.is_empty() || bearer_env.is_some() || sign_in.given();
-    if url.is_none() && remote_only {
-        anyhow::bail!(
-            "--header, --header-env, --bearer-env and the sign-in flags (--client-id, …) are for a server at --url or --url-env"
-        );
-    }
-    let server = match url {
-        Some(url) => {
-            let mut remote = mcp::Remote::new(&url, &header, &header_env)?;
-            if let Some(variable) = bearer_env {
-                remote = remote.bearer_from(&variable)?;
-            }
-            remote = remote.signing_in(&sign_in.settings(!no_sign_in)?)?;
-            mcp::Server::Url(remote.read_timeout(Duration::from_secs(read_timeout.into())))
-        }
-        None => mcp::Server::Command(command),
-    };
-    let plugin = plugin.load()?;
-    let telemetry = mcp::Telemetry::from_env("reasons").map_err(anyhow::Error::msg)?;
-    let settings = mcp::Settings {
-        server,
-        audit,
-        stats,
-        name,
-        listen: listen.map(|address| mcp::Listen {
-            address,
-            max_sessions: max_sessions.into(),
-            allow_origins: allow_origin,
+impl crate::Run for Args {
+    fn run(self) -> anyhow::Result<u8> {
+        let Args {
+            audit,
+            stats,
+            name,
+            options,
+            plugin,
+            command,
+            url,
+            url_env,
+            header,
+            header_env,
+            bearer_env,
+            sign_in,
+            no_sign_in,
+            read_timeout,
+            write_timeout,
+            listen,
+            max_sessions,
+            allow_origin,
             token_file,
-        }),
-        max_message: usize::from(max_message_mib) << 20,
-        write_timeout: Duration::from_secs(write_timeout.into()),
-        telemetry,
-    };
-    Ok(mcp::run(&plugin, options.into(), settings)?.code())
+            max_message_mib,
+        } = self;
+        let url = match url_env {
+            Some(variable) => Some(std::env::var(&variable).with_context(|| {
+                format!(
+                    "--url-env {variable}: the environment has no {variable} (or it is not UTF-8)"
+                )
+            })?),
+            None => url,
+        };
+        let remote_only =
+            !header.is_empty() || !header_env.is_empty() || bearer_env.is_some() || sign_in.given();
+        if url.is_none() && remote_only {
+            anyhow::bail!(
+                "--header, --header-env, --bearer-env and the sign-in flags (--client-id, …) are for a server at --url or --url-env"
+            );
+        }
+        let server = match url {
+            Some(url) => {
+                let mut remote = mcp::Remote::new(&url, &header, &header_env)?;
+                if let Some(variable) = bearer_env {
+                    remote = remote.bearer_from(&variable)?;
+                }
+                remote = remote.signing_in(&sign_in.settings(!no_sign_in)?)?;
+                mcp::Server::Url(remote.read_timeout(Duration::from_secs(read_timeout.into())))
+            }
+            None => mcp::Server::Command(command),
+        };
+        let plugin = plugin.load()?;
+        let telemetry = mcp::Telemetry::from_env("reasons").map_err(anyhow::Error::msg)?;
+        let settings = mcp::Settings {
+            server,
+            audit,
+            stats,
+            name,
+            listen: listen.map(|address| mcp::Listen {
+                address,
+                max_sessions: max_sessions.into(),
+                allow_origins: allow_origin,
+                token_file,
+            }),
+            max_message: usize::from(max_message_mib) << 20,
+            write_timeout: Duration::from_secs(write_timeout.into()),
+            telemetry,
+        };
+        Ok(mcp::run(&plugin, options.into(), settings)?.code())
+    }
 }

@@ -21,31 +21,32 @@ pub struct Args {
     plugin: PluginArgs,
 }
 
-pub fn run(
-    Args {
-        tools,
-        calls,
-        options,
-        plugin,
-    }: Args,
-) -> anyhow::Result<u8> {
-    let plugin = plugin.load()?;
-    let tools = dry_run::read_tools(&tools)?;
-    let calls = match calls {
-        Some(path) => dry_run::read_calls(&path)?,
-        None => Vec::new(),
-    };
-    let report = dry_run::run(
-        dry_run::Layer::Component(&plugin),
-        options.into(),
-        tools,
-        calls,
-    )?;
-    // The catalogue's text may hold characters that hide or reorder what a terminal shows
-    // (R12); they are printed as the `\u` escapes JSON spells them with, the same value.
-    println!("{}", visible(&serde_json::to_string_pretty(&report)?));
-    for (tool, fields) in &report.asks_why {
-        reasons_mcp_transports::say(&reasons_host::asks_why::note(tool, fields));
+impl crate::Run for Args {
+    fn run(self) -> anyhow::Result<u8> {
+        let Args {
+            tools,
+            calls,
+            options,
+            plugin,
+        } = self;
+        let plugin = plugin.load()?;
+        let tools = dry_run::read_tools(&tools)?;
+        let calls = match calls {
+            Some(path) => dry_run::read_calls(&path)?,
+            None => Vec::new(),
+        };
+        let report = dry_run::run(
+            dry_run::Layer::Component(&plugin),
+            options.into(),
+            tools,
+            calls,
+        )?;
+        // The catalogue's text may hold characters that hide or reorder what a terminal shows
+        // (R12); they are printed as the `\u` escapes JSON spells them with, the same value.
+        println!("{}", visible(&serde_json::to_string_pretty(&report)?));
+        for (tool, fields) in &report.asks_why {
+            reasons_mcp_transports::say(&reasons_host::asks_why::note(tool, fields));
+        }
+        Ok(0)
     }
-    Ok(0)
 }

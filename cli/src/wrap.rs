@@ -67,21 +67,25 @@ pub struct UnwrapArgs {
 }
 
 /// `reasons wrap`.
-pub fn wrap_command(
-    Args {
-        config,
-        dry_run,
-        reasons,
-        launcher,
-        audit,
-    }: Args,
-) -> anyhow::Result<u8> {
-    edit_config(config, Way::Wrap, dry_run, (reasons, launcher), audit)
+impl crate::Run for Args {
+    fn run(self) -> anyhow::Result<u8> {
+        let Args {
+            config,
+            dry_run,
+            reasons,
+            launcher,
+            audit,
+        } = self;
+        edit_config(config, Way::Wrap, dry_run, (reasons, launcher), audit)
+    }
 }
 
 /// `reasons unwrap`.
-pub fn unwrap_command(UnwrapArgs { config, dry_run }: UnwrapArgs) -> anyhow::Result<u8> {
-    edit_config(config, Way::Unwrap, dry_run, (None, Launcher::Path), None)
+impl crate::Run for UnwrapArgs {
+    fn run(self) -> anyhow::Result<u8> {
+        let UnwrapArgs { config, dry_run } = self;
+        edit_config(config, Way::Unwrap, dry_run, (None, Launcher::Path), None)
+    }
 }
 
 /// Which MCP client config to change.
@@ -103,7 +107,7 @@ impl ConfigArgs {
     pub fn files(self) -> anyhow::Result<Vec<PathBuf>> {
         match (self.config, self.client) {
             (Some(file), _) => Ok(vec![file]),
-            (None, Some(client)) => client_configs(&client),
+            (None, Some(client)) => Ok(client_configs(&client)?),
             (None, None) => anyhow::bail!("name a config: --client NAME or --config FILE"),
         }
     }

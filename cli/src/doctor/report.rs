@@ -5,20 +5,14 @@
 //! names and what it said are its own, and may hold escapes or line breaks that would
 //! draw rows: each is printed as inert text (R12).
 
-use super::listing::at_most;
+use reasons_doctor::Row;
+use reasons_doctor::listing::at_most;
 use reasons_inert::inert;
 use reasons_mcp_transports::say;
 use serde_json::Value;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
-
-/// One row of the table.
-pub struct Row {
-    pub server: String,
-    pub tool: String,
-    pub verdict: String,
-}
 
 /// How many servers are checked at once: each is a proxy and a server, often a
 /// launcher (`npx`, `uvx`) with a runtime of its own.

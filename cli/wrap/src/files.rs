@@ -1,7 +1,7 @@
 //! Writing a file whole or not at all: a file beside it, renamed over it, so that a
 //! reader (or a crash) never meets half of one.
 
-use anyhow::{Context, bail};
+use crate::error::{Doing, Error, Kind, Of, io};
 use rustix::io::Errno;
 use std::fs::{Metadata, Permissions};
 use std::io::Read;
@@ -9,20 +9,20 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::Path;
 
 /// Writes `bytes` to `path` whole, with `permissions`.
-pub fn write_whole(path: &Path, bytes: &[u8], permissions: Permissions) -> anyhow::Result<()> {
+pub fn write_whole(path: &Path, bytes: &[u8], permissions: Permissions) -> Result<(), Error> {
     stage(path, bytes, permissions, None)?.put()
 }
 
 /// Writes `bytes` to `path` whole, with the mode and the owners of `like` (the file it
 /// replaces), so that the new file is open to no one the old one was not, and stays its
 /// owner's when another user (root, by sudo) writes it.
-pub fn write_like(path: &Path, bytes: &[u8], like: &Metadata) -> anyhow::Result<()> {
+pub fn write_like(path: &Path, bytes: &[u8], like: &Metadata) -> Result<(), Error> {
     stage_like(path, bytes, like)?.put()
 }
 
 /// [`write_like`]'s new file, written beside `path` and not yet in its place, so that
 /// what must hold just before it replaces the old one can be checked last.
-pub fn stage_like(path: &Path, bytes: &[u8], like: &Metadata) -> anyhow::Result<Staged> {
+pub fn stage_like(path: &Path, bytes: &[u8], like: &Metadata) -> Result<Staged, Error> {
     stage(
         path,
         bytes,
@@ -39,10 +39,11 @@ pub struct Staged {
 
 impl Staged {
     /// Renames the new file over the old one; dropped instead, it is removed.
-    pub fn put(self) -> anyhow::Result<()> {
+    pub fn put(self) -> Result<(), Error> {
         self.file
             .persist(&self.path)
-            .with_context(|| format!("cannot replace {}", self.path.display()))?;
+            .map_err(|error| io(Doing::Replace)(error.error))
+            .of(&self.path)?;
         Ok(())
     }
 
@@ -51,13 +52,14 @@ impl Staged {
     /// swapped in one step (renameat2's exchange), so the old file is judged as it was at
     /// that instant and, when it is not `expected`, swapped back: no save is replaced
     /// unseen. Where the file system cannot swap, it is judged just before the rename.
-    pub fn put_unless_changed(self, expected: &[u8]) -> anyhow::Result<bool> {
+    pub fn put_unless_changed(self, expected: &[u8]) -> Result<bool, Error> {
         let Staged { file, path } = self;
-        let holds_expected = |at: &Path| -> anyhow::Result<bool> {
+        let holds_expected = |at: &Path| -> Result<bool, Error> {
             let mut bytes = Vec::new();
-            std::fs::File::open(at)?
-                .take(expected.len() as u64 + 1)
-                .read_to_end(&mut bytes)?;
+            std::fs::File::open(at)
+                .and_then(|file| file.take(expected.len() as u64 + 1).read_to_end(&mut bytes))
+                .map_err(io(Doing::Read))
+                .of(at)?;
             Ok(bytes == expected)
         };
         let (_, staged) = file.into_parts();
@@ -70,7 +72,7 @@ impl Staged {
                 rustix::fs::RenameFlags::EXCHANGE,
             )
         };
-        let cannot = |error| anyhow::anyhow!("cannot replace {}: {error}", path.display());
+        let cannot = |error| io(Doing::Replace)(error).of(&path);
         match swap(&staged) {
             Ok(()) => {}
             Err(Errno::INVAL | Errno::NOSYS | Errno::NOTSUP) => {
@@ -96,26 +98,26 @@ fn stage(
     bytes: &[u8],
     permissions: Permissions,
     owners: Option<(u32, u32)>,
-) -> anyhow::Result<Staged> {
+) -> Result<Staged, Error> {
     let folder = match path.parent() {
         Some(folder) if !folder.as_os_str().is_empty() => folder,
         _ => Path::new("."),
     };
     let mut file = tempfile::NamedTempFile::new_in(folder)
-        .with_context(|| format!("cannot write into {}", folder.display()))?;
+        .map_err(io(Doing::WriteInto))
+        .of(folder)?;
     std::io::Write::write_all(&mut file, bytes)
-        .with_context(|| format!("cannot write {}", path.display()))?;
+        .map_err(io(Doing::Write))
+        .of(path)?;
     if let Some((user, group)) = owners {
-        std::os::unix::fs::fchown(file.as_file(), Some(user), Some(group)).with_context(|| {
-            format!(
-                "cannot give the new {} the old one's owners (user {user}, group {group}): \
-                 run this as its owner",
-                path.display()
-            )
-        })?;
+        std::os::unix::fs::fchown(file.as_file(), Some(user), Some(group))
+            .map_err(|error| Kind::Owners { user, group, error })
+            .of(path)?;
     }
     // After the group: changing owners may clear the set-id bits a mode holds.
-    file.as_file().set_permissions(permissions)?;
+    (file.as_file().set_permissions(permissions))
+        .map_err(io(Doing::Write))
+        .of(path)?;
     Ok(Staged {
         file,
         path: path.to_path_buf(),
@@ -130,24 +132,20 @@ const MOST: u64 = 1 << 30;
 /// The text of the regular file `path`, of at most 1 GiB: a FIFO, a device or a
 /// directory is refused before it is read (a FIFO would block for ever, `/dev/zero`
 /// fill memory).
-pub fn read_text(path: &Path) -> anyhow::Result<String> {
+pub fn read_text(path: &Path) -> Result<String, Error> {
     // Opened without blocking, so that a FIFO put in its place is seen, not waited on.
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
         .open(path)
-        .with_context(|| format!("cannot read {}", path.display()))?;
-    let metadata = file.metadata()?;
+        .and_then(|file| Ok((file.metadata()?, file)))
+        .map_err(io(Doing::Read))
+        .of(path)?;
+    let (metadata, file) = file;
     if !metadata.is_file() {
-        bail!("{} is not a regular file", path.display());
+        return Err(Kind::NotText("is not a regular file".into()).of(path));
     }
-    let too_big = || {
-        anyhow::anyhow!(
-            "{} is over {} GiB: not a config",
-            path.display(),
-            MOST >> 30
-        )
-    };
+    let too_big = || Kind::NotText(format!("is over {} GiB: not a config", MOST >> 30)).of(path);
     // Its size is asked first so that a huge file is refused unread; the read is still
     // bounded, for a file that grows while it is read.
     if metadata.len() > MOST {
@@ -156,9 +154,10 @@ pub fn read_text(path: &Path) -> anyhow::Result<String> {
     let mut bytes = Vec::new();
     file.take(MOST + 1)
         .read_to_end(&mut bytes)
-        .with_context(|| format!("cannot read {}", path.display()))?;
+        .map_err(io(Doing::Read))
+        .of(path)?;
     if bytes.len() as u64 > MOST {
         return Err(too_big());
     }
-    String::from_utf8(bytes).with_context(|| format!("{} is not UTF-8 text", path.display()))
+    String::from_utf8(bytes).map_err(|_| Kind::NotText("is not UTF-8 text".into()).of(path))
 }

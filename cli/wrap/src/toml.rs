@@ -7,18 +7,17 @@ use super::{
     Edited, Fate, KEPT, Proxied, Server, UNWRAP_VARIABLE, URL_VARIABLE, Way, Wrapper,
     passed_headers, pointer_token, runs_proxy, server_at,
 };
-use anyhow::{Context, bail};
-use std::path::Path;
+use crate::error::Kind;
 use toml_edit::{Array, DocumentMut, InlineTable, Item, Table, TableLike, Value};
 
 /// `text` wrapped or unwrapped, with `reasons` as the command that runs the proxy.
-pub(super) fn edit(text: &str, file: &Path, way: Way, reasons: &Wrapper) -> anyhow::Result<Edited> {
-    let mut document = parsed(text, file)?;
+pub(super) fn edit(text: &str, way: Way, reasons: &Wrapper) -> Result<Edited, Kind> {
+    let mut document = parsed(text)?;
     let Some(servers) = document
         .get_mut("mcp_servers")
         .and_then(Item::as_table_like_mut)
     else {
-        bail!("{} has no [mcp_servers] table", file.display());
+        return Err(Kind::Unfit("has no [mcp_servers] table".into()));
     };
     let mut fates = Vec::new();
     for (name, entry) in servers.iter_mut() {
@@ -40,14 +39,14 @@ pub(super) fn edit(text: &str, file: &Path, way: Way, reasons: &Wrapper) -> anyh
 }
 
 /// `text` as the JSON value it holds, for a reader of JSON (doctor).
-pub(super) fn as_json(text: &str, file: &Path) -> anyhow::Result<serde_json::Value> {
-    toml_edit::de::from_document(parsed(text, file)?)
-        .with_context(|| format!("{} is not a config reasons reads", file.display()))
+pub(super) fn as_json(text: &str) -> Result<serde_json::Value, Kind> {
+    toml_edit::de::from_document(parsed(text)?)
+        .map_err(|error| Kind::Unfit(format!("is not a config reasons reads: {error}")))
 }
 
 /// `text` as a TOML document. The parser's error names where it is and what is wrong, and
 /// not the line it is on, as the parser's own message would: a line may be megabytes long.
-fn parsed(text: &str, file: &Path) -> anyhow::Result<DocumentMut> {
+fn parsed(text: &str) -> Result<DocumentMut, Kind> {
     text.parse().map_err(|error: toml_edit::TomlError| {
         let before = error
             .span()
@@ -61,11 +60,13 @@ fn parsed(text: &str, file: &Path) -> anyhow::Result<DocumentMut> {
             .chars()
             .count()
             + 1;
-        anyhow::anyhow!(
-            "{} is not TOML: {} (line {line}, column {column})",
-            file.display(),
-            error.message().trim_end()
-        )
+        Kind::Syntax {
+            format: "TOML",
+            detail: format!(
+                "{} (line {line}, column {column})",
+                error.message().trim_end()
+            ),
+        }
     })
 }
 
@@ -346,9 +347,8 @@ mod tests {
 
     /// `text` wrapped, then unwrapped: both, each checked to read as TOML.
     fn there_and_back(text: &str) -> (String, String) {
-        let file = Path::new("config.toml");
-        let wrapped = edit(text, file, Way::Wrap, &wrapper()).unwrap().text;
-        let back = edit(&wrapped, file, Way::Unwrap, &wrapper()).unwrap().text;
+        let wrapped = edit(text, Way::Wrap, &wrapper()).unwrap().text;
+        let back = edit(&wrapped, Way::Unwrap, &wrapper()).unwrap().text;
         (wrapped, back)
     }
 
@@ -372,8 +372,7 @@ mod tests {
     #[test]
     fn codex_s_servers_are_wrapped_with_their_comments_and_come_back_as_they_were() {
         let text = "# mine\nmodel = \"o3\"\n\n[mcp_servers.fs] # files\ncommand = \"npx\"\nargs = [\"-y\", \"fs\"]\n";
-        let file = Path::new("config.toml");
-        let edited = edit(text, file, Way::Wrap, &wrapper()).unwrap();
+        let edited = edit(text, Way::Wrap, &wrapper()).unwrap();
         let document: DocumentMut = edited.text.parse().unwrap();
         let entry = &document["mcp_servers"]["fs"];
         assert_eq!(entry["command"].as_str(), Some("/bin/reasons"));
@@ -391,15 +390,14 @@ mod tests {
             "{}",
             edited.text
         );
-        let back = edit(&edited.text, file, Way::Unwrap, &wrapper()).unwrap();
+        let back = edit(&edited.text, Way::Unwrap, &wrapper()).unwrap();
         assert_eq!(back.text, text);
     }
 
     #[test]
     fn unwrap_gives_back_the_url_and_the_tokens_the_user_sees_now() {
         let text = "[mcp_servers.r]\nurl = \"https://old.example.com/mcp\"\nhttp_headers = { Authorization = \"Bearer OLD\", X-Team = \"a\" }\n";
-        let file = Path::new("config.toml");
-        let edited = edit(text, file, Way::Wrap, &wrapper()).unwrap();
+        let edited = edit(text, Way::Wrap, &wrapper()).unwrap();
         let mut document: DocumentMut = edited.text.parse().unwrap();
         let env = document["mcp_servers"]["r"]["env"]
             .as_inline_table_mut()
@@ -410,7 +408,7 @@ mod tests {
         );
         env.insert("REASONS_HEADER_0", Value::from("Bearer NEW"));
         env.insert("REASONS_URL", Value::from("https://new.example.com/mcp"));
-        let back = edit(&document.to_string(), file, Way::Unwrap, &wrapper()).unwrap();
+        let back = edit(&document.to_string(), Way::Unwrap, &wrapper()).unwrap();
         let back: DocumentMut = back.text.parse().unwrap();
         let entry = &back["mcp_servers"]["r"];
         assert_eq!(entry["url"].as_str(), Some("https://new.example.com/mcp"));
@@ -420,7 +418,7 @@ mod tests {
         );
         assert_eq!(entry["http_headers"]["X-Team"].as_str(), Some("a"));
         // Untouched, it is the file as it was.
-        let untouched = edit(&edited.text, file, Way::Unwrap, &wrapper()).unwrap();
+        let untouched = edit(&edited.text, Way::Unwrap, &wrapper()).unwrap();
         assert_eq!(untouched.text, text);
     }
 }

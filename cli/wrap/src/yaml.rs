@@ -19,8 +19,7 @@ use super::{
     Edited, Fate, HAND_WRITTEN_REMOTE, KEPT, Line, Proxied, Server, UNWRAP_VARIABLE, URL_VARIABLE,
     Way, Wrapper, passed_headers, pointer_token, reads_proxy, runs_proxy, server_at,
 };
-use anyhow::{Context, bail};
-use std::path::Path;
+use crate::error::Kind;
 use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser};
 use yaml_rust2::scanner::{Marker, TScalarStyle};
 use yaml_rust2::{Yaml, YamlLoader};
@@ -140,7 +139,7 @@ impl MarkedEventReceiver for Tree {
     }
 }
 
-fn tree(text: &str, file: &Path) -> anyhow::Result<Node> {
+fn tree(text: &str) -> Result<Node, Kind> {
     let mut bytes: Vec<usize> = text.char_indices().map(|(at, _)| at).collect();
     bytes.push(text.len());
     let mut tree = Tree {
@@ -150,9 +149,12 @@ fn tree(text: &str, file: &Path) -> anyhow::Result<Node> {
     };
     Parser::new_from_str(text)
         .load(&mut tree, false)
-        .map_err(|error| anyhow::anyhow!("{} is not YAML: {error}", file.display()))?;
+        .map_err(|error| Kind::Syntax {
+            format: "YAML",
+            detail: error.to_string(),
+        })?;
     tree.root
-        .with_context(|| format!("{} holds no YAML document", file.display()))
+        .ok_or_else(|| Kind::Unfit("holds no YAML document".into()))
 }
 
 /// Where the scalar `node`'s text ends, when it is one line this can edit: plain, or
@@ -207,8 +209,11 @@ fn quoted(value: &str) -> String {
     serde_json::to_string(value).unwrap_or_default()
 }
 
+/// Servers, each by its name, with its entry.
+type Named<'a> = Vec<(String, &'a Node)>;
+
 /// Which client's shape a document is, and its servers: each name with its entry.
-fn servers<'a>(root: &'a Node, file: &Path) -> anyhow::Result<(Shape, Vec<(String, &'a Node)>)> {
+fn servers(root: &Node) -> Result<(Shape, Named<'_>), Kind> {
     if let Some(Node::Map { entries, .. }) = root.get("extensions") {
         let servers = entries
             .iter()
@@ -227,10 +232,9 @@ fn servers<'a>(root: &'a Node, file: &Path) -> anyhow::Result<(Shape, Vec<(Strin
             .collect();
         return Ok((Shape::Continue, servers));
     }
-    bail!(
-        "{} has no `extensions` (Goose) or `mcpServers` list (Continue)",
-        file.display()
-    )
+    Err(Kind::Unfit(
+        "has no `extensions` (Goose) or `mcpServers` list (Continue)".into(),
+    ))
 }
 
 /// Goose's keys, or Continue's.
@@ -358,9 +362,9 @@ fn run(shape: Shape, command: &str, args: &[String]) -> Vec<Change> {
     ]
 }
 
-pub(super) fn edit(text: &str, file: &Path, way: Way, reasons: &Wrapper) -> anyhow::Result<Edited> {
-    let root = tree(text, file)?;
-    let (shape, servers) = servers(&root, file)?;
+pub(super) fn edit(text: &str, way: Way, reasons: &Wrapper) -> Result<Edited, Kind> {
+    let root = tree(text)?;
+    let (shape, servers) = servers(&root)?;
     let mut edits = Vec::new();
     let mut fates = Vec::new();
     let mut meant: Vec<(String, Vec<Change>)> = Vec::new();
@@ -381,7 +385,7 @@ pub(super) fn edit(text: &str, file: &Path, way: Way, reasons: &Wrapper) -> anyh
     for (start, end, with) in edits {
         edited.replace_range(start..end, &with);
     }
-    check(text, &edited, shape, &meant, file)?;
+    check(text, &edited, shape, &meant)?;
     Ok(Edited {
         text: super::line_ends::as_in(text, edited),
         servers: fates,
@@ -395,24 +399,23 @@ fn check(
     edited: &str,
     shape: Shape,
     meant: &[(String, Vec<Change>)],
-    file: &Path,
-) -> anyhow::Result<()> {
+) -> Result<(), Kind> {
     let read = |text: &str| YamlLoader::load_from_str(text).map(|mut docs| docs.pop());
     // The parser that found the places reads what a YAML loader refuses (a key given
     // twice, which Goose's loader refuses too).
     let mut expected = match read(text) {
         Ok(Some(doc)) => doc,
-        Ok(None) => bail!("{} holds no YAML document", file.display()),
-        Err(error) => bail!(
-            "{} is not YAML as a loader reads it: {error}",
-            file.display()
-        ),
+        Ok(None) => return Err(Kind::Unfit("holds no YAML document".into())),
+        Err(error) => {
+            return Err(Kind::Syntax {
+                format: "YAML as a loader reads it",
+                detail: error.to_string(),
+            });
+        }
     };
+    let unchecked = |why: String| Kind::Unchecked { why, met: None };
     let Ok(Some(mut got)) = read(edited) else {
-        bail!(
-            "{}: the edit does not read back as YAML; nothing was written",
-            file.display()
-        );
+        return Err(unchecked("would not read back as YAML".into()));
     };
     let key = |key: &str| Yaml::String(key.into());
     for (at, (name, changes)) in meant.iter().enumerate() {
@@ -420,10 +423,7 @@ fn check(
             continue;
         }
         let Some(entry) = entry_mut(&mut expected, shape, name, at) else {
-            bail!(
-                "{}: the server {name} was not found again; nothing was written",
-                file.display()
-            );
+            return Err(unchecked(format!("would not find the server {name} again")));
         };
         for change in changes {
             match change {
@@ -451,11 +451,9 @@ fn check(
     }
     // Compared as JSON values, whose maps have no order: where a key sits is layout.
     if json_of(&expected) != json_of(&got) {
-        bail!(
-            "{}: the edit would not read as it must (its layout is one wrap does not edit); \
-             nothing was written",
-            file.display()
-        );
+        return Err(unchecked(
+            "would not read as it must (its layout is one wrap does not edit)".into(),
+        ));
     }
     Ok(())
 }
@@ -1220,9 +1218,13 @@ fn key_span(text: &str, at: usize) -> Option<(usize, usize)> {
 }
 
 /// `text` as the JSON value it holds, for a reader of JSON (doctor).
-pub(super) fn as_json(text: &str) -> anyhow::Result<serde_json::Value> {
-    let docs = YamlLoader::load_from_str(text)?;
-    let doc = docs.into_iter().next().context("no YAML document")?;
+pub(super) fn as_json(text: &str) -> Result<serde_json::Value, Kind> {
+    let docs = YamlLoader::load_from_str(text).map_err(|error| Kind::Syntax {
+        format: "YAML",
+        detail: error.to_string(),
+    })?;
+    let doc = docs.into_iter().next();
+    let doc = doc.ok_or_else(|| Kind::Unfit("holds no YAML document".into()))?;
     Ok(json_of(&doc))
 }
 
@@ -1253,8 +1255,7 @@ mod tests {
         // are what unwrap gives back, in place, whether the kept keys are still there or
         // Goose's writer dropped them; every other byte as it was.
         let text = "extensions:\n  r:\n    type: streamable_http\n    uri: https://old.example.com/mcp\n    headers:\n      Authorization: Bearer OLD\n      X-Team: a\n    enabled: true\n";
-        let file = Path::new("config.yaml");
-        let wrapped = edit(text, file, Way::Wrap, &wrapper()).unwrap().text;
+        let wrapped = edit(text, Way::Wrap, &wrapper()).unwrap().text;
         let since = wrapped
             .replace(
                 "\"REASONS_URL\": \"https://old.example.com/mcp\"",
@@ -1269,7 +1270,7 @@ mod tests {
             2,
             "{since}"
         );
-        let back = edit(&since, file, Way::Unwrap, &wrapper()).unwrap().text;
+        let back = edit(&since, Way::Unwrap, &wrapper()).unwrap().text;
         assert_eq!(
             back,
             text.replace(
@@ -1283,9 +1284,7 @@ mod tests {
             .filter(|line| !line.contains("reasons-unwrap") && !line.starts_with("      "))
             .map(|line| format!("{line}\n"))
             .collect();
-        let back = edit(&rewritten, file, Way::Unwrap, &wrapper())
-            .unwrap()
-            .text;
+        let back = edit(&rewritten, Way::Unwrap, &wrapper()).unwrap().text;
         let read = YamlLoader::load_from_str(&back).unwrap();
         let entry = &read[0]["extensions"]["r"];
         assert_eq!(
@@ -1306,11 +1305,10 @@ mod tests {
         // A remote extension becomes lines of wrap's own, and a stdio one's list grows:
         // every line still ends CRLF, and unwrap gives every byte back.
         let text = "extensions:\r\n  fs:\r\n    cmd: npx\r\n    args: [-y, fs]\r\n  r:\r\n    type: streamable_http\r\n    uri: https://example.com/mcp\r\n";
-        let file = Path::new("config.yaml");
-        let wrapped = edit(text, file, Way::Wrap, &wrapper()).unwrap().text;
+        let wrapped = edit(text, Way::Wrap, &wrapper()).unwrap().text;
         assert!(wrapped.contains("/bin/reasons"), "{wrapped}");
         assert!(!wrapped.replace("\r\n", "").contains('\n'), "{wrapped:?}");
-        let back = edit(&wrapped, file, Way::Unwrap, &wrapper()).unwrap().text;
+        let back = edit(&wrapped, Way::Unwrap, &wrapper()).unwrap().text;
         assert_eq!(back, text);
     }
 
@@ -1318,8 +1316,7 @@ mod tests {
     fn goose_s_extensions_are_wrapped_in_place_and_come_back_byte_for_byte() {
         let text =
             "# mine\nextensions:\n  fs:\n    cmd: npx\n    args: [-y, fs]\n    enabled: true\n";
-        let file = Path::new("config.yaml");
-        let edited = edit(text, file, Way::Wrap, &wrapper()).unwrap();
+        let edited = edit(text, Way::Wrap, &wrapper()).unwrap();
         let read = YamlLoader::load_from_str(&edited.text).unwrap();
         let entry = &read[0]["extensions"]["fs"];
         assert_eq!(entry["cmd"].as_str(), Some("/bin/reasons"));
@@ -1329,14 +1326,14 @@ mod tests {
         assert_eq!(args, ["mcp", "--", "npx", "-y", "fs"]);
         assert_eq!(entry["enabled"].as_bool(), Some(true));
         assert!(edited.text.starts_with("# mine\n"), "{}", edited.text);
-        let back = edit(&edited.text, file, Way::Unwrap, &wrapper()).unwrap();
+        let back = edit(&edited.text, Way::Unwrap, &wrapper()).unwrap();
         assert_eq!(back.text, text);
     }
 
     #[test]
     fn an_alias_is_refused_with_why() {
         let text = "extensions:\n  fs: &a\n    cmd: npx\n  again: *a\n";
-        let edited = edit(text, Path::new("config.yaml"), Way::Wrap, &wrapper());
+        let edited = edit(text, Way::Wrap, &wrapper());
         let skipped: Vec<String> = match edited {
             Ok(edited) => (edited.servers.into_iter())
                 .filter_map(|(server, fate)| match fate {
@@ -1344,7 +1341,7 @@ mod tests {
                     _ => None,
                 })
                 .collect(),
-            Err(error) => vec![error.to_string()],
+            Err(error) => vec![format!("{error:?}")],
         };
         assert!(!skipped.is_empty(), "an alias was edited");
     }

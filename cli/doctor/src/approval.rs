@@ -19,15 +19,21 @@ pub enum Scope {
     Own,
     /// A project's, run in `folder`: started only when the user names it, or says the
     /// folder `doctor` runs in is theirs and it is that one.
-    Project { folder: PathBuf },
+    Project {
+        /// The project's folder.
+        folder: PathBuf,
+    },
 }
 
 /// Where a config is: a file of a client's own, one it reads from the folder it runs in
 /// (a project's), or one the user named (`--config`).
 #[derive(Clone, Copy)]
 pub enum Place {
+    /// A file of the client's own.
     Client,
+    /// A project's file, which the client reads from the folder it runs in.
     Project,
+    /// A file the user named.
     Named,
 }
 
@@ -69,7 +75,9 @@ fn project_of(pointer: &str) -> Option<PathBuf> {
 /// What a client's lists say of a server: started, or blocked and why.
 #[derive(Debug, PartialEq)]
 pub enum Verdict {
+    /// It may start.
     Allowed,
+    /// It may not, for this reason.
     Blocked(String),
 }
 
@@ -140,8 +148,11 @@ fn glob(pattern: &str, text: &str) -> bool {
 /// What a client's lists match a server by: its name, and the program and arguments or
 /// the URL its entry (as the user wrote it, before wrap) runs.
 pub struct Launch {
+    /// Its name in the config.
     pub name: String,
+    /// The program and its arguments, for a server it starts.
     pub command: Option<Vec<String>>,
+    /// The URL, for a remote server.
     pub url: Option<String>,
 }
 
