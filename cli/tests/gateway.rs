@@ -773,6 +773,95 @@ fn a_call_whose_stream_the_server_closes_is_answered_through_the_gateway() {
 }
 
 #[test]
+fn a_client_whose_connection_broke_comes_back_to_any_instance_for_the_answer() {
+    // R19 (2025-11-25's resumable streams): the gateway's stream of a call opens with a
+    // priming event (an id, the wait before coming back, no message) once the server's
+    // does; a client whose connection broke then comes back with a GET and that id, to
+    // an instance that keeps nothing of the first (each request a fresh one), and gets
+    // the call's answer, once. Before, the gateway's events had no ids: nothing to come
+    // back with, and the answer was lost.
+    let dir = tempfile::tempdir().unwrap();
+    let wasm = gateway_wasm(dir.path());
+    for engine in ENGINES {
+        let server = conformance_server_http();
+        let gateway = Listening::gateway(engine, &wasm, &[("REASONS_UPSTREAM", &server.url)]);
+        let (status, session, messages) = initialize_as(&gateway.url, "2025-11-25");
+        assert_eq!(status, 200, "{engine:?}: {messages:?}");
+        let in_session = [
+            ("Mcp-Session-Id", session.as_str()),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ];
+        post(&gateway.url, &in_session, INITIALIZED);
+        let headers = format!(
+            "Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-11-25\r\n\
+             Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+        );
+        // The call's stream: its first event, the priming one, read; then the break.
+        let call = call(2, "test_reconnection", r#"{"reason":"why"}"#, false);
+        let (mut first, mut primed, mut retry) = (Vec::new(), None, false);
+        let post = format!("POST /mcp HTTP/1.1\r\n{headers}");
+        let mut body = false;
+        read_events(&gateway.url, &post, &call, |line| {
+            body |= line.is_empty();
+            if body && !line.is_empty() {
+                first.push(line.to_string());
+            }
+            retry |= line.starts_with("retry:");
+            if let Some(id) = line.strip_prefix("id: ") {
+                primed = Some(id.to_string());
+            }
+            // Until the first event has ended.
+            first.is_empty() || !line.is_empty()
+        });
+        let primed = primed.unwrap_or_else(|| panic!("{engine:?}: no id first: {first:?}"));
+        assert!(
+            retry,
+            "{engine:?}: the priming event names the wait: {first:?}"
+        );
+        assert!(
+            first.iter().all(|line| !line.starts_with("data: {")),
+            "{engine:?}: the priming event carries no message: {first:?}"
+        );
+        // Back, on a connection and an instance of its own, as a client comes back: with
+        // the last id it has, after the wait, until it has the answer (the instance that
+        // served the POST may still hold the server's stream for a moment; the server
+        // then gives it to the one that came last, and the other comes back again).
+        let (mut ids, mut messages) = (Vec::new(), Vec::<Value>::new());
+        for _ in 0..5 {
+            let last = ids.last().unwrap_or(&primed).clone();
+            let get = format!("GET /mcp HTTP/1.1\r\n{headers}Last-Event-ID: {last}\r\n");
+            read_events(&gateway.url, &get, "", |line| {
+                if let Some(id) = line.strip_prefix("id: ") {
+                    ids.push(id.to_string());
+                }
+                if let Some(data) = line.strip_prefix("data: ").filter(|data| !data.is_empty()) {
+                    messages.push(serde_json::from_str(data).unwrap());
+                }
+                // Until the event with the answer has ended, or the stream has.
+                !(line.is_empty() && messages.iter().any(|message| message["id"] == 2))
+                    && line != "0"
+            });
+            if messages.iter().any(|message| message["id"] == 2) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+        let answers: Vec<&Value> = messages.iter().filter(|m| m["id"] == 2).collect();
+        assert_eq!(answers.len(), 1, "{engine:?}: {messages:#?}");
+        assert_eq!(
+            result_text(answers[0]),
+            "Reconnection test completed successfully.",
+            "{engine:?}: {messages:#?}"
+        );
+        // Every event says where the stream is, for a client whose connection breaks again.
+        assert!(
+            ids.len() >= messages.len(),
+            "{engine:?}: {ids:?} {messages:#?}"
+        );
+    }
+}
+
+#[test]
 fn a_client_s_listing_costs_the_server_one_listing_however_many_pages() {
     // R1 R7: a page cannot be augmented alone (R7 reads the whole listing), and the
     // gateway keeps nothing between requests, so each page a client asked for cost the

@@ -190,13 +190,6 @@ fn what_a_hostile_page_or_a_broken_client_sends_is_refused() {
     assert_eq!(arguments_received(&log), [json!({"text": "x"})]);
 }
 
-/// What a request line names at the front at `url`: its path and its query, which
-/// carries the token every request must (`?token=`).
-fn target_of(url: &str) -> &str {
-    let rest = url.strip_prefix("http://").unwrap();
-    &rest[rest.find('/').unwrap()..]
-}
-
 /// Sends `method` to the front at `url` with exactly `headers` (and `Host`,
 /// `Content-Length`), as a browser writes a request; the status and the answer's headers
 /// and body.
@@ -219,23 +212,6 @@ fn raw_with(url: &str, head: &str, body: &str) -> (u16, String) {
         &format!("{head}Content-Length: {}\r\n", body.len()),
         body,
     )
-}
-
-/// A connection of its own to the front at `url`, on which the request `head` (its first
-/// line and headers, without `Host`) and `body` were sent; it reads for at most 20 s.
-fn sent(url: &str, head: &str, body: &str) -> std::net::TcpStream {
-    use std::io::Write;
-    let port = port_of(url);
-    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-    stream
-        .set_read_timeout(Some(std::time::Duration::from_secs(20)))
-        .unwrap();
-    let (line, headers) = head.split_once("\r\n").unwrap();
-    let line = line.replacen(" /mcp ", &format!(" {} ", target_of(url)), 1);
-    let request = format!("{line}\r\nHost: 127.0.0.1:{port}\r\n{headers}\r\n{body}");
-    // The front may answer (and close) before a body it refuses is all sent.
-    let _ = stream.write_all(request.as_bytes());
-    stream
 }
 
 /// Sends the request `head` (its first line and headers, without `Host`) and `body` to
@@ -1430,19 +1406,6 @@ fn a_2026_request_whose_headers_disagree_with_its_body_reaches_no_server() {
     let (status, answer) = post(&front.url, &[], &call);
     assert_eq!(status, 200, "{answer:?}");
     assert_eq!(arguments_received(&log), [json!({"text": "t"})]);
-}
-
-/// Sends `request` (its first line and headers, without `Host`) with `body` to the front
-/// at `url`, and reads its SSE answer line by line, handing each to `take` until it says
-/// stop; the connection is then dropped, as a client whose connection breaks drops it.
-fn read_events(url: &str, request: &str, body: &str, mut take: impl FnMut(&str) -> bool) {
-    use std::io::BufRead;
-    let head = format!("{request}Content-Length: {}\r\n", body.len());
-    for line in std::io::BufReader::new(sent(url, &head, body)).lines() {
-        if !take(&line.expect("the stream goes on until the test has what it came for")) {
-            return;
-        }
-    }
 }
 
 #[test]

@@ -24,10 +24,12 @@
 //! the proxy's own hold.
 
 use crate::settings::Settings;
-use crate::telemetry;
 use crate::wire::{self, Answer, Body, Deadline, Reply};
+use crate::{resumption, telemetry};
 use reasons_mcp::http::answered::{self, Kind};
 use reasons_mcp::http::{headers, inbound, intake, sse};
+use reasons_mcp::jsonrpc::Id;
+use reasons_mcp::proxy::answered_as_read;
 use reasons_mcp::telemetry::Span;
 use reasons_mcp::{Audit, Delivery, NativeLayer, Now, Out, Outline, Proxy};
 use std::collections::VecDeque;
@@ -76,6 +78,9 @@ pub fn post(settings: &Settings, request: IncomingRequest, out: ResponseOutparam
             return wire::json(out, rejected.status, &[], answer.as_bytes());
         }
     };
+    // A stream whose answer is relayed as read is one any instance can resume.
+    let resumable =
+        (posted.id.clone()).filter(|_| posted.method.as_deref().is_some_and(answered_as_read));
     let began = now();
     // A client's first page of tools is answered whole: each page it asked for would
     // cost the server a whole listing, as this instance keeps none.
@@ -93,6 +98,9 @@ pub fn post(settings: &Settings, request: IncomingRequest, out: ResponseOutparam
         relayed: None,
         failed: None,
         spans: Vec::new(),
+        resumable,
+        upstream_id: None,
+        primed: false,
     };
     let lines = exchange.proxy.client_read(Ok(posted.line), now());
     exchange.run(lines);
@@ -113,7 +121,16 @@ fn layer(settings: &Settings) -> NativeLayer {
 /// A GET: the stream the server opens for what it sends on its own, relayed event by
 /// event through the proxy, for as long as a message comes within the read timeout.
 pub fn stream(settings: &Settings, request: IncomingRequest, out: ResponseOutparam) {
-    let client = wire::client_headers(&request);
+    let mut client = wire::client_headers(&request);
+    // A client back for a request's stream, with an id of the gateway's: the server is
+    // asked for its own stream from the place the id names, and the answer is relayed.
+    let resumed = wire::header(&client, "last-event-id")
+        .and_then(|id| std::str::from_utf8(id).ok())
+        .and_then(resumption::read);
+    if let Some((_, upstream)) = &resumed {
+        client.retain(|(name, _)| !name.eq_ignore_ascii_case("last-event-id"));
+        client.push(("Last-Event-ID".into(), upstream.clone().into_bytes()));
+    }
     let deadline = Deadline::after(settings.read_timeout);
     let answer = match wire::send(settings, Method::Get, &client, None, &deadline) {
         Ok(answer) => answer,
@@ -123,6 +140,10 @@ pub fn stream(settings: &Settings, request: IncomingRequest, out: ResponseOutpar
         return relay_as_is(settings, answer, out);
     }
     let mut proxy = Proxy::new(layer(settings), Audit::default(), now()).over_http();
+    let request = resumed.map(|(request, _)| request);
+    if let Some(request) = &request {
+        proxy.resumed(request);
+    }
     let headers = wire::response_headers(&answer.headers, "text/event-stream");
     let Some(mut reply) = Reply::open(out, 200, &headers, settings.read_timeout) else {
         return;
@@ -137,12 +158,20 @@ pub fn stream(settings: &Settings, request: IncomingRequest, out: ResponseOutpar
     let mut open = true;
     // Whatever the stream carries, the proxy reads: a server's request to the client or
     // a notification goes on as the proxy relays it; nothing goes the other way here.
-    let _ = sse::read_while(reader, &mut place, settings.max_message, |_, data| {
+    let _ = sse::read_while(reader, &mut place, settings.max_message, |event| {
         deadline.set(Instant::now() + settings.read_timeout);
-        for line in proxy.server_sent(data.into_bytes(), now()) {
+        let id = (request.as_ref().zip(event.id.as_deref()))
+            .map(|(request, upstream)| resumption::event_id(request, upstream));
+        if event.data.is_empty() {
+            if let Some(id) = &id {
+                open = open && reply.write(&resumption::place_event(id, event.retry));
+            }
+            return open;
+        }
+        for line in proxy.server_sent(event.data.into_bytes(), now()) {
             match line {
                 Out::Client(Delivery { line, .. }) => {
-                    open = open && reply.write(&wire::event(&line));
+                    open = open && reply.write(&wire::event(&line, id.as_deref()));
                 }
                 Out::Note(note) => eprintln!("reasons-gateway: {note}"),
                 // A fresh proxy sends the server nothing of its own for what it relays.
@@ -205,6 +234,14 @@ struct Exchange<'a> {
     failed: Option<String>,
     /// The spans of the client's requests answered, for the collector.
     spans: Vec<Span>,
+    /// The client's request, when its stream is one any instance may resume
+    /// (`resumption.rs`): its events carry ids once the server gives its own.
+    resumable: Option<Id>,
+    /// The server's last event id on the stream of the client's request.
+    upstream_id: Option<String>,
+    /// Whether the client's stream has said where it is, with the wait before coming
+    /// back: its priming event.
+    primed: bool,
 }
 
 impl Exchange<'_> {
@@ -350,9 +387,16 @@ impl Exchange<'_> {
         let Ok(reader) = Body::new(body, deadline) else {
             return Err("the MCP server's answer could not be read".into());
         };
-        sse::read_while(reader, place, self.settings.max_message, |_, data| {
-            let out = self.proxy.server_sent(data.into_bytes(), now());
-            next.extend(self.take(out));
+        sse::read_while(reader, place, self.settings.max_message, |event| {
+            if !outline.own {
+                self.upstream_id = event.id;
+            }
+            if event.data.is_empty() {
+                self.say_where(event.retry);
+            } else {
+                let out = self.proxy.server_sent(event.data.into_bytes(), now());
+                next.extend(self.take(out));
+            }
             deadline.set(self.deadline());
             self.proxy.awaits(outline.exchange) && !self.client_gone()
         })
@@ -456,9 +500,32 @@ impl Exchange<'_> {
         let headers = wire::response_headers(upstream.unwrap_or_default(), "text/event-stream");
         let mut reply = Reply::open(out, 200, &headers, self.settings.read_timeout)?;
         if let Some(line) = line {
-            reply.write(&wire::event(line));
+            reply.write(&wire::event(line, self.event_id().as_deref()));
         }
         Some(reply)
+    }
+
+    /// The id the client's next event carries: where its stream may be resumed from, once
+    /// the server gave an id of its own on a stream any instance may resume.
+    fn event_id(&self) -> Option<String> {
+        let (request, upstream) = self.resumable.as_ref().zip(self.upstream_id.as_deref())?;
+        Some(resumption::event_id(request, upstream))
+    }
+
+    /// Tells the client where its stream is, where the server said where its own is and
+    /// the client's may be resumed: the first time with the wait before coming back (the
+    /// server's, or the gateway's own), its priming event.
+    fn say_where(&mut self, retry: Option<std::time::Duration>) {
+        let Some(id) = self.event_id() else {
+            return;
+        };
+        let retry = match self.primed {
+            true => retry,
+            false => Some(retry.unwrap_or(sse::Place::default().wait_before_coming_back())),
+        };
+        if let Pending::Streaming(reply) = &mut self.reply {
+            self.primed = reply.write(&resumption::place_event(&id, retry));
+        }
     }
 
     /// A line for the client: sent at once on its stream, or kept while it is the only
@@ -467,10 +534,11 @@ impl Exchange<'_> {
         if let Pending::Waiting(_, Some(_)) = self.reply {
             self.stream_to_client();
         }
+        let id = self.event_id();
         match &mut self.reply {
             Pending::Waiting(_, waiting) => *waiting = Some(line),
             Pending::Streaming(reply) => {
-                reply.write(&wire::event(&line));
+                reply.write(&wire::event(&line, id.as_deref()));
             }
             Pending::Done => {}
         }

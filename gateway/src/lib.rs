@@ -27,8 +27,11 @@ mod settings;
 mod exchange;
 #[cfg(target_arch = "wasm32")]
 mod handler;
+// Natively only its tests use it, as the settings'.
 #[cfg(target_arch = "wasm32")]
 mod health;
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+mod resumption;
 #[cfg(target_arch = "wasm32")]
 mod telemetry;
 #[cfg(target_arch = "wasm32")]

@@ -94,12 +94,16 @@ pub fn response_headers(
     headers
 }
 
-/// `line`, a message the proxy wrote, as one SSE event. The proxy's lines hold no raw
-/// line break (`one_line`), so no `data:` line can end early and start a second event.
-pub fn event(line: &[u8]) -> Vec<u8> {
+/// `line`, a message the proxy wrote, as one SSE event, with the event id `id` where the
+/// stream can be resumed (`resumption.rs`). The proxy's lines hold no raw line break
+/// (`one_line`), so no `data:` line can end early and start a second event.
+pub fn event(line: &[u8], id: Option<&str>) -> Vec<u8> {
     let line = reasons_mcp::one_line(line);
-    let mut event = Vec::with_capacity(line.len() + 16);
-    event.extend_from_slice(b"event: message\ndata: ");
+    let id = id.map_or(String::new(), |id| format!("id: {id}\n"));
+    let mut event = Vec::with_capacity(line.len() + id.len() + 16);
+    event.extend_from_slice(b"event: message\n");
+    event.extend_from_slice(id.as_bytes());
+    event.extend_from_slice(b"data: ");
     event.extend_from_slice(&line);
     event.extend_from_slice(b"\n\n");
     event

@@ -547,6 +547,15 @@ impl<L: Layer> Proxy<L> {
         }
     }
 
+    /// A request of the client's this proxy never saw, whose stream the client resumed
+    /// through it (2025-11-25's `Last-Event-ID`): its answer is relayed as the server
+    /// sends it. Only a request whose answer is relayed as read may be resumed so
+    /// ([`answered_as_read`]): a listing's or an `initialize`'s answer decides what the
+    /// proxy strips, and one it did not ask for decides nothing.
+    pub fn resumed(&mut self, id: &Id) {
+        self.expect(id, Kind::Other, None);
+    }
+
     /// Expects the server's answer to `id`; the line it goes in numbers it
     /// ([`Proxy::for_server`]).
     fn expect(&mut self, id: &Id, kind: Kind, batch: Option<u64>) {
@@ -992,6 +1001,12 @@ fn answered<'a>(read: &'a Read) -> Option<&'a Id> {
         Err(refusal) => refusal.id.as_ref(),
         _ => None,
     }
+}
+
+/// Whether the answer to a request of `method` reaches its client as the server sent
+/// it: all but a listing's and an `initialize`'s, which the proxy reads to decide.
+pub fn answered_as_read(method: &str) -> bool {
+    !matches!(method, "tools/list" | "initialize")
 }
 
 /// Tells the transport the protocol version an answer to `initialize` (its `result`)

@@ -1147,3 +1147,40 @@ impl Collector {
         }
     }
 }
+
+/// What a request line names at the front or gateway at `url`: its path and its query, which
+/// carries the token every request must (`?token=`).
+pub fn target_of(url: &str) -> &str {
+    let rest = url.strip_prefix("http://").unwrap();
+    &rest[rest.find('/').unwrap()..]
+}
+
+/// A connection of its own to the front or gateway at `url`, on which the request `head` (its first
+/// line and headers, without `Host`) and `body` were sent; it reads for at most 20 s.
+pub fn sent(url: &str, head: &str, body: &str) -> std::net::TcpStream {
+    use std::io::Write;
+    let port = port_of(url);
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(20)))
+        .unwrap();
+    let (line, headers) = head.split_once("\r\n").unwrap();
+    let line = line.replacen(" /mcp ", &format!(" {} ", target_of(url)), 1);
+    let request = format!("{line}\r\nHost: 127.0.0.1:{port}\r\n{headers}\r\n{body}");
+    // The front may answer (and close) before a body it refuses is all sent.
+    let _ = stream.write_all(request.as_bytes());
+    stream
+}
+
+/// Sends `request` (its first line and headers, without `Host`) with `body` to the front
+/// at `url`, and reads its SSE answer line by line, handing each to `take` until it says
+/// stop; the connection is then dropped, as a client whose connection breaks drops it.
+pub fn read_events(url: &str, request: &str, body: &str, mut take: impl FnMut(&str) -> bool) {
+    use std::io::BufRead;
+    let head = format!("{request}Content-Length: {}\r\n", body.len());
+    for line in std::io::BufReader::new(sent(url, &head, body)).lines() {
+        if !take(&line.expect("the stream goes on until the test has what it came for")) {
+            return;
+        }
+    }
+}

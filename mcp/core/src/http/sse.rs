@@ -80,20 +80,36 @@ pub fn read_events(
     cap: usize,
     mut event_of: impl FnMut(&str, String),
 ) -> Result<(), Broken> {
-    read_while(body, place, cap, |kind, data| {
-        event_of(kind, data);
+    read_while(body, place, cap, |event| {
+        if !event.data.is_empty() {
+            event_of(&event.kind, event.data);
+        }
         true
     })
 }
 
+/// One event of a stream, as [`read_while`] hands it on.
+pub struct Event {
+    /// Its kind: `message` when it names none.
+    pub kind: String,
+    /// The stream's last event id as of this event, if it gave one.
+    pub id: Option<String>,
+    /// The wait before coming back it named, if any.
+    pub retry: Option<Duration>,
+    /// Its data; empty for an event that only gives an id (a priming event), which
+    /// carries no message.
+    pub data: String,
+}
+
 /// [`read_events`] for as long as `event_of` says to go on: a reader that has what it
 /// came for (the answers a request was owed) stops there, whether the server ends the
-/// stream or not.
+/// stream or not. An event that gives an id and no data (a priming event) is handed on
+/// too, for a reader that tells its own client where the stream is.
 pub fn read_while(
     body: impl Read,
     place: &mut Place,
     cap: usize,
-    mut event_of: impl FnMut(&str, String) -> bool,
+    mut event_of: impl FnMut(Event) -> bool,
 ) -> Result<(), Broken> {
     // Bytes read since the last event came out of the parser.
     let unended = std::cell::Cell::new(0usize);
@@ -133,16 +149,22 @@ pub fn read_while(
         if event.retry.is_some() {
             place.retry = event.retry;
         }
-        // An event without data (a keep-alive) carries nothing.
-        if !event.data.is_empty() {
-            let kind = if event.event.is_empty() {
-                "message"
-            } else {
-                &event.event
-            };
-            if !event_of(kind, event.data) {
-                break;
-            }
+        // An event without data or id (a keep-alive) carries nothing.
+        if event.data.is_empty() && place.last_event_id.is_none() {
+            continue;
+        }
+        let kind = match event.event.is_empty() {
+            true => "message".to_string(),
+            false => event.event,
+        };
+        let event = Event {
+            kind,
+            id: place.last_event_id.clone(),
+            retry: event.retry,
+            data: event.data,
+        };
+        if !event_of(event) {
+            break;
         }
     }
     Ok(())
@@ -321,12 +343,34 @@ mod tests {
         }
         let body = (&b"data: 1\n\ndata: 2\n\n"[..]).chain(Never);
         let mut got = Vec::new();
-        let end = read_while(body, &mut Place::default(), 1 << 20, |_, data| {
-            got.push(data);
+        let end = read_while(body, &mut Place::default(), 1 << 20, |event| {
+            got.push(event.data);
             got.len() < 2
         });
         assert_eq!(end, Ok(()));
         assert_eq!(got, ["1", "2"]);
+    }
+
+    #[test]
+    fn a_priming_event_is_handed_on_with_its_id_and_carries_no_message() {
+        // 2025-11-25: a server opens a resumable stream with an id, a wait and no
+        // message; a reader that tells its own client where the stream is sees it, one
+        // that reads messages does not.
+        let body = "id: p1\nretry: 250\ndata: \n\nid: e2\ndata: {}\n\n: keep-alive\n\n";
+        let mut got = Vec::new();
+        let mut place = Place::default();
+        let end = read_while(body.as_bytes(), &mut place, 1 << 20, |event| {
+            got.push((event.id, event.retry, event.data));
+            true
+        });
+        assert_eq!(end, Ok(()));
+        assert_eq!(got.len(), 2, "{got:?}");
+        let wait = Some(Duration::from_millis(250));
+        assert_eq!(got[0], (Some("p1".into()), wait, String::new()));
+        assert_eq!(got[1], (Some("e2".into()), None, "{}".into()));
+        assert_eq!(place.last_event_id.as_deref(), Some("e2"));
+        let (messages, _) = messages(body.as_bytes());
+        assert_eq!(messages, ["{}"]);
     }
 
     /// A body that gives at most `most` bytes a read, as a slow connection would.

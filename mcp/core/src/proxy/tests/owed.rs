@@ -186,3 +186,23 @@ fn an_augmented_listing_names_its_request_where_its_id_now_is() {
     assert_eq!(id, &Id::parse(r#""l2""#).unwrap());
     assert_eq!(&line[at.clone()], r#""l2""#);
 }
+
+#[test]
+fn a_resumed_request_s_answer_is_relayed_as_read_and_only_once() {
+    // R19 (2025-11-25's resumable streams): a client comes back for a request's stream
+    // through a proxy that never saw the request (a fresh gateway instance); its answer
+    // reaches it byte for byte, once. An answer to a request nobody resumed is dropped.
+    let answer =
+        r#"{"jsonrpc":"2.0", "id":"c1","result":{"content":[{"type":"text","text":"ok"}]}}"#;
+    let mut fresh = proxy();
+    assert!(server(&mut fresh, answer).client.is_empty());
+    let mut fresh = proxy();
+    fresh.resumed(&Id::parse(r#""c1""#).unwrap());
+    let relayed = server(&mut fresh, answer);
+    assert_eq!(relayed.client, [answer]);
+    assert!(server(&mut fresh, answer).client.is_empty(), "once");
+    // Only an answer the proxy relays as read is resumed: a listing's and an
+    // initialize's decide what it strips.
+    assert!(answered_as_read("tools/call") && answered_as_read("resources/read"));
+    assert!(!answered_as_read("tools/list") && !answered_as_read("initialize"));
+}
