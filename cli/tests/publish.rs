@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 const GATEWAY_WASM: &[u8] = include_bytes!(env!("REASONS_GATEWAY_WASM"));
 
 /// `wkg`, pinned, installed into the workspace's `target/tools` on first use (`./test`
-/// installs it there before the tests).
+/// installs it there before the tests), unoptimised: it compiles in less than half the
+/// time, and moves a few MiB.
 fn wkg() -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/tools");
     let wkg = root.join("bin/wkg");
@@ -21,6 +22,7 @@ fn wkg() -> PathBuf {
             .args([
                 "install",
                 "--locked",
+                "--debug",
                 "wkg",
                 "--version",
                 "0.13.0",
