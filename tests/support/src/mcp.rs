@@ -393,24 +393,32 @@ impl Listening {
     /// as its environment, once it accepts connections.
     pub fn gateway(engine: Engine, wasm: &Path, env: &[(&str, &str)]) -> Listening {
         // The port was free when it was chosen and let go; another test's server may take
-        // it before the engine binds it, and the engine then exits at once: it is started
-        // again on another port, where it listens.
+        // it before the engine binds it, and the engine then ends without listening: it
+        // is started again on another port.
         for _ in 0..4 {
-            let mut gateway = Listening::gateway_at(free_port(), engine, wasm, env);
-            std::thread::sleep(Duration::from_millis(200));
-            if gateway
-                .child
-                .try_wait()
-                .is_ok_and(|status| status.is_none())
-            {
+            if let Some(gateway) = Listening::engine_at(free_port(), engine, wasm, env) {
                 return gateway;
             }
         }
-        panic!("{engine:?} exited at once on four free ports")
+        panic!("{engine:?} listened on none of four free ports")
     }
 
     /// [`Listening::gateway`] on `port`: a replica restarted where its balancer knew it.
     pub fn gateway_at(port: u16, engine: Engine, wasm: &Path, env: &[(&str, &str)]) -> Listening {
+        Listening::engine_at(port, engine, wasm, env)
+            .unwrap_or_else(|| panic!("{engine:?} did not listen on {port}"))
+    }
+
+    /// `engine` serving `wasm` on `port`, once the engine itself says it listens there
+    /// (where something accepting on the port might be another test's server that took
+    /// it, while the engine ends for want of it); `None` when it ends or is silent first.
+    /// What it says on stderr is passed on.
+    fn engine_at(
+        port: u16,
+        engine: Engine,
+        wasm: &Path,
+        env: &[(&str, &str)],
+    ) -> Option<Listening> {
         let mut command = match engine {
             Engine::Wasmtime | Engine::WasmtimeReusing => {
                 let mut command = Command::new(wasmtime());
@@ -452,16 +460,43 @@ impl Listening {
                 command
             }
         };
-        let child = command
+        let mut child = command
             .arg(wasm)
-            .stdout(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
             .spawn()
             .unwrap_or_else(|error| panic!("{engine:?} does not start: {error}"));
-        wait_for(port);
-        Listening {
+        // What each engine says once it has bound the port.
+        let listening = [
+            format!("Serving HTTP on http://127.0.0.1:{port}/"),
+            format!("Server listening @ 127.0.0.1:{port}"),
+        ];
+        let (said, heard) = mpsc::channel();
+        let stdout: Box<dyn std::io::Read + Send> = Box::new(child.stdout.take().unwrap());
+        let stderr: Box<dyn std::io::Read + Send> = Box::new(child.stderr.take().unwrap());
+        for (stream, passed_on) in [(stdout, false), (stderr, true)] {
+            let (said, listening) = (said.clone(), listening.clone());
+            std::thread::spawn(move || {
+                for line in BufReader::new(stream).lines().map_while(Result::ok) {
+                    if listening
+                        .iter()
+                        .any(|phrase| line.contains(phrase.as_str()))
+                    {
+                        let _ = said.send(());
+                    }
+                    if passed_on {
+                        eprintln!("{line}");
+                    }
+                }
+            });
+        }
+        drop(said);
+        let gateway = Listening {
             child,
             url: format!("http://127.0.0.1:{port}/mcp"),
-        }
+        };
+        // Dropped, it is ended with what it started.
+        heard.recv_timeout(PATIENCE).is_ok().then_some(gateway)
     }
 }
 
