@@ -38,9 +38,11 @@ use super::outbox::{self, Feed};
 use crate::ended::Ended;
 use crate::error::Error;
 use crate::event::Event;
+use crate::inbox::Inbox;
 use crate::lines::over_cap;
 use crate::session::Session;
 use crate::settings::{Listen, Server, Settings};
+use crate::sources::Sources;
 use admission::{AllowedOrigins, Origin};
 use axum::Router;
 use axum::body::Bytes;
@@ -58,7 +60,6 @@ use routes::{Routed, Routes, Running, Sent};
 use sessions::{PLACE_AT_MOST, Sessions};
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use token::Token;
 use tokio::sync::mpsc::{Receiver, channel};
@@ -77,7 +78,7 @@ pub fn serve(
     plugin: &Plugin,
     options: Options,
     settings: &Settings,
-    signals: mpsc::Receiver<Event>,
+    signals: Inbox,
 ) -> Result<Ended, Error> {
     let address: SocketAddr = listen.address.parse().map_err(|_| {
         Error::Setting(format!(
@@ -166,7 +167,7 @@ pub fn serve(
         ),
     }
     let signal = loop {
-        match signals.recv() {
+        match signals.events.recv() {
             Ok(Event::Signal(signal)) => break signal,
             Ok(_) => continue,
             Err(_) => break libc::SIGTERM,
@@ -265,7 +266,7 @@ impl Front {
         let mut client = Routed(routes.clone());
         let server = session.server.backlog();
         let thread = std::thread::spawn(move || {
-            session.serve(&inbox, &mut client);
+            session.serve(&mut Sources::new(inbox), &mut client);
             // The session is over: whatever still waits is answered with an error under
             // its client's id (R19), and nothing new is taken, before the loop's inbox
             // goes away.

@@ -28,6 +28,7 @@ mod ended;
 mod error;
 mod event;
 mod front;
+mod inbox;
 mod lines;
 mod outbox;
 mod outgoing;
@@ -35,6 +36,7 @@ mod say;
 mod session;
 mod settings;
 mod signin;
+mod sources;
 mod stdio;
 mod telemetry;
 mod upstream;
@@ -63,7 +65,7 @@ pub fn run(plugin: &Plugin, options: Options, settings: Settings) -> Result<Ende
     forward_signals(feed.clone())?;
     match &settings.listen {
         Some(listen) => front::serve(listen, plugin, options, &settings, inbox),
-        None => stdio::serve(plugin, &options, &settings, feed, &inbox),
+        None => stdio::serve(plugin, &options, &settings, feed, inbox),
     }
 }
 

@@ -5,8 +5,10 @@
 //! nothing of what waits for it within the write timeout (`Settings::write_timeout`) has its
 //! session ended, as the loop sees from [`Outbox::stalled_since`].
 //!
-//! What the loop is sent goes through a [`Feed`]: a channel of a few events, so that a
-//! reader whose lines the loop has not taken yet waits too.
+//! What another thread sends the loop goes through a [`Feed`]: a channel of a few events,
+//! so that a sender whose lines the loop has not taken yet waits too. The streams the loop
+//! reads itself (`sources.rs`) are not read while the outbox their lines go to is over
+//! its budget; the outbox wakes the loop when it has room again.
 //!
 //! While nothing waits in it, a line the peer takes at once is written by the loop
 //! itself ([`at_once`]).
@@ -14,10 +16,11 @@
 mod at_once;
 
 use crate::event::Event;
+use crate::inbox::{Inbox, Waker};
 use at_once::AtOnce;
 use rustix::fd::AsFd;
 use std::io::Write;
-use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::sync::mpsc::{self, SyncSender};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -29,21 +32,34 @@ pub const BUDGET: usize = 1 << 20;
 /// long they are.
 const AHEAD: usize = 2;
 
-/// The channel to the loop: a feed for each side, and the loop's inbox.
-pub fn channel() -> (Feed, Receiver<Event>) {
+/// The channel to the loop: a feed for each sender, and the loop's inbox.
+pub fn channel() -> (Feed, Inbox) {
     holding(AHEAD)
 }
 
 /// The channel to the loop, with room for `ahead` events.
-pub fn holding(ahead: usize) -> (Feed, Receiver<Event>) {
+pub fn holding(ahead: usize) -> (Feed, Inbox) {
     let (events, inbox) = mpsc::sync_channel(ahead);
-    (Feed { events, gate: None }, inbox)
+    let waker = Waker::new();
+    let feed = Feed {
+        events,
+        waker: waker.clone(),
+        gate: None,
+    };
+    (
+        feed,
+        Inbox {
+            events: inbox,
+            waker,
+        },
+    )
 }
 
-/// Where a reader sends what it reads, for the loop.
+/// Where a thread sends what it has for the loop.
 #[derive(Clone)]
 pub struct Feed {
     events: SyncSender<Event>,
+    waker: Waker,
     /// The outbox of the side the lines go to, when the proxy writes to it itself.
     gate: Option<Backlog>,
 }
@@ -53,8 +69,14 @@ impl Feed {
     pub fn gated(&self, gate: Backlog) -> Feed {
         Feed {
             events: self.events.clone(),
+            waker: self.waker.clone(),
             gate: Some(gate),
         }
+    }
+
+    /// What the lines sent here wait in, on the other side, if the feed is gated.
+    pub fn gate(&self) -> Option<Backlog> {
+        self.gate.clone()
     }
 
     /// Sends a line read from one side, once the other has room for it and the loop for
@@ -75,7 +97,10 @@ impl Feed {
             return Err(Box::new(event));
         }
         match self.events.try_send(event) {
-            Ok(()) => Ok(true),
+            Ok(()) => {
+                self.waker.wake();
+                Ok(true)
+            }
             Err(mpsc::TrySendError::Disconnected(_)) => Ok(false),
             Err(mpsc::TrySendError::Full(event)) => Err(Box::new(event)),
         }
@@ -84,14 +109,19 @@ impl Feed {
     /// Sends what is not a line (how a stream ended, a signal), once the loop has room:
     /// nothing the other side does holds it back. `false` when the loop has ended.
     pub fn control(&self, event: Event) -> bool {
-        self.events.send(event).is_ok()
+        if self.events.send(event).is_err() {
+            return false;
+        }
+        self.waker.wake();
+        true
     }
 
     /// Sends what is not a line at once when the loop has room, from a thread of its own
     /// when it has not: for callers that must not wait. It is not lost either way.
     pub fn control_soon(&self, event: Event) {
         let event = match self.events.try_send(event) {
-            Ok(()) | Err(mpsc::TrySendError::Disconnected(_)) => return,
+            Ok(()) => return self.waker.wake(),
+            Err(mpsc::TrySendError::Disconnected(_)) => return,
             Err(mpsc::TrySendError::Full(event)) => event,
         };
         let feed = self.clone();
@@ -260,6 +290,8 @@ struct State {
     waiting_since: Option<Instant>,
     /// Whether nothing will be taken any more: nobody waits for room.
     broken: bool,
+    /// The loop that reads the side whose lines come here, woken as room is made.
+    reader: Option<Waker>,
 }
 
 impl State {
@@ -293,13 +325,25 @@ impl Backlog {
         let mut state = self.lock();
         state.used = state.used.saturating_sub(amount);
         state.waiting_since = (state.used > 0).then(Instant::now);
+        let reader = state.reader.clone();
         drop(state);
         self.0.changed.notify_all();
+        reader.iter().for_each(Waker::wake);
     }
 
     fn break_off(&self) {
-        self.lock().broken = true;
+        let mut state = self.lock();
+        state.broken = true;
+        let reader = state.reader.clone();
+        drop(state);
         self.0.changed.notify_all();
+        reader.iter().for_each(Waker::wake);
+    }
+
+    /// Wakes `reader` whenever room is made: a loop that stopped reading a side for want
+    /// of room here polls nothing that would tell it so.
+    pub fn wakes(&self, reader: Waker) {
+        self.lock().reader = Some(reader);
     }
 
     /// Whether there is room: less than the budget used, or nothing taken any more.

@@ -7,10 +7,11 @@ use crate::audit_log::AuditLog;
 use crate::ended::Ended;
 use crate::error::Error;
 use crate::event::{Ending, Event};
-use crate::lines::{Ends, over_cap, read_lines};
+use crate::lines::{Ends, Lines, over_cap};
 use crate::outbox::Feed;
 use crate::say::say;
 use crate::settings::{GRACE, Server, Settings};
+use crate::sources::Sources;
 use crate::telemetry::Telemetry;
 use crate::upstream::{Http, Process, Upstream};
 use reasons_host::Plugin;
@@ -18,13 +19,15 @@ use reasons_mcp::delivery::{About, Delivery, Part};
 use reasons_mcp::jsonrpc::Parsed;
 use reasons_mcp::{Audit, ComponentLayer, Now, Out, Proxy, jsonrpc, one_line};
 use reasons_transform::Options;
-use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 
 /// One client's session: the proxy, and the server it relays to.
 pub(crate) struct Session {
     proxy: Proxy<ComponentLayer>,
     pub(crate) server: Upstream,
+    /// What the server writes, when the loop reads it itself (a process's stdout).
+    server_lines: Option<Lines>,
     /// What the session keeps of its calls and requests, for others.
     kept: Kept,
     max_message: usize,
@@ -55,7 +58,8 @@ pub(crate) trait Client {
 
 impl Session {
     /// The layer, the audit and the server (started, or connected to) of one session;
-    /// what the server sends goes to `events`, gated by the client's outbox.
+    /// what the server sends waits for room where `events` is gated (the client's
+    /// outbox), and goes to `events` when other threads bring it (over HTTP).
     pub(crate) fn open(
         plugin: &Plugin,
         options: &Options,
@@ -66,6 +70,7 @@ impl Session {
         let log = settings.audit.as_deref().map(AuditLog::open).transpose()?;
         let audit = Audit::new(log.is_some(), settings.stats).named(settings.name.clone());
         let mut over_http = false;
+        let mut server_lines = None;
         let server = match &settings.server {
             Server::Command(command) => {
                 let (program, arguments) = command.split_first().ok_or_else(|| {
@@ -77,7 +82,8 @@ impl Session {
                     closed: Event::ServerClosed,
                 };
                 let line = |line| Event::Server(Parsed::read(line));
-                read_lines(stdout, settings.max_message, events, line, ends);
+                let lines = Lines::new(stdout.into(), settings.max_message, line, ends);
+                server_lines = Some(lines.gated(events.gate()));
                 Upstream::Process(process)
             }
             Server::Url(remote) => {
@@ -95,6 +101,7 @@ impl Session {
         Ok(Session {
             proxy,
             server,
+            server_lines,
             kept: Kept {
                 log,
                 telemetry: settings.telemetry.clone(),
@@ -104,16 +111,21 @@ impl Session {
         })
     }
 
-    /// Runs the session on the events of `inbox` until the client has gone and the
-    /// server has finished, the server has gone, or a signal ended it.
-    pub(crate) fn serve(self, inbox: &mpsc::Receiver<Event>, client: &mut dyn Client) -> Served {
+    /// Runs the session on the events of `sources`, and what its server writes, until
+    /// the client has gone and the server has finished, the server has gone, or a signal
+    /// ended it.
+    pub(crate) fn serve(self, sources: &mut Sources, client: &mut dyn Client) -> Served {
         let Session {
             mut proxy,
             mut server,
+            server_lines,
             mut kept,
             max_message,
             write_timeout,
         } = self;
+        server_lines
+            .into_iter()
+            .for_each(|lines| sources.read(lines));
         let mut client_closed = false;
         // Why the server was ended, when the proxy ended it for a cause of its own.
         let mut cause: Option<String> = None;
@@ -140,10 +152,7 @@ impl Session {
                 break server.end(Ending::Overdue);
             }
             let wake = proxy.wake_at().into_iter().chain(grace_ends);
-            let event = match wake.chain(client_gives_up).chain(server_gives_up).min() {
-                None => inbox.recv().map_err(|_| RecvTimeoutError::Disconnected),
-                Some(at) => inbox.recv_timeout(at.saturating_duration_since(Instant::now())),
-            };
+            let event = sources.next(wake.chain(client_gives_up).chain(server_gives_up).min());
             let out = match event {
                 Ok(Event::Client(line)) => proxy.client_read(line, now()),
                 Ok(Event::Server(line)) => proxy.server_read(line, now()),

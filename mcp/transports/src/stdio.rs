@@ -4,15 +4,17 @@
 use crate::ended::Ended;
 use crate::error::Error;
 use crate::event::Event;
-use crate::lines::{Ends, read_lines};
-use crate::outbox::{Feed, Outbox};
+use crate::inbox::Inbox;
+use crate::lines::{Ends, Lines};
+use crate::outbox::{Backlog, Feed, Outbox};
 use crate::session::{Client, Session};
 use crate::settings::Settings;
+use crate::sources::Sources;
 use reasons_host::Plugin;
 use reasons_mcp::delivery::Part;
 use reasons_mcp::jsonrpc::{self, Parsed};
 use reasons_transform::Options;
-use std::sync::mpsc;
+use rustix::fd::AsFd;
 use std::time::{Duration, Instant};
 
 /// How long the proxy goes on answering once the server is gone: a client that sent its
@@ -29,34 +31,39 @@ pub(crate) fn serve(
     options: &Options,
     settings: &Settings,
     feed: Feed,
-    inbox: &mpsc::Receiver<Event>,
+    inbox: Inbox,
 ) -> Result<Ended, Error> {
     let mut client = Stdout(Outbox::at_once(std::io::stdout()));
-    let stdin = |gate| {
+    let mut sources = Sources::new(inbox);
+    // The client's lines wait for room in the server's stdin, once there is one.
+    let stdin = |gate: Option<Backlog>| -> Result<Lines, Error> {
         let ends = Ends {
             over_cap: Event::ClientOverCap,
             closed: Event::ClientClosed,
         };
         let line = |line| Event::Client(Parsed::read(line));
-        read_lines(std::io::stdin(), settings.max_message, gate, line, ends);
+        // A handle of its own, which the proxy's stdin outlives.
+        let stdin = (std::io::stdin().as_fd().try_clone_to_owned())
+            .map_err(Error::system("cannot read its stdin"))?;
+        Ok(Lines::new(stdin, settings.max_message, line, ends).gated(gate))
     };
     let session = match Session::open(plugin, options, settings, feed.gated(client.0.backlog())) {
         Ok(session) => session,
         Err(error) => {
-            stdin(feed.clone());
-            answer_until_closed(inbox, &mut client, &format!("reasons mcp: {error}"));
+            sources.read(stdin(None)?);
+            answer_until_closed(&mut sources, &mut client, &format!("reasons mcp: {error}"));
             client.0.drain(settings.write_timeout);
             return Err(error);
         }
     };
-    stdin(feed.gated(session.server.backlog()));
-    let served = session.serve(inbox, &mut client);
+    sources.read(stdin(Some(session.server.backlog()))?);
+    let served = session.serve(&mut sources, &mut client);
     if served.client_open {
         let why = format!(
             "the MCP server is gone ({}); the request was not sent",
             served.why
         );
-        answer_until_closed(inbox, &mut client, &why);
+        answer_until_closed(&mut sources, &mut client, &why);
     }
     let ended = served.ended;
     // What the session said last (the answers to what waited, say) reaches the client.
@@ -66,10 +73,10 @@ pub(crate) fn serve(
 
 /// Answers each request the client sends with `why`, until it closes its end, [`LINGER`]
 /// has passed, or a signal comes.
-fn answer_until_closed(inbox: &mpsc::Receiver<Event>, client: &mut Stdout, why: &str) {
+fn answer_until_closed(sources: &mut Sources, client: &mut Stdout, why: &str) {
     let until = Instant::now() + LINGER;
     loop {
-        match inbox.recv_timeout(until.saturating_duration_since(Instant::now())) {
+        match sources.next(Some(until)) {
             Ok(Event::Client(line)) => {
                 let answer = jsonrpc::unanswerable(&line, jsonrpc::INTERNAL_ERROR, why);
                 if answer.is_some_and(|answer| !client.0.send(answer.as_bytes())) {

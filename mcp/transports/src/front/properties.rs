@@ -338,6 +338,7 @@ fn play(shared: bool, steps: &[Step]) {
     }
     // What the server was told: a cancellation for each request closed before its end.
     let told: Vec<Value> = cancelled
+        .events
         .try_iter()
         .map(|event| match event {
             Event::Client(line) => serde_json::from_str::<Value>(line.unwrap().text()).unwrap(),
