@@ -43,9 +43,9 @@ pub(crate) struct Lines {
 }
 
 impl Lines {
-    /// `from` read as lines of at most `cap` bytes. A descriptor the proxy alone reads
-    /// (a server's stdout) is best made non-blocking; one it shares (its own stdin) is
-    /// read only when `poll` has said it is ready, and so does not wait either.
+    /// `from` read as lines of at most `cap` bytes. It is read only once `poll` has said
+    /// it is ready, so a read does not wait, and the descriptor is left as it is: the
+    /// proxy's stdin is shared with whoever started it.
     pub(crate) fn new(from: OwnedFd, cap: usize, line: fn(Vec<u8>) -> Event, ends: Ends) -> Lines {
         Lines {
             from,

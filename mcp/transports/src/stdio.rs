@@ -6,7 +6,7 @@ use crate::error::Error;
 use crate::event::Event;
 use crate::inbox::Inbox;
 use crate::lines::{Ends, Lines};
-use crate::outbox::{Backlog, Feed, Outbox};
+use crate::outbox::{Feed, Outbox};
 use crate::session::{Client, Session};
 use crate::settings::Settings;
 use crate::sources::Sources;
@@ -35,28 +35,27 @@ pub(crate) fn serve(
 ) -> Result<Ended, Error> {
     let mut client = Stdout(Outbox::at_once(std::io::stdout()));
     let mut sources = Sources::new(inbox);
-    // The client's lines wait for room in the server's stdin, once there is one.
-    let stdin = |gate: Option<Backlog>| -> Result<Lines, Error> {
-        let ends = Ends {
-            over_cap: Event::ClientOverCap,
-            closed: Event::ClientClosed,
-        };
-        let line = |line| Event::Client(Parsed::read(line));
-        // A handle of its own, which the proxy's stdin outlives.
-        let stdin = (std::io::stdin().as_fd().try_clone_to_owned())
-            .map_err(Error::system("cannot read its stdin"))?;
-        Ok(Lines::new(stdin, settings.max_message, line, ends).gated(gate))
+    // A handle of its own, which the proxy's stdin outlives; taken before the server is
+    // started, so that a proxy that has no stdin starts none.
+    let stdin = (std::io::stdin().as_fd().try_clone_to_owned())
+        .map_err(Error::system("cannot read its stdin"))?;
+    let ends = Ends {
+        over_cap: Event::ClientOverCap,
+        closed: Event::ClientClosed,
     };
+    let line = |line| Event::Client(Parsed::read(line));
+    let stdin = Lines::new(stdin, settings.max_message, line, ends);
     let session = match Session::open(plugin, options, settings, feed.gated(client.0.backlog())) {
         Ok(session) => session,
         Err(error) => {
-            sources.read(stdin(None)?);
+            sources.read(stdin);
             answer_until_closed(&mut sources, &mut client, &format!("reasons mcp: {error}"));
             client.0.drain(settings.write_timeout);
             return Err(error);
         }
     };
-    sources.read(stdin(Some(session.server.backlog()))?);
+    // The client's lines wait for room in the server's stdin.
+    sources.read(stdin.gated(Some(session.server.backlog())));
     let served = session.serve(&mut sources, &mut client);
     if served.client_open {
         let why = format!(
