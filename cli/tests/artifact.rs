@@ -109,16 +109,28 @@ fn two_clean_builds_give_the_released_bytes() {
     }
 }
 
+/// Fails when a released component grows past `budget` bytes.
+fn within_budget(name: &str, component: &[u8], budget: usize) {
+    assert!(
+        component.len() <= budget,
+        "{name} is {} bytes, over its budget of {budget}",
+        component.len()
+    );
+}
+
+// A host downloads and compiles these bytes. Each budget is where the component stands
+// (95,288 and 542,090 bytes at issue 57) with a little room, on the way to the issue's
+// 64 KB and 256 KB: a change that makes one bigger moves its budget here, and says why
+// in BENCHMARKS.md, where what each change gave is kept.
+
 #[test]
 fn the_released_component_stays_within_its_size_budget() {
-    // Issue 15's step on the way to 64 KB: a host downloads and compiles these bytes.
-    // What each change gave is in BENCHMARKS.md.
-    const BUDGET: usize = 128_000;
-    assert!(
-        REASONS_WASM.len() <= BUDGET,
-        "reasons.wasm is {} bytes, over its budget of {BUDGET}",
-        REASONS_WASM.len()
-    );
+    within_budget("reasons.wasm", REASONS_WASM, 96 << 10);
+}
+
+#[test]
+fn the_released_gateway_stays_within_its_size_budget() {
+    within_budget("reasons-gateway.wasm", &written_gateway(), 544 << 10);
 }
 
 /// The gateway as `reasons component` writes it.
