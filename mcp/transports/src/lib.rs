@@ -7,11 +7,13 @@
 //! | stdio proxy to a URL | the proxy's stdin and stdout | Streamable HTTP (or the legacy HTTP+SSE) | `stdio.rs`, `upstream/http.rs`, `upstream/legacy.rs` |
 //! | HTTP front | Streamable HTTP on a loopback port, and the legacy HTTP+SSE | either of the above | `front.rs`, `front/` |
 //!
-//! Every transport feeds one loop per session (`session.rs`): threads read the client's
-//! stream and the server's (`lines.rs` for a byte stream, the HTTP drivers for theirs),
-//! another turns signals into events, and the loop feeds them to the `Proxy` and writes
-//! what it says, so the order of each stream is kept. What one side does not take waits
-//! in a bounded outbox (`outbox.rs`). A server the proxy starts runs in a process group
+//! Every transport feeds one loop per session (`session.rs`), on one thread: it reads
+//! the byte streams of either side itself (`lines.rs`: the client's stdin, a server's
+//! stdout) and its inbox (`inbox.rs`: what the HTTP drivers, the front's handlers and the
+//! signal thread bring), all waited on in one `poll` (`sources.rs`), feeds each to the
+//! `Proxy` where it arrives and writes what it says, so the order of each stream is
+//! kept. What one side does not take waits in a bounded outbox (`outbox.rs`), and the
+//! other side is not read meanwhile. A server the proxy starts runs in a process group
 //! of its own, which the proxy signals and, if it must, kills: the server never outlives
 //! the proxy (R20). Signing in to a server that asks is `signin.rs`; what the proxy
 //! tells the human, `say.rs`; every HTTP request it sends, and the secrets each
