@@ -130,14 +130,15 @@ impl AsFd for Lines {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::io::Write;
 
     const CAP: usize = 16;
 
-    /// A pipe's read end as lines of at most [`CAP`] bytes, and its write end.
-    fn pipe() -> (Lines, std::io::PipeWriter) {
+    /// A pipe's read end as lines of at most `cap` bytes, each said as an `Unanswered`
+    /// with its text, and its write end.
+    pub(crate) fn pipe(cap: usize) -> (Lines, std::io::PipeWriter) {
         let (reader, writer) = std::io::pipe().unwrap();
         let line = |line| Event::Unanswered {
             exchange: 0,
@@ -147,7 +148,7 @@ mod tests {
             over_cap: Event::ClientOverCap,
             closed: Event::ClientClosed,
         };
-        (Lines::new(reader.into(), CAP, line, ends), writer)
+        (Lines::new(reader.into(), cap, line, ends), writer)
     }
 
     /// What `events` said, as words.
@@ -164,7 +165,7 @@ mod tests {
     /// Writes each piece and reads once after it, then closes the pipe and reads until
     /// the stream ends: what was said.
     fn read_in(pieces: &[&str]) -> Vec<String> {
-        let (mut lines, mut writer) = pipe();
+        let (mut lines, mut writer) = pipe(CAP);
         let mut events = VecDeque::new();
         for piece in pieces {
             writer.write_all(piece.as_bytes()).unwrap();

@@ -110,24 +110,14 @@ impl Sources {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lines::Ends;
+    use crate::lines::tests::pipe;
     use crate::outbox::{Backlog, channel};
     use std::io::Write;
     use std::sync::mpsc;
     use std::time::Duration;
 
-    /// A pipe read as lines, each said as an `Unanswered` with its text.
     fn stream() -> (Lines, std::io::PipeWriter) {
-        let (reader, writer) = std::io::pipe().unwrap();
-        let line = |line| Event::Unanswered {
-            exchange: 0,
-            why: String::from_utf8(line).unwrap(),
-        };
-        let ends = Ends {
-            over_cap: Event::ClientOverCap,
-            closed: Event::ClientClosed,
-        };
-        (Lines::new(reader.into(), 1 << 20, line, ends), writer)
+        pipe(1 << 20)
     }
 
     fn text(event: Event) -> String {
