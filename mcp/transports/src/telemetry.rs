@@ -25,6 +25,10 @@ const QUEUE: usize = 4096;
 /// The most spans in one POST (`OTEL_BSP_MAX_EXPORT_BATCH_SIZE`'s default).
 const BATCH: usize = 512;
 
+/// How long the thread sleeps once a span has come before it takes the others: the queue
+/// holds what 80,000 spans a second bring in that time.
+const TICK: Duration = Duration::from_millis(50);
+
 /// The exporter, shared by every session of the process; the last of it to go sends
 /// what is left.
 #[derive(Clone)]
@@ -201,10 +205,17 @@ impl Sender {
             let wait = due.saturating_duration_since(Instant::now());
             match queue.recv_timeout(wait) {
                 Ok(span) => {
-                    self.metrics.observe(&span);
-                    if self.traces.is_some() {
-                        self.batch.push(span);
-                        spans_due.get_or_insert(Instant::now() + self.config.span_delay);
+                    // The spans that follow are taken a tick later, all at once: a
+                    // session that hands one over while this thread waits for it pays
+                    // for waking it (tens of µs a call, measured), one that hands it
+                    // over while it sleeps does not.
+                    std::thread::sleep(TICK.min(wait));
+                    for span in std::iter::once(span).chain(queue.try_iter()) {
+                        self.metrics.observe(&span);
+                        if self.traces.is_some() {
+                            self.batch.push(span);
+                            spans_due.get_or_insert(Instant::now() + self.config.span_delay);
+                        }
                     }
                 }
                 Err(RecvTimeoutError::Timeout) => {}
