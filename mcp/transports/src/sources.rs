@@ -52,9 +52,10 @@ impl Sources {
                 return Ok(event);
             }
             let left = until.map(|at| at.saturating_duration_since(Instant::now()));
+            // A wait too long for a timespec is a wait for ever, never none at all.
             let timeout = match self.inbox_more {
                 true => Some(Timespec::default()),
-                false => left.map(|left| Timespec::try_from(left).unwrap_or(Timespec::default())),
+                false => left.and_then(|left| Timespec::try_from(left).ok()),
             };
             self.wait(timeout.as_ref());
             match self.inbox.events.try_recv() {
